@@ -1,0 +1,39 @@
+# streamdq: `make demo` and `make test` work on a fresh machine (they create .venv themselves).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: demo test lint typecheck unit java-check install clean bench-engine bench-streaming bench-detectors bench-autovalidate
+
+java-check:
+	@command -v java >/dev/null 2>&1 || { echo "streamdq needs Java 17+ for Spark: install it, e.g. 'apt-get install -y openjdk-17-jre-headless'"; exit 1; }
+	@v=$$(java -version 2>&1 | head -1 | sed -E 's/.*version "([0-9]+).*/\1/'); \
+	 if [ "$$v" -lt 17 ] 2>/dev/null; then echo "streamdq needs Java 17+ for Spark (found $$v): 'apt-get install -y openjdk-17-jre-headless'"; exit 1; fi
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: java-check $(STAMP)
+	$(VENV)/bin/streamdq demo $(DEMO_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check streamdq connectors state tests bench
+	$(VENV)/bin/mypy streamdq connectors state
+
+test: java-check $(STAMP) lint
+	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+bench-%: java-check $(STAMP)
+	$(PY) bench/$*/run.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,7 @@
+"""streamdq: always-on data-quality validation for streaming data on Apache Spark."""
+
+from streamdq.engine.analysis import AnalyzerContext, analyze
+
+__version__ = "0.1.0"
+
+__all__ = ["AnalyzerContext", "analyze", "__version__"]

@@ -1,0 +1,233 @@
+"""Analyzer contracts: what the engine's fused passes need from each analyzer.
+
+An analyzer is a frozen, hashable dataclass named as in Deequ. Its fields are its
+parameters; ``where`` (a Spark SQL predicate, optional) is always the last field.
+
+* ``ScanShareableAnalyzer`` declares Spark aggregate expressions (``aggregations``); the
+  plan concatenates those of every analyzer into ONE ``agg`` and hands each analyzer its
+  slice of the result row (``state_from(row, offset)``).
+* ``GroupingAnalyzer`` declares a ``FrequencySpec`` (grouping columns + filter); the plan
+  runs one grouped aggregation per distinct spec and every analyzer on that spec computes
+  its metric from the shared ``FrequencyState``.
+
+``preconditions(schema)`` runs on the driver before any Spark job: a violated
+precondition (missing column, wrong type, bad parameter) turns into a failed metric for
+that analyzer alone and its aggregations are left out of the pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BooleanType,
+    ByteType,
+    DataType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    NumericType,
+    ShortType,
+    StringType,
+    StructType,
+)
+
+from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
+from streamdq.analyzers.state import State
+
+if TYPE_CHECKING:
+    from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+
+_ANALYZERS: dict[str, type[Analyzer]] = {}
+
+INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
+FRACTIONAL_TYPES = (FloatType, DoubleType, DecimalType)
+
+
+def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
+    """Class decorator: make ``cls`` constructible by name from a spec dict."""
+    _ANALYZERS[cls.NAME] = cls
+    return cls
+
+
+def analyzer_class(name: str) -> type[Analyzer]:
+    try:
+        return _ANALYZERS[name]
+    except KeyError:
+        raise KeyError(f"unknown analyzer {name!r}; known: {', '.join(sorted(_ANALYZERS))}") from None
+
+
+def col(name: str) -> Column:
+    """A column reference that takes ``name`` literally (dots and spaces are not parsed)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def in_scope(where: str | None) -> Column:
+    """TRUE for rows in scope: the filter is TRUE (FALSE and NULL are out of scope)."""
+    if where is None:
+        return F.lit(True)
+    return F.coalesce(F.expr(where).cast("boolean"), F.lit(False))
+
+
+def conditional(value: Column, where: str | None) -> Column:
+    """``value`` on rows in scope and NULL elsewhere (Deequ's conditionalSelection)."""
+    if where is None:
+        return value
+    return F.when(in_scope(where), value)
+
+
+def count_in_scope(where: str | None) -> Column:
+    """Number of rows in scope, as a BIGINT aggregate (0, never NULL)."""
+    return F.sum(F.when(in_scope(where), F.lit(1)).otherwise(F.lit(0))).cast("long")
+
+
+def field_type(schema: StructType, name: str) -> DataType | None:
+    for f in schema.fields:
+        if f.name == name:
+            return f.dataType
+    return None
+
+
+def is_numeric(dtype: DataType | None) -> bool:
+    return isinstance(dtype, NumericType)
+
+
+def is_string(dtype: DataType | None) -> bool:
+    return isinstance(dtype, StringType)
+
+
+def is_boolean(dtype: DataType | None) -> bool:
+    return isinstance(dtype, BooleanType)
+
+
+@dataclasses.dataclass(frozen=True)
+class Analyzer(ABC):
+    """Base of all analyzers. Subclasses are frozen dataclasses with ``where`` last."""
+
+    NAME: ClassVar[str]
+
+    # -- identity -------------------------------------------------------------------
+    def columns(self) -> tuple[str, ...]:
+        """The input columns this analyzer reads (checked for existence before running)."""
+        out: list[str] = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == "column" and isinstance(v, str):
+                out.append(v)
+            elif f.name in ("columns",) and isinstance(v, tuple | list):
+                out.extend(v)
+            elif f.name in ("first_column", "second_column", "numerator", "denominator"):
+                out.append(v)
+        return tuple(out)
+
+    @property
+    def entity(self) -> str:
+        cols = self.columns()
+        if not cols:
+            return DATASET
+        return COLUMN if len(cols) == 1 else MULTICOLUMN
+
+    @property
+    def instance(self) -> str:
+        cols = self.columns()
+        return ",".join(cols) if cols else "*"
+
+    def to_spec(self) -> dict[str, Any]:
+        """A plain dict naming the analyzer and its parameters (round-trips via ``from_spec``)."""
+        spec: dict[str, Any] = {"analyzer": self.NAME}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, tuple):
+                v = list(v)
+            if v is None and f.name == "where":
+                continue
+            spec[f.name] = v
+        return spec
+
+    @staticmethod
+    def from_spec(spec: dict[str, Any]) -> Analyzer:
+        data = dict(spec)
+        cls = analyzer_class(data.pop("analyzer"))
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                v = data.pop(f.name)
+                kwargs[f.name] = tuple(v) if isinstance(v, list) else v
+        if data:
+            raise ValueError(f"analyzer {cls.NAME}: unknown parameters {sorted(data)}")
+        return cls(**kwargs)
+
+    def key(self) -> str:
+        """A stable textual key (canonical JSON of ``to_spec``), used by the state store."""
+        return json.dumps(self.to_spec(), sort_keys=True, separators=(",", ":"))
+
+    # -- running --------------------------------------------------------------------
+    def preconditions(self, schema: StructType) -> str | None:
+        """None when the analyzer can run on ``schema``, else the reason it cannot."""
+        for c in self.columns():
+            if field_type(schema, c) is None:
+                return f"column {c!r} does not exist (columns: {', '.join(schema.fieldNames())})"
+        return None
+
+    @abstractmethod
+    def empty_state(self) -> State:
+        """The state of zero rows (the merge identity for this analyzer)."""
+
+    @abstractmethod
+    def metric(self, state: State) -> Metric:
+        """The metric of a (possibly merged) state; a failure rather than an exception."""
+
+    # -- helpers for subclasses -----------------------------------------------------
+    def failed(self, reason: str, *, empty: bool = False) -> Metric:
+        return failure(self.entity, self.NAME, self.instance, reason, empty=empty)
+
+    def ok(self, value: Any, **kwargs: Any) -> Metric:
+        return Metric(self.entity, self.NAME, self.instance, value=value, **kwargs)
+
+    def empty_failure(self) -> Metric:
+        return self.failed("Empty state for analyzer: no non-null input in scope", empty=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScanShareableAnalyzer(Analyzer):
+    """An analyzer computed from a few aggregate expressions in the shared scan."""
+
+    @abstractmethod
+    def aggregations(self, schema: StructType) -> list[Column]:
+        """Aggregate expressions over the input DataFrame (may reference ``where``)."""
+
+    @abstractmethod
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        """Build the state from ``row[offset : offset + len(aggregations)]``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupingAnalyzer(Analyzer):
+    """An analyzer computed from the exact (or bounded-sketch) frequencies of a grouping."""
+
+    @abstractmethod
+    def frequency_spec(self) -> FrequencySpec:
+        """The grouping this analyzer needs; analyzers with equal specs share one pass."""
+
+    @abstractmethod
+    def metric_from_frequencies(self, state: FrequencyState) -> Metric:
+        """Compute the metric from the shared frequency state."""
+
+    def empty_state(self) -> State:
+        from streamdq.analyzers.frequency import FrequencyState
+
+        return FrequencyState.empty()
+
+    def metric(self, state: State) -> Metric:
+        from streamdq.analyzers.frequency import FrequencyState
+
+        assert isinstance(state, FrequencyState)
+        return self.metric_from_frequencies(state)

@@ -1,0 +1,217 @@
+"""Exact numeric states shared by the scan-shareable analyzers.
+
+All are JSON-serialized frozen dataclasses (see ``state.JsonState``); all merges are exact
+(integer counts, or Chan et al.'s pairwise update for central moments, which is exact up
+to floating-point rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Self
+
+from streamdq.analyzers.state import JsonState, register_state
+
+
+@register_state
+@dataclass(frozen=True)
+class NumMatches(JsonState):
+    """A count of rows (Size, ZerosCount)."""
+
+    TYPE_TAG = "NumMatches"
+    matches: int = 0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(0)
+
+    def merge(self, other: Self) -> Self:
+        return type(self)(self.matches + other.matches)
+
+
+@register_state
+@dataclass(frozen=True)
+class NumMatchesAndCount(JsonState):
+    """Matching rows over rows in scope (Completeness, Compliance, PatternMatch).
+
+    ``evaluated`` counts rows where the predicate was not NULL; Compliance fails when it
+    is 0 although rows were in scope (every predicate value NULL).
+    """
+
+    TYPE_TAG = "NumMatchesAndCount"
+    matches: int = 0
+    count: int = 0
+    evaluated: int = 0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(0, 0, 0)
+
+    def merge(self, other: Self) -> Self:
+        return type(self)(
+            self.matches + other.matches, self.count + other.count, self.evaluated + other.evaluated
+        )
+
+
+@register_state
+@dataclass(frozen=True)
+class SumState(JsonState):
+    """Sum of non-NULL values and how many there were (Sum; empty when n == 0)."""
+
+    TYPE_TAG = "Sum"
+    total: float = 0.0
+    n: int = 0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(0.0, 0)
+
+    def merge(self, other: Self) -> Self:
+        return type(self)(self.total + other.total, self.n + other.n)
+
+
+@register_state
+@dataclass(frozen=True)
+class MinState(JsonState):
+    """Minimum of non-NULL values (None = no value seen)."""
+
+    TYPE_TAG = "Min"
+    value: float | None = None
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(None)
+
+    def merge(self, other: Self) -> Self:
+        if self.value is None:
+            return other
+        if other.value is None:
+            return self
+        return type(self)(min(self.value, other.value))
+
+
+@register_state
+@dataclass(frozen=True)
+class MaxState(JsonState):
+    """Maximum of non-NULL values (None = no value seen)."""
+
+    TYPE_TAG = "Max"
+    value: float | None = None
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(None)
+
+    def merge(self, other: Self) -> Self:
+        if self.value is None:
+            return other
+        if other.value is None:
+            return self
+        return type(self)(max(self.value, other.value))
+
+
+@register_state
+@dataclass(frozen=True)
+class MomentsState(JsonState):
+    """Count, mean and central moment sums m2..m4 (Mean, StdDev, Variance, Skewness, Kurtosis).
+
+    Merged with the pairwise formulas of Chan, Golub and LeVeque / Pébay (2008).
+    """
+
+    TYPE_TAG = "Moments"
+    n: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    m3: float = 0.0
+    m4: float = 0.0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    def merge(self, other: Self) -> Self:
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        na, nb = self.n, other.n
+        n = na + nb
+        delta = other.mean - self.mean
+        d_n = delta / n
+        mean = self.mean + d_n * nb
+        m2 = self.m2 + other.m2 + delta * d_n * na * nb
+        m3 = (
+            self.m3
+            + other.m3
+            + delta * d_n * d_n * na * nb * (na - nb)
+            + 3.0 * d_n * (na * other.m2 - nb * self.m2)
+        )
+        m4 = (
+            self.m4
+            + other.m4
+            + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
+            + 6.0 * d_n * d_n * (na * na * other.m2 + nb * nb * self.m2)
+            + 4.0 * d_n * (na * other.m3 - nb * self.m3)
+        )
+        return type(self)(n, mean, m2, m3, m4)
+
+    @classmethod
+    def from_spark(
+        cls, n: int | None, mean: float | None, var_pop: float | None, skew: float | None, kurt: float | None
+    ) -> Self:
+        """Reconstruct central moment sums from Spark's count/avg/var_pop/skewness/kurtosis.
+
+        Spark returns NULL skewness/kurtosis for a constant column; then m2 == 0 and the
+        higher moments are 0 as well.
+        """
+        if not n:
+            return cls()
+        m2 = (var_pop or 0.0) * n
+        if m2 <= 0.0 or skew is None or kurt is None:
+            return cls(int(n), float(mean or 0.0), max(m2, 0.0), 0.0, 0.0)
+        m3 = skew * m2**1.5 / math.sqrt(n)
+        m4 = (kurt + 3.0) * m2 * m2 / n
+        return cls(int(n), float(mean or 0.0), m2, m3, m4)
+
+
+@register_state
+@dataclass(frozen=True)
+class CoMomentsState(JsonState):
+    """Pearson correlation state over rows where both values are non-NULL."""
+
+    TYPE_TAG = "CoMoments"
+    n: int = 0
+    x_mean: float = 0.0
+    y_mean: float = 0.0
+    ck: float = 0.0
+    x_mk: float = 0.0
+    y_mk: float = 0.0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    def merge(self, other: Self) -> Self:
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        n1, n2 = self.n, other.n
+        n = n1 + n2
+        dx = other.x_mean - self.x_mean
+        dy = other.y_mean - self.y_mean
+        return type(self)(
+            n,
+            self.x_mean + dx * n2 / n,
+            self.y_mean + dy * n2 / n,
+            self.ck + other.ck + dx * dy * n1 * n2 / n,
+            self.x_mk + other.x_mk + dx * dx * n1 * n2 / n,
+            self.y_mk + other.y_mk + dy * dy * n1 * n2 / n,
+        )
+
+    def correlation(self) -> float:
+        denom = math.sqrt(self.x_mk * self.y_mk)
+        if denom == 0.0:
+            return math.nan
+        return self.ck / denom

@@ -1,0 +1,49 @@
+"""Completeness: the fraction of rows in scope whose column is not NULL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import (
+    ScanShareableAnalyzer,
+    col,
+    count_in_scope,
+    in_scope,
+    register_analyzer,
+)
+from streamdq.analyzers.basic_states import NumMatchesAndCount
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.state import State
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Completeness(ScanShareableAnalyzer):
+    """non-NULL / rows in scope. No rows in scope (e.g. a where-filter keeps none) -> Failure."""
+
+    NAME = "Completeness"
+    column: str
+    where: str | None = None
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        matches = F.sum(F.when(in_scope(self.where) & col(self.column).isNotNull(), 1).otherwise(0))
+        return [matches.cast("long"), count_in_scope(self.where)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        matches, count = int(row[offset] or 0), int(row[offset + 1] or 0)
+        return NumMatchesAndCount(matches, count, count)
+
+    def empty_state(self) -> State:
+        return NumMatchesAndCount.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, NumMatchesAndCount)
+        if state.count == 0:
+            return self.empty_failure()
+        return self.ok(state.matches / state.count)

@@ -1,0 +1,55 @@
+"""Mean of a numeric column over non-NULL values in scope."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import (
+    ScanShareableAnalyzer,
+    col,
+    conditional,
+    field_type,
+    is_numeric,
+    register_analyzer,
+)
+from streamdq.analyzers.basic_states import SumState
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.state import State
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Mean(ScanShareableAnalyzer):
+    """sum / count of non-NULL values. Numeric columns only; all-NULL -> Failure (empty)."""
+
+    NAME = "Mean"
+    column: str
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        reason = super().preconditions(schema)
+        if reason is None and not is_numeric(field_type(schema, self.column)):
+            reason = f"column {self.column!r} is {field_type(schema, self.column)}, Mean needs a numeric type"
+        return reason
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        value = conditional(col(self.column).cast("double"), self.where)
+        return [F.sum(value), F.count(value)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return SumState(float(row[offset] or 0.0), int(row[offset + 1] or 0))
+
+    def empty_state(self) -> State:
+        return SumState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, SumState)
+        if state.n == 0:
+            return self.empty_failure()
+        return self.ok(state.total / state.n)

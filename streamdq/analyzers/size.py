@@ -1,0 +1,37 @@
+"""Size: the number of rows in scope (rows where ``where`` is TRUE)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, count_in_scope, register_analyzer
+from streamdq.analyzers.basic_states import NumMatches
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.state import State
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Size(ScanShareableAnalyzer):
+    """Row count. Empty input gives 0.0 (a success, as in Deequ)."""
+
+    NAME = "Size"
+    where: str | None = None
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        return [count_in_scope(self.where)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return NumMatches(int(row[offset] or 0))
+
+    def empty_state(self) -> State:
+        return NumMatches.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, NumMatches)
+        return self.ok(float(state.matches))

@@ -1,0 +1,122 @@
+"""Mergeable analyzer states and their versioned, tagged serialization.
+
+Contract (DESIGN.md section 3):
+
+* A ``State`` is immutable. ``merge(other)`` is associative and commutative and every
+  state type has an empty identity (``empty()``) such that ``s.merge(empty) == s``.
+* ``to_bytes()`` writes ``MAGIC | tag length | tag | format version | payload``; the
+  payload is canonical JSON for numeric states and the sketch's own serialization for
+  DataSketches states. ``state_from_bytes()`` dispatches on the tag. Nothing is pickled.
+* Exact states satisfy ``metric(merge(s(A), s(B))) == metric(s(A ++ B))``; sketch states
+  stay inside the sketch's error bounds.
+
+States run on the driver: the engine builds them from one aggregated row per grouping
+set and merges them across microbatches, windows and stored history.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import struct
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Self
+
+MAGIC = b"SDQS"
+_HEADER = struct.Struct(">4sH")  # magic, tag length
+_VERSION = struct.Struct(">H")
+
+_REGISTRY: dict[str, type[State]] = {}
+
+
+class StateFormatError(ValueError):
+    """Raised when bytes are not a streamdq state or carry an unknown tag or version."""
+
+
+def register_state(cls: type[State]) -> type[State]:
+    """Class decorator: make ``cls`` loadable by ``state_from_bytes`` under its TYPE_TAG."""
+    tag = cls.TYPE_TAG
+    if tag in _REGISTRY and _REGISTRY[tag] is not cls:
+        raise ValueError(f"state tag {tag!r} registered twice ({_REGISTRY[tag].__name__}, {cls.__name__})")
+    _REGISTRY[tag] = cls
+    return cls
+
+
+class State(ABC):
+    """An immutable, mergeable summary of the rows an analyzer has seen."""
+
+    TYPE_TAG: ClassVar[str]
+    FORMAT_VERSION: ClassVar[int] = 1
+
+    @classmethod
+    @abstractmethod
+    def empty(cls) -> Self:
+        """The identity of ``merge``: the state of zero rows."""
+
+    @abstractmethod
+    def merge(self, other: Self) -> Self:
+        """Combine two states of the same type (associative, commutative)."""
+
+    @abstractmethod
+    def payload(self) -> bytes:
+        """The body of ``to_bytes`` (without header)."""
+
+    @classmethod
+    @abstractmethod
+    def from_payload(cls, payload: bytes, version: int) -> Self:
+        """Inverse of ``payload`` for the given format version."""
+
+    @property
+    def is_empty(self) -> bool:
+        return self == self.empty()
+
+    def to_bytes(self) -> bytes:
+        tag = self.TYPE_TAG.encode()
+        return _HEADER.pack(MAGIC, len(tag)) + tag + _VERSION.pack(self.FORMAT_VERSION) + self.payload()
+
+
+def state_from_bytes(data: bytes) -> State:
+    """Load any registered state from ``to_bytes`` output."""
+    if len(data) < _HEADER.size or data[:4] != MAGIC:
+        raise StateFormatError("not a streamdq state (bad magic)")
+    _, tag_len = _HEADER.unpack_from(data)
+    start = _HEADER.size
+    tag = data[start : start + tag_len].decode()
+    (version,) = _VERSION.unpack_from(data, start + tag_len)
+    cls = _REGISTRY.get(tag)
+    if cls is None:
+        raise StateFormatError(f"unknown state type tag {tag!r}")
+    if version > cls.FORMAT_VERSION:
+        raise StateFormatError(
+            f"state {tag!r} has format version {version}, this streamdq reads up to {cls.FORMAT_VERSION}"
+        )
+    return cls.from_payload(data[start + tag_len + _VERSION.size :], version)
+
+
+def _encode_float(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return {"__float__": repr(value)}
+    return value
+
+
+def _decode_float(value: Any) -> Any:
+    if isinstance(value, dict) and "__float__" in value:
+        return float(value["__float__"])
+    return value
+
+
+class JsonState(State):
+    """Base for dataclass states whose fields are numbers, strings, None or lists thereof.
+
+    The payload is canonical JSON (sorted keys, no whitespace) so equal states have
+    equal bytes; non-finite floats are tagged explicitly.
+    """
+
+    def payload(self) -> bytes:
+        fields = {f.name: _encode_float(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return json.dumps(fields, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+    @classmethod
+    def from_payload(cls, payload: bytes, version: int) -> Self:
+        raw = json.loads(payload)
+        return cls(**{k: _decode_float(v) for k, v in raw.items()})
