@@ -1,24 +1,29 @@
-"""The ``streamdq`` command line: verify | run | demo | suggest | profile | query | serve | backtest."""
+"""The ``streamdq`` command line: verify | run | demo | suggest | profile | query | serve | backtest.
+
+Each sub-command lives in its own module under ``streamdq.commands`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (returning the exit code).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from streamdq.demo import run_demo
-
-    return run_demo(args)
+# One module per sub-command; add a line here when adding a command.
+COMMAND_MODULES = [
+    "streamdq.commands.demo",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="streamdq", description="Always-on data-quality validation on Spark")
+    parser = argparse.ArgumentParser(
+        prog="streamdq", description="Always-on data-quality validation on Spark"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the embedded demo")
-    demo.add_argument("--rows", type=int, default=20_000, help="rows in the generated sample table")
-    demo.set_defaults(func=_cmd_demo)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
     return parser
 
 

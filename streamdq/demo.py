@@ -15,7 +15,9 @@ def run_demo(args: argparse.Namespace) -> int:
     spark = get_spark()
     df = spark.range(args.rows).select(
         F.col("id"),
-        F.when(F.col("id") % 10 == 0, F.lit(None)).otherwise(F.concat(F.lit("user"), F.col("id"))).alias("email"),
+        F.when(F.col("id") % 10 == 0, F.lit(None))
+        .otherwise(F.concat(F.lit("user"), F.col("id")))
+        .alias("email"),
         (F.col("id") % 97 * 1.5).alias("amount"),
     )
     ctx = analyze(df, [Size(), Completeness("email"), Mean("amount")])

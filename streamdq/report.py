@@ -1,0 +1,296 @@
+"""BatchReport and friends: the one frozen object that travels from judgement to sinks.
+
+Everything here is immutable and round-trips through ``to_dict``/``from_dict`` (plain JSON
+types; datetimes as ISO-8601 UTC strings), so the state store can keep the report of
+each committed batch and re-emit it verbatim when Spark replays that batch.
+
+Scopes: ``batch`` (the microbatch), ``window`` (an event-time tumbling window, with
+``window_start``/``window_end``), ``total`` (since the query started).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from streamdq.analyzers.metric import Metric
+
+SCOPES = ("batch", "window", "total")
+
+SUCCESS = "Success"
+WARNING = "Warning"
+ERROR = "Error"
+FAILURE = "Failure"
+
+
+def _ts(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat() if value is not None else None
+
+
+def _parse_ts(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+@dataclass(frozen=True)
+class Window:
+    """An event-time window [start, end)."""
+
+    start: datetime
+    end: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": _ts(self.start), "end": _ts(self.end)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Window | None:
+        if not data:
+            return None
+        start, end = _parse_ts(data["start"]), _parse_ts(data["end"])
+        assert start is not None and end is not None
+        return cls(start, end)
+
+
+@dataclass(frozen=True)
+class ScopedMetric:
+    """A metric at a scope (and, for the window scope, its window)."""
+
+    scope: str
+    metric: Metric
+    window: Window | None = None
+    analyzer_key: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "window": self.window.to_dict() if self.window else None,
+            "analyzer_key": self.analyzer_key,
+            "metric": self.metric.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScopedMetric:
+        return cls(
+            scope=data["scope"],
+            metric=Metric.from_dict(data["metric"]),
+            window=Window.from_dict(data.get("window")),
+            analyzer_key=data.get("analyzer_key", ""),
+        )
+
+
+@dataclass(frozen=True)
+class ConstraintResult:
+    """The outcome of one constraint: ``Success`` or ``Failure`` with a message.
+
+    ``constraint_id`` is stable across runs (derived from the constraint's data) and is
+    what alert ids and de-duplication key on. ``bound`` describes the assertion or the
+    expected interval in words or numbers (e.g. ``">= 0.95"`` or ``[0.9, 1.1]``).
+    """
+
+    check: str
+    level: str
+    constraint: str
+    constraint_id: str
+    status: str
+    message: str | None = None
+    metric: Metric | None = None
+    scope: str = "batch"
+    window: Window | None = None
+    bound: Any = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status != SUCCESS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "level": self.level,
+            "constraint": self.constraint,
+            "constraint_id": self.constraint_id,
+            "status": self.status,
+            "message": self.message,
+            "metric": self.metric.to_dict() if self.metric else None,
+            "scope": self.scope,
+            "window": self.window.to_dict() if self.window else None,
+            "bound": self.bound,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConstraintResult:
+        return cls(
+            check=data["check"],
+            level=data["level"],
+            constraint=data["constraint"],
+            constraint_id=data["constraint_id"],
+            status=data["status"],
+            message=data.get("message"),
+            metric=Metric.from_dict(data["metric"]) if data.get("metric") else None,
+            scope=data.get("scope", "batch"),
+            window=Window.from_dict(data.get("window")),
+            bound=data.get("bound"),
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A check's status: Success, or Warning/Error (its level) if any constraint failed."""
+
+    check: str
+    level: str
+    status: str
+    constraint_results: tuple[ConstraintResult, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "level": self.level,
+            "status": self.status,
+            "constraint_results": [c.to_dict() for c in self.constraint_results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
+        return cls(
+            check=data["check"],
+            level=data["level"],
+            status=data["status"],
+            constraint_results=tuple(
+                ConstraintResult.from_dict(c) for c in data.get("constraint_results", [])
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """A detector's verdict that a metric point is anomalous."""
+
+    detector: str
+    metric: Metric
+    scope: str
+    value: float
+    lower: float | None = None
+    upper: float | None = None
+    score: float | None = None
+    window: Window | None = None
+    constraint_id: str = ""
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "detector": self.detector,
+            "metric": self.metric.to_dict(),
+            "scope": self.scope,
+            "value": self.value,
+            "lower": self.lower,
+            "upper": self.upper,
+            "score": self.score,
+            "window": self.window.to_dict() if self.window else None,
+            "constraint_id": self.constraint_id,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Anomaly:
+        return cls(
+            detector=data["detector"],
+            metric=Metric.from_dict(data["metric"]),
+            scope=data["scope"],
+            value=data["value"],
+            lower=data.get("lower"),
+            upper=data.get("upper"),
+            score=data.get("score"),
+            window=Window.from_dict(data.get("window")),
+            constraint_id=data.get("constraint_id", ""),
+            message=data.get("message"),
+        )
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What one microbatch produced: metrics at every scope, check results, anomalies, timings.
+
+    ``timings`` holds seconds per phase (``compute``, ``commit``, ``total``...);
+    ``counters`` holds row counts (``input_rows``, ``late_rows``, ``quarantined_rows``...).
+    ``closed_windows`` lists the windows the watermark closed in this batch.
+    """
+
+    dataset: str
+    query_id: str
+    batch_id: int
+    processing_time: datetime
+    metrics: tuple[ScopedMetric, ...] = ()
+    check_results: tuple[CheckResult, ...] = ()
+    anomalies: tuple[Anomaly, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    closed_windows: tuple[Window, ...] = ()
+    event_time_max: datetime | None = None
+    watermark: datetime | None = None
+    replayed: bool = False
+
+    @property
+    def status(self) -> str:
+        statuses = {c.status for c in self.check_results}
+        if ERROR in statuses:
+            return ERROR
+        if WARNING in statuses:
+            return WARNING
+        return SUCCESS
+
+    def failed_constraints(self) -> list[ConstraintResult]:
+        return [r for c in self.check_results for r in c.constraint_results if r.failed]
+
+    def metrics_at(self, scope: str) -> list[ScopedMetric]:
+        return [m for m in self.metrics if m.scope == scope]
+
+    def as_replayed(self) -> BatchReport:
+        return replace(self, replayed=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "query_id": self.query_id,
+            "batch_id": self.batch_id,
+            "processing_time": _ts(self.processing_time),
+            "status": self.status,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "check_results": [c.to_dict() for c in self.check_results],
+            "anomalies": [a.to_dict() for a in self.anomalies],
+            "timings": dict(self.timings),
+            "counters": dict(self.counters),
+            "closed_windows": [w.to_dict() for w in self.closed_windows],
+            "event_time_max": _ts(self.event_time_max),
+            "watermark": _ts(self.watermark),
+            "replayed": self.replayed,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False, default=str)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BatchReport:
+        processing_time = _parse_ts(data["processing_time"])
+        assert processing_time is not None
+        return cls(
+            dataset=data["dataset"],
+            query_id=data["query_id"],
+            batch_id=int(data["batch_id"]),
+            processing_time=processing_time,
+            metrics=tuple(ScopedMetric.from_dict(m) for m in data.get("metrics", [])),
+            check_results=tuple(CheckResult.from_dict(c) for c in data.get("check_results", [])),
+            anomalies=tuple(Anomaly.from_dict(a) for a in data.get("anomalies", [])),
+            timings={k: float(v) for k, v in data.get("timings", {}).items()},
+            counters={k: int(v) for k, v in data.get("counters", {}).items()},
+            closed_windows=tuple(
+                w for w in (Window.from_dict(x) for x in data.get("closed_windows", [])) if w
+            ),
+            event_time_max=_parse_ts(data.get("event_time_max")),
+            watermark=_parse_ts(data.get("watermark")),
+            replayed=bool(data.get("replayed", False)),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> BatchReport:
+        return cls.from_dict(json.loads(text))
