@@ -169,6 +169,14 @@ class Analyzer(ABC):
         """A stable textual key (canonical JSON of ``to_spec``), used by the state store."""
         return json.dumps(self.to_spec(), sort_keys=True, separators=(",", ":"))
 
+    def state_key(self) -> str:
+        """Key of this analyzer's state in a states map / the state store.
+
+        Analyzers that share a state (grouping analyzers on one ``FrequencySpec``) share
+        this key, so the state is stored once.
+        """
+        return self.key()
+
     # -- running --------------------------------------------------------------------
     def preconditions(self, schema: StructType) -> str | None:
         """None when the analyzer can run on ``schema``, else the reason it cannot."""
@@ -220,6 +228,9 @@ class GroupingAnalyzer(Analyzer):
     @abstractmethod
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         """Compute the metric from the shared frequency state."""
+
+    def state_key(self) -> str:
+        return "frequency:" + self.frequency_spec().key()
 
     def empty_state(self) -> State:
         from streamdq.analyzers.frequency import FrequencyState
