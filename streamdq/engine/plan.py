@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
 from streamdq.analyzers.state import State
@@ -37,6 +38,28 @@ class PlanResult:
     states: dict[Analyzer, State] = field(default_factory=dict)
     failures: dict[Analyzer, str] = field(default_factory=dict)
     jobs: int = 0
+
+
+@dataclass
+class SegmentRow:
+    """States (and extra aggregate values) of one segment of a segmented run."""
+
+    segment: Any
+    states: dict[Analyzer, State] = field(default_factory=dict)
+    extra: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class SegmentedResult:
+    """``run_segmented`` output: one ``SegmentRow`` per segment value present in the data."""
+
+    segments: dict[Any, SegmentRow] = field(default_factory=dict)
+    failures: dict[Analyzer, str] = field(default_factory=dict)
+    jobs: int = 0
+
+
+def _segment_equals(segment: Column, value: Any) -> Column:
+    return segment.isNull() if value is None else segment == F.lit(value)
 
 
 @contextmanager
@@ -77,9 +100,7 @@ class AnalysisPlan:
             sets.setdefault(a.frequency_spec(), []).append(a)
         return sets
 
-    def run(self, df: DataFrame) -> PlanResult:
-        result = PlanResult()
-        schema = df.schema
+    def _runnable(self, schema: Any, failures: dict[Analyzer, str]) -> list[Analyzer]:
         runnable: list[Analyzer] = []
         for a in self.analyzers:
             try:
@@ -89,40 +110,117 @@ class AnalysisPlan:
             if reason is None:
                 runnable.append(a)
             else:
-                result.failures[a] = reason
+                failures[a] = reason
+        return runnable
+
+    def run(self, df: DataFrame) -> PlanResult:
+        result = PlanResult()
+        runnable = self._runnable(df.schema, result.failures)
         scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
         with count_jobs(df.sparkSession) as jobs:
             if scan:
-                self._run_scan(df, scan, result)
+                rows = self._run_scan(df, scan, None, [], result.failures)
+                if rows:
+                    result.states.update(rows[0].states)
+                else:  # empty input under a segment-free agg never happens; keep the identity
+                    result.states.update({a: a.empty_state() for a in scan if a not in result.failures})
             grouping = [a for a in runnable if isinstance(a, GroupingAnalyzer)]
             if grouping:
                 self._run_grouping(df, grouping, result)
         result.jobs = jobs[0]
         return result
 
-    # -- scan-shareable ----------------------------------------------------------------
-    def _aggregations(self, df: DataFrame, analyzers: list[ScanShareableAnalyzer]) -> list[list[Column]]:
-        return [a.aggregations(df.schema) for a in analyzers]
+    def run_segmented(
+        self, df: DataFrame, segment: Column, extra: list[Column] | None = None
+    ) -> SegmentedResult:
+        """Run the plan once, grouped by ``segment`` (e.g. an event-time window start).
 
-    def _run_scan(self, df: DataFrame, analyzers: list[ScanShareableAnalyzer], result: PlanResult) -> None:
+        ONE grouped aggregation computes every scan-shareable state per segment value,
+        plus the ``extra`` aggregate expressions (e.g. counts of late or bad rows), in
+        the same job. Grouping analyzers run one grouped pass per spec when the batch has
+        one segment, else one per (spec, segment): microbatches rarely span many windows.
+        Empty input gives no segments.
+        """
+        out = SegmentedResult()
+        runnable = self._runnable(df.schema, out.failures)
+        scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
+        grouping = [a for a in runnable if isinstance(a, GroupingAnalyzer)]
+        with count_jobs(df.sparkSession) as jobs:
+            for row in self._run_scan(df, scan, segment, list(extra or []), out.failures):
+                out.segments[row.segment] = row
+            if grouping:
+                segments = list(out.segments)
+                for seg in segments:
+                    part = df if len(segments) == 1 else df.filter(_segment_equals(segment, seg))
+                    res = PlanResult()
+                    self._run_grouping(part, grouping, res)
+                    out.segments[seg].states.update(res.states)
+                    out.failures.update(res.failures)
+        out.jobs = jobs[0]
+        return out
+
+    # -- scan-shareable ----------------------------------------------------------------
+    def _run_scan(
+        self,
+        df: DataFrame,
+        analyzers: list[ScanShareableAnalyzer],
+        segment: Column | None,
+        extra: list[Column],
+        failures: dict[Analyzer, str],
+    ) -> list[SegmentRow]:
+        """One aggregation (grouped by ``segment`` when given); a failure isolates culprits."""
         try:
-            per = self._aggregations(df, analyzers)
-            flat = [e for exprs in per for e in exprs]
-            row = df.agg(*flat).collect()[0]
+            per = [a.aggregations(df.schema) for a in analyzers]
+            flat = [e for exprs in per for e in exprs] + extra
+            if not flat:
+                flat = [F.count(F.lit(1))]
+            if segment is None:
+                rows = [(None, r) for r in df.agg(*flat).collect()]
+            else:
+                rows = [
+                    (r[0], r[1:]) for r in df.groupBy(segment.alias("_streamdq_segment")).agg(*flat).collect()
+                ]
         except Exception as exc:
-            if len(analyzers) == 1:
-                result.failures[analyzers[0]] = _reason(exc)
-                return
-            for a in analyzers:  # isolate the failing analyzer(s): one job each, error path only
-                self._run_scan(df, [a], result)
-            return
-        offset = 0
-        for a, exprs in zip(analyzers, per, strict=True):
-            try:
-                result.states[a] = a.state_from(row, offset)
-            except Exception as exc:
-                result.failures[a] = _reason(exc)
-            offset += len(exprs)
+            if len(analyzers) <= 1:
+                if analyzers:
+                    failures[analyzers[0]] = _reason(exc)
+                    return self._run_scan(df, [], segment, extra, failures) if extra else []
+                raise
+            # isolate the failing analyzer(s): the error path only
+            good: list[ScanShareableAnalyzer] = []
+            for a in analyzers:
+                probe: dict[Analyzer, str] = {}
+                try:
+                    _ = df.agg(*a.aggregations(df.schema)).schema  # analysis only, no job
+                except Exception as probe_exc:
+                    probe[a] = _reason(probe_exc)
+                if probe:
+                    failures.update(probe)
+                else:
+                    good.append(a)
+            if len(good) == len(analyzers):  # a run-time failure: fall back to one job each
+                merged: dict[Any, SegmentRow] = {}
+                for a in analyzers:
+                    for row in self._run_scan(df, [a], segment, [], failures):
+                        merged.setdefault(row.segment, SegmentRow(row.segment)).states.update(row.states)
+                if extra:
+                    for row in self._run_scan(df, [], segment, extra, failures):
+                        merged.setdefault(row.segment, SegmentRow(row.segment)).extra = row.extra
+                return list(merged.values())
+            return self._run_scan(df, good, segment, extra, failures)
+        out: list[SegmentRow] = []
+        for seg, values in rows:
+            seg_row = SegmentRow(seg)
+            offset = 0
+            for a, exprs in zip(analyzers, per, strict=True):
+                try:
+                    seg_row.states[a] = a.state_from(values, offset)
+                except Exception as exc:
+                    failures[a] = _reason(exc)
+                offset += len(exprs)
+            seg_row.extra = list(values[offset : offset + len(extra)])
+            out.append(seg_row)
+        return out
 
     # -- grouping ------------------------------------------------------------------------
     def _run_grouping(self, df: DataFrame, analyzers: list[GroupingAnalyzer], result: PlanResult) -> None:
