@@ -1,0 +1,37 @@
+"""Integration fixtures: a real Kafka-protocol broker on a free loopback port.
+
+``kafka_broker`` (session scope) starts :class:`streamdq.connectors.broker.EmbeddedBroker`
+(default kind: noida-db, see docs/kafka.md) once per test session and stops it afterwards.
+If no broker binary can start, the test is skipped locally and FAILS under ``CI=true``
+(``require_integration``). Tests should create their own uniquely named topics.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from streamdq.connectors.broker import BrokerUnavailable, EmbeddedBroker
+
+from tests.conftest import require_integration
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[EmbeddedBroker]:
+    broker = EmbeddedBroker()
+    try:
+        broker.start()
+    except (BrokerUnavailable, ValueError) as e:
+        broker.close()
+        require_integration("kafka broker", str(e))
+    try:
+        yield broker
+    finally:
+        broker.close()
+
+
+@pytest.fixture
+def topic_name() -> str:
+    """A fresh topic name, unique per test (topics are never shared between tests)."""
+    return f"t-{uuid.uuid4().hex[:10]}"
