@@ -214,6 +214,9 @@ class BatchReport:
     ``timings`` holds seconds per phase (``compute``, ``commit``, ``total``...);
     ``counters`` holds row counts (``input_rows``, ``late_rows``, ``quarantined_rows``...).
     ``closed_windows`` lists the windows the watermark closed in this batch.
+    ``alerts`` are the alert documents (``streamdq.alerts.Alert.to_dict()``) the alert
+    policy derived for this batch, stored with the report so a replayed batch re-emits the
+    same alerts; ``policy_state`` is the policy's state after this batch (restored on restart).
     """
 
     dataset: str
@@ -229,6 +232,8 @@ class BatchReport:
     event_time_max: datetime | None = None
     watermark: datetime | None = None
     replayed: bool = False
+    alerts: tuple[dict[str, Any], ...] = ()
+    policy_state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -264,6 +269,8 @@ class BatchReport:
             "event_time_max": _ts(self.event_time_max),
             "watermark": _ts(self.watermark),
             "replayed": self.replayed,
+            "alerts": list(self.alerts),
+            "policy_state": dict(self.policy_state),
         }
 
     def to_json(self) -> str:
@@ -289,6 +296,8 @@ class BatchReport:
             event_time_max=_parse_ts(data.get("event_time_max")),
             watermark=_parse_ts(data.get("watermark")),
             replayed=bool(data.get("replayed", False)),
+            alerts=tuple(data.get("alerts", ())),
+            policy_state=dict(data.get("policy_state") or {}),
         )
 
     @classmethod

@@ -58,8 +58,11 @@ class SegmentedResult:
     jobs: int = 0
 
 
-def _segment_equals(segment: Column, value: Any) -> Column:
-    return segment.isNull() if value is None else segment == F.lit(value)
+def _segment_equals(segment: list[Column], key: tuple[Any, ...]) -> Column:
+    cond = F.lit(True)
+    for column, value in zip(segment, key, strict=True):
+        cond = cond & (column.isNull() if value is None else column == F.lit(value))
+    return cond
 
 
 @contextmanager
@@ -131,9 +134,11 @@ class AnalysisPlan:
         return result
 
     def run_segmented(
-        self, df: DataFrame, segment: Column, extra: list[Column] | None = None
+        self, df: DataFrame, segment: list[Column], extra: list[Column] | None = None
     ) -> SegmentedResult:
-        """Run the plan once, grouped by ``segment`` (e.g. an event-time window start).
+        """Run the plan once, grouped by the ``segment`` columns (e.g. event-time window start).
+
+        Segment keys are tuples of the segment column values.
 
         ONE grouped aggregation computes every scan-shareable state per segment value,
         plus the ``extra`` aggregate expressions (e.g. counts of late or bad rows), in
@@ -164,7 +169,7 @@ class AnalysisPlan:
         self,
         df: DataFrame,
         analyzers: list[ScanShareableAnalyzer],
-        segment: Column | None,
+        segment: list[Column] | None,
         extra: list[Column],
         failures: dict[Analyzer, str],
     ) -> list[SegmentRow]:
@@ -174,12 +179,13 @@ class AnalysisPlan:
             flat = [e for exprs in per for e in exprs] + extra
             if not flat:
                 flat = [F.count(F.lit(1))]
+            rows: list[tuple[Any, Any]]
             if segment is None:
                 rows = [(None, r) for r in df.agg(*flat).collect()]
             else:
-                rows = [
-                    (r[0], r[1:]) for r in df.groupBy(segment.alias("_streamdq_segment")).agg(*flat).collect()
-                ]
+                k = len(segment)
+                named = [c.alias(f"_streamdq_segment_{i}") for i, c in enumerate(segment)]
+                rows = [(tuple(r[:k]), r[k:]) for r in df.groupBy(*named).agg(*flat).collect()]
         except Exception as exc:
             if len(analyzers) <= 1:
                 if analyzers:
