@@ -14,6 +14,7 @@ from collections.abc import Sequence
 # One module per sub-command; add a line here when adding a command.
 COMMAND_MODULES = [
     "streamdq.commands.demo",
+    "streamdq.commands.run",
 ]
 
 
