@@ -1,28 +1,71 @@
-"""Errors raised at start-up for configuration mistakes (fail fast, name the file, key and fix)."""
+"""Errors raised by streamdq at start-up.
+
+``ConfigError`` is raised when a run config, a source spec, a sink spec or a checks file is
+wrong. Its message names where the mistake is (optional file, then the dotted key path), what
+is wrong, and how to fix it, e.g.
+``orders.yaml: source.format: unknown value 'xml' (fix: use one of json, csv, clf, raw)``.
+Configuration mistakes fail fast; bad *records* never raise (they become data-quality facts).
+
+Two call forms are accepted (both are used across the code base):
+
+* ``ConfigError(key, problem, fix=None, file=None)`` — structured;
+* ``ConfigError(message, file=..., path=...)`` — a free-form message with an optional key path.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ConfigError(ValueError):
-    """A configuration mistake. The message names the file (when known), the key path and the fix.
+    """A configuration mistake, found before the stream starts.
 
-    ``ConfigError("sinks[2].port: expected an integer 1-65535, got 'abc'", file="run.yaml")``
-    renders as ``run.yaml: sinks[2].port: expected an integer 1-65535, got 'abc'``.
+    ``key`` (alias ``path``) is the dotted path of the offending key (``source.schema``),
+    ``problem`` says what is wrong, ``fix`` says what to do, ``file`` names the config file.
     """
 
-    def __init__(self, message: str, *, file: str | None = None, path: str | None = None) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        file: str | None = None,
+        path: str | None = None,
+        fix: str | None = None,
+        key: str | None = None,
+        problem: str | None = None,
+    ) -> None:
+        if len(args) >= 2:
+            key = str(args[0])
+            problem = str(args[1])
+            if len(args) > 2 and args[2] is not None:
+                fix = str(args[2])
+            if len(args) > 3 and args[3] is not None:
+                file = str(args[3])
+        elif len(args) == 1:
+            problem = str(args[0])
+            key = key or path
+        self.key = key or path or ""
+        self.path = self.key
+        self.problem = problem or ""
+        self.detail = self.problem
+        self.fix = fix
         self.file = file
-        self.path = path
-        self.detail = message
-        prefix = ""
-        if file:
-            prefix += f"{file}: "
-        if path and not message.startswith(path):
-            prefix += f"{path}: "
-        super().__init__(prefix + message)
+        super().__init__(self._render())
 
-    def in_file(self, file: str) -> ConfigError:
-        """The same error attributed to ``file`` (when it was not known where it was raised)."""
+    def _render(self) -> str:
+        prefix = f"{self.file}: " if self.file else ""
+        if self.key and not self.problem.startswith(self.key):
+            prefix += f"{self.key}: "
+        suffix = f" (fix: {self.fix})" if self.fix else ""
+        return f"{prefix}{self.problem}{suffix}"
+
+    def with_file(self, file: str) -> ConfigError:
+        """The same error, naming the config file it came from (kept if already named)."""
         if self.file:
             return self
-        return ConfigError(self.detail, file=file, path=self.path)
+        return (
+            ConfigError(self.key, self.problem, self.fix, file)
+            if self.key
+            else ConfigError(self.problem, file=file, fix=self.fix)
+        )
+
+    in_file = with_file
