@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
         runner.stop()
-    exc = query.exception()
-    if exc is not None:
-        print(f"streamdq: the query failed: {exc}", file=sys.stderr)
+    failure = query.exception()
+    if failure is not None:
+        print(f"streamdq: the query failed: {failure}", file=sys.stderr)
         return 1
     return 0
