@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         while query.isActive and not stopping["flag"]:
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            query.awaitTermination(0.5)
+            query.awaitTermination(1)
     finally:
         signal.signal(signal.SIGINT, previous)
         runner.stop()
