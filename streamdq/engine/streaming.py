@@ -28,9 +28,9 @@ log = logging.getLogger(__name__)
 
 def build_checks(config: RunConfig) -> list[Any]:
     """Compile the config's checks spec (validated; errors name the file and path)."""
-    from streamdq.checks.spec import checks_from_spec
+    from streamdq.checks.spec import checks_from_list
 
-    return list(checks_from_spec({"checks": config.checks}, file=config.checks_origin))
+    return list(checks_from_list(config.checks, file=config.checks_origin))
 
 
 def checkpoint_query_id(checkpoint: str) -> str | None:
