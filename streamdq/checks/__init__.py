@@ -1,0 +1,40 @@
+"""Checks: constraints as data, the fluent ``Check`` builder, YAML/JSON specs and ``verify``.
+
+Importing this package registers the built-in constraint vocabulary (``kinds``).
+"""
+
+from streamdq.checks import kinds as _kinds  # noqa: F401  (registers the vocabulary)
+from streamdq.checks.assertion import Assertion, Between, Comparison, PyAssertion, parse_assertion
+from streamdq.checks.check import Check, Level
+from streamdq.checks.constraint import (
+    Constraint,
+    ConstraintKind,
+    Param,
+    constraint_kinds,
+    register_constraint_kind,
+)
+from streamdq.checks.spec import CheckSuite, dump_checks, load_checks, load_suite, loads_suite, save_checks
+from streamdq.checks.verification import VerificationResult, verify
+
+__all__ = [
+    "Assertion",
+    "Between",
+    "Check",
+    "CheckSuite",
+    "Comparison",
+    "Constraint",
+    "ConstraintKind",
+    "Level",
+    "Param",
+    "PyAssertion",
+    "VerificationResult",
+    "constraint_kinds",
+    "dump_checks",
+    "load_checks",
+    "load_suite",
+    "loads_suite",
+    "parse_assertion",
+    "register_constraint_kind",
+    "save_checks",
+    "verify",
+]

@@ -1,0 +1,501 @@
+"""The built-in constraint vocabulary (Deequ's, in snake_case) registered as constraint kinds.
+
+Each kind maps its parameters to one analyzer (SEMANTICS.md, constraints/checks):
+Completeness, Compliance (``are_complete``, ``is_non_negative``, ``is_contained_in``,
+``is_less_than``... as SQL predicates with quoted identifiers and literals), Uniqueness,
+Histogram (``has_number_of_distinct_values`` counts the NullValue bin), DataType (ratios
+excluding Unknown; Numeric = Fractional + Integral), PatternMatch, ApproxQuantile, ...
+
+``has_no_anomalies`` is reserved here as an extension point: its parameters (``metric``: an
+analyzer spec such as ``{analyzer: Mean, column: amount}``; ``detector``: a detector spec
+with a ``type`` key) are validated, but judging it needs the metric history, so the
+detectors package registers its evaluator with ``set_anomaly_evaluator``; until then it
+fails with a message saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from streamdq.analyzers.base import Analyzer, analyzer_class
+from streamdq.analyzers.metric import Metric
+from streamdq.checks.constraint import (
+    ConstraintKind,
+    Evaluator,
+    Param,
+    register_constraint_kind,
+)
+from streamdq.report import FAILURE
+
+DATA_TYPES = ("Null", "Fractional", "Integral", "Boolean", "String", "Numeric")
+
+
+def sql_ident(name: str) -> str:
+    """A Spark SQL identifier taken literally (backticks doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def sql_literal(value: Any) -> str:
+    """A Spark SQL literal: strings single-quoted with backslash and quote escaped."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+def make(name: str, /, **kwargs: Any) -> Analyzer:
+    """The registered analyzer ``name`` built with ``kwargs`` (None values left to defaults)."""
+    import streamdq.analyzers  # noqa: F401  (registers every analyzer)
+
+    cls = analyzer_class(name)
+    return cls(**{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _number_of_bins(params: Mapping[str, Any], metric: Metric) -> float:
+    return float(metric.value["number_of_bins"])
+
+
+def _histogram_value(params: Mapping[str, Any], metric: Metric) -> Any:
+    key = params.get("key")
+    if key is None:
+        return metric.value
+    return metric.value["values"][key][params.get("value", "ratio")]
+
+
+def _data_type_ratio(params: Mapping[str, Any], metric: Metric) -> float:
+    """Deequ's hasDataType: Null = Unknown ratio over all rows; others exclude Unknown."""
+    values: Mapping[str, Any] = metric.value["values"]
+
+    def absolute(key: str) -> int:
+        entry = values.get(key)
+        return int(entry["absolute"]) if entry else 0
+
+    def ratio_ignoring_unknown(key: str) -> float:
+        count = absolute(key)
+        if count == 0:
+            return 0.0
+        total = sum(int(v["absolute"]) for v in values.values()) - absolute("Unknown")
+        return count / total
+
+    wanted = params["data_type"]
+    if wanted == "Null":
+        entry = values.get("Unknown")
+        return float(entry["ratio"]) if entry else 0.0
+    if wanted == "Numeric":
+        return ratio_ignoring_unknown("Fractional") + ratio_ignoring_unknown("Integral")
+    return ratio_ignoring_unknown(wanted)
+
+
+def _compliance(name: str, predicate: str, columns: list[str], where: str | None) -> Analyzer:
+    return make("Compliance", name=name, predicate=predicate, columns=tuple(columns), where=where)
+
+
+COLUMN = Param("column", "column")
+COLUMNS = Param("columns", "columns")
+COLUMN_A = Param("column_a", "column")
+COLUMN_B = Param("column_b", "column")
+
+
+def _simple(kind: str, analyzer: str) -> None:
+    """A kind ``kind(column, assertion)`` judging ``analyzer(column)``; the assertion is required."""
+    register_constraint_kind(
+        ConstraintKind(
+            kind,
+            (COLUMN,),
+            lambda p, w: make(analyzer, column=p["column"], where=w),
+            default_assertion=None,
+            doc=f"{analyzer} of a column",
+        )
+    )
+
+
+AnalyzerBuilder = Callable[[Mapping[str, Any], str | None], Analyzer]
+
+
+def _grouping_builder(analyzer: str) -> AnalyzerBuilder:
+    def build(p: Mapping[str, Any], where: str | None) -> Analyzer:
+        return make(analyzer, columns=tuple(p["columns"]), where=where)
+
+    return build
+
+
+def _pattern_builder(pattern: str) -> AnalyzerBuilder:
+    def build(p: Mapping[str, Any], where: str | None) -> Analyzer:
+        return make("PatternMatch", column=p["column"], pattern=pattern, where=where)
+
+    return build
+
+
+def _comparison_builder(op: str, words: str) -> AnalyzerBuilder:
+    def build(p: Mapping[str, Any], where: str | None) -> Analyzer:
+        a, b = p["column_a"], p["column_b"]
+        return _compliance(f"{a} is {words} {b}", f"{sql_ident(a)} {op} {sql_ident(b)}", [a, b], where)
+
+    return build
+
+
+def _register() -> None:
+    reg = register_constraint_kind
+    # completeness
+    reg(
+        ConstraintKind(
+            "is_complete",
+            (COLUMN,),
+            lambda p, w: make("Completeness", column=p["column"], where=w),
+            doc="the column has no NULL",
+        )
+    )
+    _simple("has_completeness", "Completeness")
+    reg(
+        ConstraintKind(
+            "are_complete",
+            (COLUMNS,),
+            lambda p, w: _compliance(
+                "Combined completeness of " + ", ".join(p["columns"]),
+                " AND ".join(f"{sql_ident(c)} IS NOT NULL" for c in p["columns"]),
+                p["columns"],
+                w,
+            ),
+            doc="every listed column is non-NULL (default: in all rows)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "are_any_complete",
+            (COLUMNS,),
+            lambda p, w: _compliance(
+                "Any completeness of " + ", ".join(p["columns"]),
+                " OR ".join(f"{sql_ident(c)} IS NOT NULL" for c in p["columns"]),
+                p["columns"],
+                w,
+            ),
+            doc="at least one listed column is non-NULL (default: in all rows)",
+        )
+    )
+    # uniqueness family
+    reg(
+        ConstraintKind(
+            "is_unique",
+            (COLUMN,),
+            lambda p, w: make("Uniqueness", columns=(p["column"],), where=w),
+            doc="no value occurs twice (rows with NULL are dropped first)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "is_primary_key",
+            (COLUMNS,),
+            lambda p, w: make("Uniqueness", columns=tuple(p["columns"]), where=w),
+            doc="the column combination is unique (completeness is not demanded)",
+        )
+    )
+    for kind, analyzer in (
+        ("has_uniqueness", "Uniqueness"),
+        ("has_distinctness", "Distinctness"),
+        ("has_unique_value_ratio", "UniqueValueRatio"),
+    ):
+        reg(
+            ConstraintKind(
+                kind,
+                (COLUMNS,),
+                _grouping_builder(analyzer),
+                default_assertion=None,
+                doc=f"{analyzer} of the columns",
+            )
+        )
+    max_bins = Param("max_bins", "int", required=False, doc="detailed histogram bins, 1..1000")
+    reg(
+        ConstraintKind(
+            "has_number_of_distinct_values",
+            (COLUMN, max_bins),
+            lambda p, w: make("Histogram", column=p["column"], max_detail_bins=p.get("max_bins"), where=w),
+            value=_number_of_bins,
+            default_assertion=None,
+            doc="number of histogram bins (NULL counts as a value)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "has_histogram_values",
+            (
+                COLUMN,
+                Param("key", "string", required=False, doc="the histogram key (value as a string)"),
+                Param("value", "choice", required=False, choices=("ratio", "absolute")),
+                max_bins,
+            ),
+            lambda p, w: make("Histogram", column=p["column"], max_detail_bins=p.get("max_bins"), where=w),
+            value=_histogram_value,
+            default_assertion=None,
+            doc="the ratio (or absolute count) of one histogram key; an absent key fails",
+        )
+    )
+    _simple("has_entropy", "Entropy")
+    reg(
+        ConstraintKind(
+            "has_mutual_information",
+            (COLUMN_A, COLUMN_B),
+            lambda p, w: make("MutualInformation", columns=(p["column_a"], p["column_b"]), where=w),
+            default_assertion=None,
+            doc="mutual information of two columns (natural log)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "has_approx_quantile",
+            (COLUMN, Param("quantile", "fraction", doc="the quantile, 0..1")),
+            lambda p, w: make("ApproxQuantile", column=p["column"], quantile=p["quantile"], where=w),
+            default_assertion=None,
+            doc="approximate quantile (KLL sketch)",
+        )
+    )
+    _simple("has_approx_count_distinct", "ApproxCountDistinct")
+    for kind, analyzer in (
+        ("has_min", "Minimum"),
+        ("has_max", "Maximum"),
+        ("has_mean", "Mean"),
+        ("has_sum", "Sum"),
+        ("has_standard_deviation", "StandardDeviation"),
+        ("has_min_length", "MinLength"),
+        ("has_max_length", "MaxLength"),
+    ):
+        _simple(kind, analyzer)
+    reg(
+        ConstraintKind(
+            "has_size",
+            (),
+            lambda p, w: make("Size", where=w),
+            default_assertion=None,
+            doc="number of rows (in scope of where)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "has_data_type",
+            (COLUMN, Param("data_type", "choice", choices=DATA_TYPES)),
+            lambda p, w: make("DataType", column=p["column"], where=w),
+            value=_data_type_ratio,
+            doc="ratio of values of the type among non-NULL values (Null: among all)",
+        )
+    )
+    # patterns
+    reg(
+        ConstraintKind(
+            "has_pattern",
+            (
+                COLUMN,
+                Param("pattern", "string", doc="a regex searched anywhere, or EMAIL/URL/..."),
+                Param("name", "string", required=False),
+            ),
+            lambda p, w: make("PatternMatch", column=p["column"], pattern=p["pattern"], where=w),
+            doc="fraction of values in which the regex is found",
+        )
+    )
+    for kind, pattern in (
+        ("contains_email", "EMAIL"),
+        ("contains_url", "URL"),
+        ("contains_credit_card_number", "CREDITCARD"),
+        ("contains_social_security_number", "SOCIAL_SECURITY_NUMBER_US"),
+    ):
+        reg(
+            ConstraintKind(
+                kind,
+                (COLUMN,),
+                _pattern_builder(pattern),
+                doc=f"fraction of values matching the built-in {pattern} pattern",
+            )
+        )
+    reg(
+        ConstraintKind(
+            "has_correlation",
+            (COLUMN_A, COLUMN_B),
+            lambda p, w: make(
+                "Correlation", first_column=p["column_a"], second_column=p["column_b"], where=w
+            ),
+            default_assertion=None,
+            doc="Pearson correlation (NaN for a constant column)",
+        )
+    )
+    # compliance (SQL predicates)
+    reg(
+        ConstraintKind(
+            "satisfies",
+            (
+                Param("predicate", "string", doc="a Spark SQL predicate"),
+                Param("name", "string", doc="a name for the metric"),
+                Param("columns", "columns", required=False, doc="the columns the predicate reads"),
+            ),
+            lambda p, w: _compliance(p["name"], p["predicate"], p.get("columns") or [], w),
+            doc="fraction of rows where the predicate is TRUE (NULL fails)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "is_non_negative",
+            (COLUMN,),
+            lambda p, w: _compliance(
+                f"{p['column']} is non-negative",
+                f"COALESCE(CAST({sql_ident(p['column'])} AS DOUBLE), 0.0) >= 0",
+                [p["column"]],
+                w,
+            ),
+            doc="values >= 0 (NULL passes; strings are cast to DOUBLE)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "is_positive",
+            (COLUMN,),
+            lambda p, w: _compliance(
+                f"{p['column']} is positive",
+                f"COALESCE(CAST({sql_ident(p['column'])} AS DOUBLE), 1.0) > 0",
+                [p["column"]],
+                w,
+            ),
+            doc="values > 0 (NULL passes; strings are cast to DOUBLE)",
+        )
+    )
+    reg(
+        ConstraintKind(
+            "is_contained_in",
+            (
+                COLUMN,
+                Param("values", "values", required=False, doc="allowed values"),
+                Param("lower_bound", "number", required=False),
+                Param("upper_bound", "number", required=False),
+                Param("include_lower", "bool", required=False),
+                Param("include_upper", "bool", required=False),
+            ),
+            _contained_in,
+            validate=_validate_contained_in,
+            doc="NULL or one of values / NULL or inside [lower, upper]",
+        )
+    )
+    for kind, op, words in (
+        ("is_less_than", "<", "less than"),
+        ("is_less_than_or_equal_to", "<=", "less than or equal to"),
+        ("is_greater_than", ">", "greater than"),
+        ("is_greater_than_or_equal_to", ">=", "greater than or equal to"),
+    ):
+        reg(
+            ConstraintKind(
+                kind,
+                (COLUMN_A, COLUMN_B),
+                _comparison_builder(op, words),
+                doc=f"column_a {op} column_b (NULL fails)",
+            )
+        )
+    # extension point implemented by streamdq.detectors
+    reg(
+        ConstraintKind(
+            "has_no_anomalies",
+            (
+                Param("metric", "mapping", doc="an analyzer spec, e.g. {analyzer: Mean, column: amount}"),
+                Param("detector", "mapping", doc="a detector spec with a 'type' key"),
+            ),
+            lambda p, w: Analyzer.from_spec(_with_where(p["metric"], w)),
+            validate=_validate_anomaly,
+            evaluate=_anomaly_evaluator_missing,
+            takes_assertion=False,
+            doc="the metric's newest point is not anomalous for the detector (judged by streamdq.detectors)",
+        )
+    )
+
+
+def _with_where(spec: Mapping[str, Any], where: str | None) -> dict[str, Any]:
+    out = dict(spec)
+    if where is not None:
+        out["where"] = where
+    return out
+
+
+def _contained_in(p: Mapping[str, Any], where: str | None) -> Analyzer:
+    column = p["column"]
+    c = sql_ident(column)
+    if p.get("values") is not None:
+        values = p["values"]
+        listed = ", ".join(sql_literal(v) for v in values) if values else "''"
+        return _compliance(
+            f"{column} contained in {','.join(map(str, values))}",
+            f"{c} IS NULL OR {c} IN ({listed})",
+            [column],
+            where,
+        )
+    lower, upper = p["lower_bound"], p["upper_bound"]
+    lo_op = ">=" if p.get("include_lower", True) is not False else ">"
+    hi_op = "<=" if p.get("include_upper", True) is not False else "<"
+    return _compliance(
+        f"{column} between {lower} and {upper}",
+        f"{c} IS NULL OR ({c} {lo_op} {sql_literal(lower)} AND {c} {hi_op} {sql_literal(upper)})",
+        [column],
+        where,
+    )
+
+
+def _validate_contained_in(p: Mapping[str, Any]) -> tuple[str, str] | None:
+    has_values = p.get("values") is not None
+    has_range = p.get("lower_bound") is not None or p.get("upper_bound") is not None
+    if has_values and has_range:
+        return "values", "give either values: [...] or lower_bound/upper_bound, not both"
+    if not has_values and not has_range:
+        return (
+            "values",
+            "missing: expected values: [...] (allowed values) or lower_bound: and upper_bound: (a range)",
+        )
+    if has_range:
+        if p.get("lower_bound") is None:
+            return "lower_bound", "missing: a range needs both lower_bound and upper_bound (numbers)"
+        if p.get("upper_bound") is None:
+            return "upper_bound", "missing: a range needs both lower_bound and upper_bound (numbers)"
+        if p["lower_bound"] > p["upper_bound"]:
+            return (
+                "lower_bound",
+                f"lower bound {p['lower_bound']} is above upper bound {p['upper_bound']}; expected lower_bound <= upper_bound",
+            )
+    elif p.get("include_lower") is not None or p.get("include_upper") is not None:
+        return "include_lower", "include_lower/include_upper apply to a lower_bound/upper_bound range only"
+    return None
+
+
+def _validate_anomaly(p: Mapping[str, Any]) -> tuple[str, str] | None:
+    import streamdq.analyzers  # noqa: F401
+
+    metric = p["metric"]
+    if "analyzer" not in metric:
+        return "metric.analyzer", "missing: expected an analyzer name such as Mean or Completeness"
+    try:
+        Analyzer.from_spec(metric)
+    except KeyError as exc:
+        return "metric.analyzer", str(exc.args[0])
+    except (TypeError, ValueError) as exc:
+        return "metric", f"not a valid analyzer spec: {exc}"
+    if not isinstance(p["detector"].get("type"), str):
+        return "detector.type", "missing: expected the detector type, e.g. online_normal"
+    return None
+
+
+def _anomaly_evaluator_missing(
+    constraint: Any, metric: Metric | None, context: Mapping[str, Any]
+) -> tuple[str, str | None]:
+    evaluator = context.get("anomaly_evaluator") or _ANOMALY_EVALUATOR[0]
+    if evaluator is None:
+        return FAILURE, (
+            "has_no_anomalies needs a detector evaluator (streamdq.detectors registers one with "
+            "streamdq.checks.kinds.set_anomaly_evaluator); none is registered"
+        )
+    return evaluator(constraint, metric, context)
+
+
+_ANOMALY_EVALUATOR: list[Evaluator | None] = [None]
+
+
+def set_anomaly_evaluator(evaluator: Evaluator | None) -> None:
+    """Install the function judging ``has_no_anomalies``: ``(constraint, metric, context) ->
+    (status, message)``. ``context`` is what ``Check.evaluate(..., context=...)`` received
+    (e.g. the metric history); a ``context['anomaly_evaluator']`` overrides it per call."""
+    _ANOMALY_EVALUATOR[0] = evaluator
+
+
+_register()

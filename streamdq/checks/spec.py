@@ -1,0 +1,239 @@
+"""YAML/JSON check files: load with validation, dump, round-trip (``load(dump(c)) == c``).
+
+Format (docs/checks.md has a full example)::
+
+    dataset: orders                 # optional
+    checks:
+      - description: orders are sane
+        level: error                # error | warning (default error)
+        constraints:
+          - is_complete: {column: id}
+          - is_unique: id           # shorthand: a scalar is the kind's first parameter
+          - has_completeness: {column: email, assertion: ">= 0.9", where: "country = 'DE'",
+                               hint: "emails are optional abroad", scope: batch}
+
+Every mistake raises ``streamdq.errors.ConfigError`` at load time naming the file, the path
+inside it (``checks[0].constraints[2].has_completeness.assertion``) and what is expected;
+an unknown constraint suggests the closest known name. JSON files use the same structure
+(YAML is a superset of JSON, so one parser reads both).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from streamdq.checks.check import Check, Level
+from streamdq.checks.constraint import COMMON_KEYS, Constraint, constraint_kind, did_you_mean
+from streamdq.errors import ConfigError
+
+TOP_KEYS = ("dataset", "checks")
+CHECK_KEYS = ("description", "level", "constraints")
+
+
+@dataclass(frozen=True)
+class CheckSuite:
+    """The content of a checks file: an optional dataset name and the checks."""
+
+    dataset: str | None
+    checks: tuple[Check, ...]
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def load_suite(path: str | Path) -> CheckSuite:
+    """Read and validate a YAML or JSON checks file."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the checks file: {exc.strerror or exc}", file=file) from None
+    return loads_suite(text, file=file)
+
+
+def load_checks(path: str | Path) -> list[Check]:
+    """The checks of a YAML or JSON checks file (see ``load_suite``)."""
+    return list(load_suite(path).checks)
+
+
+def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
+    """Parse checks from YAML/JSON text; ``file`` names the source in error messages."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "?"
+        hint = ' (quote assertions that start with ">" or "<", e.g. ">= 0.95")'
+        raise ConfigError(f"{where}: invalid YAML: {exc.problem}{hint}", file=file) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}", file=file) from None
+    return suite_from_dict(data, file=file)
+
+
+def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:
+    """Validate an already-parsed document (``{dataset, checks}``)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"got {type(data).__name__}; expected a mapping with keys 'dataset' (optional) and 'checks'",
+            file=file,
+        )
+    for key in data:
+        if key not in TOP_KEYS:
+            raise ConfigError(
+                f"unknown key{did_you_mean(str(key), TOP_KEYS)} (expected keys: dataset, checks)",
+                file=file,
+                path=str(key),
+            )
+    dataset = data.get("dataset")
+    if dataset is not None and not isinstance(dataset, str):
+        raise ConfigError(f"got {dataset!r}; expected a dataset name (string)", file=file, path="dataset")
+    if "checks" not in data:
+        raise ConfigError("missing required key 'checks': expected a list of checks", file=file)
+    return CheckSuite(dataset, tuple(checks_from_list(data["checks"], file=file, path="checks")))
+
+
+def checks_from_spec(data: Any, *, file: str | None = None) -> list[Check]:
+    """The checks of an already-parsed document ``{dataset?, checks: [...]}`` (validated)."""
+    return list(suite_from_dict(data, file=file).checks)
+
+
+def checks_from_list(items: Any, *, file: str | None = None, path: str = "checks") -> list[Check]:
+    """Validate a list of check mappings (usable for checks embedded in a larger config)."""
+    if not isinstance(items, list):
+        raise ConfigError(f"got {type(items).__name__}; expected a list of checks", file=file, path=path)
+    return [check_from_dict(item, file=file, path=f"{path}[{i}]") for i, item in enumerate(items)]
+
+
+def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0]") -> Check:
+    if not isinstance(item, Mapping):
+        raise ConfigError(
+            f"got {item!r}; expected a mapping with keys description, level, constraints",
+            file=file,
+            path=path,
+        )
+    for key in item:
+        if key not in CHECK_KEYS:
+            raise ConfigError(
+                f"unknown key{did_you_mean(str(key), CHECK_KEYS)} (expected keys: {', '.join(CHECK_KEYS)})",
+                file=file,
+                path=f"{path}.{key}",
+            )
+    description = item.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ConfigError(
+            f"got {description!r}; expected a non-empty description (string)",
+            file=file,
+            path=f"{path}.description",
+        )
+    try:
+        level = Level.parse(item.get("level", "error"))
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=file, path=f"{path}.level") from None
+    raw = item.get("constraints")
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(
+            f"got {raw!r}; expected a non-empty list of constraints such as - is_complete: {{column: id}}",
+            file=file,
+            path=f"{path}.constraints",
+        )
+    constraints = [
+        constraint_from_dict(c, file=file, path=f"{path}.constraints[{j}]") for j, c in enumerate(raw)
+    ]
+    return Check(level, description, tuple(constraints))
+
+
+def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "constraint") -> Constraint:
+    """``{kind: {params..., assertion, where, hint, scope}}`` or ``{kind: <first parameter>}``."""
+    if not isinstance(entry, Mapping) or len(entry) != 1:
+        raise ConfigError(
+            f"got {entry!r}; expected a mapping with exactly one constraint name, "
+            "e.g. - is_complete: {column: id}",
+            file=file,
+            path=path,
+        )
+    ((kind, body),) = entry.items()
+    kind = str(kind)
+    try:
+        definition = constraint_kind(kind)
+    except KeyError as exc:
+        raise ConfigError(str(exc.args[0]), file=file, path=path) from None
+    sub = f"{path}.{kind}"
+    if body is None:
+        body = {}
+    elif not isinstance(body, Mapping):
+        if not definition.params:
+            raise ConfigError(
+                f'got {body!r}; expected a mapping such as {{assertion: "> 0"}}', file=file, path=sub
+            )
+        body = {definition.params[0].name: body}
+    params = {k: v for k, v in body.items() if k not in COMMON_KEYS}
+    return Constraint.create(
+        kind,
+        {str(k): v for k, v in params.items()},
+        assertion=body.get("assertion"),
+        where=body.get("where"),
+        hint=body.get("hint"),
+        scope=body.get("scope", "batch"),
+        path=sub,
+        file=file,
+    )
+
+
+# -- dumping ------------------------------------------------------------------------------
+
+
+def constraint_to_dict(c: Constraint, *, path: str = "constraint") -> dict[str, Any]:
+    body: dict[str, Any] = c.params.to_dict()
+    if c.assertion is not None and c.assertion != c.definition.default_assertion:
+        try:
+            body["assertion"] = c.assertion.to_spec()
+        except ConfigError as exc:
+            raise ConfigError(exc.detail, path=f"{path}.{c.kind}.assertion") from None
+    if c.where is not None:
+        body["where"] = c.where
+    if c.hint is not None:
+        body["hint"] = c.hint
+    if c.scope != "batch":
+        body["scope"] = c.scope
+    return {c.kind: body}
+
+
+def suite_to_dict(checks: Iterable[Check], dataset: str | None = None) -> dict[str, Any]:
+    """Plain data for ``checks`` (raises ``ConfigError`` for a Python-callable assertion)."""
+    out: dict[str, Any] = {}
+    if dataset is not None:
+        out["dataset"] = dataset
+    out["checks"] = [
+        {
+            "description": check.description,
+            "level": check.level.value.lower(),
+            "constraints": [
+                constraint_to_dict(c, path=f"checks[{i}].constraints[{j}]")
+                for j, c in enumerate(check.constraints)
+            ],
+        }
+        for i, check in enumerate(checks)
+    ]
+    return out
+
+
+def dump_checks(checks: Sequence[Check], dataset: str | None = None, *, fmt: str = "yaml") -> str:
+    """YAML (default) or JSON text that ``loads_suite`` reads back into equal checks."""
+    data = suite_to_dict(checks, dataset)
+    if fmt == "json":
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    if fmt != "yaml":
+        raise ValueError(f"fmt: got {fmt!r}; expected 'yaml' or 'json'")
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def save_checks(path: str | Path, checks: Sequence[Check], dataset: str | None = None) -> None:
+    """Write ``checks`` to ``path`` (JSON when it ends in .json, else YAML)."""
+    fmt = "json" if str(path).endswith(".json") else "yaml"
+    Path(path).write_text(dump_checks(checks, dataset, fmt=fmt), encoding="utf-8")

@@ -1,0 +1,112 @@
+"""verify(): run every check on a DataFrame with ONE analysis (Deequ's VerificationSuite).
+
+``verify(df, checks)`` collects the analyzers required by all checks (deduplicated across
+checks), computes them with ``analyze`` (one fused scan plus one grouped pass per grouping
+set; the Spark job count is kept in ``jobs``) and judges every constraint of every check,
+whatever its scope: a table is one batch. Empty input is judged like any other (e.g.
+``has_size("> 0")`` fails, Completeness of zero rows is a failure). The overall status is
+``Error`` if an error-level check failed, else ``Warning`` if a warning-level check failed,
+else ``Success``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.metric import Metric
+from streamdq.checks.check import Check
+from streamdq.engine.analysis import analyze
+from streamdq.engine.plan import DEFAULT_MAX_GROUPS
+from streamdq.report import ERROR, SUCCESS, WARNING, CheckResult, ConstraintResult
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    """Overall status, per-check and per-constraint results, the metrics and the job count."""
+
+    status: str
+    check_results: tuple[CheckResult, ...]
+    metrics: dict[Analyzer, Metric] = field(default_factory=dict, compare=False)
+    jobs: int = 0
+
+    @property
+    def constraint_results(self) -> list[ConstraintResult]:
+        return [r for c in self.check_results for r in c.constraint_results]
+
+    def failed_constraints(self) -> list[ConstraintResult]:
+        return [r for r in self.constraint_results if r.failed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "jobs": self.jobs,
+            "check_results": [c.to_dict() for c in self.check_results],
+            "metrics": [{"analyzer": a.to_spec(), **m.to_dict()} for a, m in self.metrics.items()],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True, allow_nan=False, default=str)
+
+    def render_text(self) -> str:
+        """A readable report: one block per check, one line per constraint, then the metrics."""
+        lines = [f"Verification: {self.status} ({len(self.check_results)} checks, {self.jobs} Spark jobs)"]
+        for c in self.check_results:
+            lines.append(f"\n[{c.status}] {c.check} (level {c.level})")
+            for r in c.constraint_results:
+                mark = "ok  " if not r.failed else "FAIL"
+                lines.append(f"  {mark} {r.constraint}  -> {_value(r.metric)}")
+                if r.message:
+                    lines.append(f"       {r.message}")
+        lines.append("\nMetrics:")
+        for m in self.metrics.values():
+            lines.append(f"  {m.entity:<11} {m.instance:<24} {m.name:<22} {_value(m)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render_text()
+
+
+def _value(m: Metric | None) -> str:
+    if m is None:
+        return "(no metric)"
+    if not m.ok:
+        return f"failed: {m.failure}"
+    v = m.value
+    if isinstance(v, float):
+        text = repr(v) if not math.isfinite(v) else f"{v:.6g}"
+    elif isinstance(v, dict):
+        text = json.dumps(v, sort_keys=True, default=str)
+        if len(text) > 80:
+            text = text[:77] + "..."
+    else:
+        text = str(v)
+    if m.approximate and m.error_bound is not None:
+        text += f" (approx, ±{m.error_bound:.3g})"
+    return text
+
+
+def overall_status(results: Iterable[CheckResult]) -> str:
+    statuses = {r.status for r in results}
+    if ERROR in statuses:
+        return ERROR
+    if WARNING in statuses:
+        return WARNING
+    return SUCCESS
+
+
+def verify(
+    df: DataFrame, checks: Iterable[Check], *, max_groups: int = DEFAULT_MAX_GROUPS
+) -> VerificationResult:
+    """Judge ``checks`` on ``df`` with one fused analysis (see module docstring)."""
+    checks = list(checks)
+    analyzers = list(dict.fromkeys(a for c in checks for a in c.required_analyzers(None)))
+    ctx = analyze(df, analyzers, max_groups=max_groups)
+    results = tuple(c.evaluate(ctx.metrics, scope=None) for c in checks)
+    return VerificationResult(overall_status(results), results, dict(ctx.metrics), ctx.jobs)
