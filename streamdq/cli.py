@@ -15,6 +15,8 @@ from collections.abc import Sequence
 COMMAND_MODULES = [
     "streamdq.commands.demo",
     "streamdq.commands.run",
+    "streamdq.commands.verify",
+    "streamdq.commands.profile",
 ]
 
 

@@ -1,0 +1,1 @@
+"""Sample files shipped with streamdq (used by ``streamdq demo``)."""
