@@ -1,0 +1,44 @@
+"""Online anomaly detectors on metric series (DESIGN.md section 3, "Detector").
+
+Every detector is a frozen config dataclass with explicit JSON state: ``initial_state()``,
+``update(state, point) -> (state, verdict)`` and Deequ's batch form ``detect(series, start, end)``.
+Build one from YAML/JSON with ``detector_from_spec({"type": ..., ...})``.
+"""
+
+from streamdq.detectors.absolute_change import AbsoluteChange
+from streamdq.detectors.base import (
+    MAX_DOUBLE,
+    MIN_DOUBLE,
+    Detector,
+    DetectorState,
+    Point,
+    Verdict,
+    detector_from_spec,
+    detector_types,
+    dump_state,
+    load_state,
+    register_detector,
+)
+from streamdq.detectors.batch_normal import BatchNormal
+from streamdq.detectors.online_normal import OnlineNormal
+from streamdq.detectors.relative_rate_of_change import RelativeRateOfChange
+from streamdq.detectors.simple_threshold import SimpleThreshold
+
+__all__ = [
+    "MAX_DOUBLE",
+    "MIN_DOUBLE",
+    "AbsoluteChange",
+    "BatchNormal",
+    "Detector",
+    "DetectorState",
+    "OnlineNormal",
+    "Point",
+    "RelativeRateOfChange",
+    "SimpleThreshold",
+    "Verdict",
+    "detector_from_spec",
+    "detector_types",
+    "dump_state",
+    "load_state",
+    "register_detector",
+]

@@ -1,0 +1,97 @@
+"""BatchNormal: mean and *sample* standard deviation of the reference points (Deequ's BatchNormalStrategy).
+
+Batch form (exact Deequ semantics): the reference is every point outside the search interval
+(all points with ``include_interval``); a point in the interval is anomalous if it is outside
+``[mean - lower_factor*sd, mean + upper_factor*sd]``; error if the series is empty or, excluding the
+interval, nothing remains. Mean and sample sd come from breeze's Welford update (sd = 0 for one point).
+
+Online form: the reference is the history before the point (the interval is the new point), so the
+verdict for point i equals ``detect(series[:i+1], i, i+1)`` while every point is learned
+(``learn_from_anomalies=True``, the default, which is what the batch form does). Warm-up: ``min_points``
+points of history. State: Welford ``[n, mean, m2]``; O(1) per point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from streamdq.detectors.base import (
+    MAX_DOUBLE,
+    Detector,
+    Point,
+    Verdict,
+    check_interval,
+    register_detector,
+    require,
+    warming_up,
+)
+from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_empty, welford_of
+
+
+@register_detector
+@dataclass(frozen=True)
+class BatchNormal(Detector):
+    TYPE: ClassVar[str] = "batch_normal"
+
+    lower_factor: float | None = 3.0
+    upper_factor: float | None = 3.0
+    include_interval: bool = False
+    min_points: int = 2
+    learn_from_anomalies: bool = True
+
+    def __post_init__(self) -> None:
+        require(
+            self.lower_factor is not None or self.upper_factor is not None,
+            self.TYPE,
+            "lower_factor",
+            "at least one of lower_factor / upper_factor has to be set",
+        )
+        for key in ("lower_factor", "upper_factor"):
+            factor = getattr(self, key)
+            require(factor is None or factor >= 0, self.TYPE, key, f"factor cannot be negative, got {factor}")
+        require(self.min_points >= 1, self.TYPE, "min_points", f"must be >= 1, got {self.min_points}")
+
+    def bounds(self, stats: list[float]) -> tuple[float, float]:
+        sd = sample_stddev(stats)
+        mean = stats[1]
+        lower = mean - (MAX_DOUBLE if self.lower_factor is None else self.lower_factor) * sd
+        upper = mean + (MAX_DOUBLE if self.upper_factor is None else self.upper_factor) * sd
+        return lower, upper
+
+    def _initial_core(self) -> dict[str, Any]:
+        return {"stats": welford_empty()}
+
+    def _step(self, core: dict[str, Any], point: Point) -> tuple[dict[str, Any], Verdict]:
+        value = float(point.value)  # type: ignore[arg-type]
+        stats = core["stats"]
+        if stats[0] < self.min_points:
+            core["stats"] = welford_add(stats, value)
+            return core, warming_up(int(self.min_points - stats[0]))
+        lower, upper = self.bounds(stats)
+        anomalous = value > upper or value < lower
+        sd = sample_stddev(stats)
+        score = abs(value - stats[1]) / sd if sd > 0 else (0.0 if value == stats[1] else float("inf"))
+        message = (
+            f"value {value} is not in bounds [{lower}, {upper}] (mean {stats[1]}, sample sd {sd})"
+            if anomalous
+            else f"value {value} within [{lower}, {upper}]"
+        )
+        if not anomalous or self.learn_from_anomalies:
+            core["stats"] = welford_add(stats, value)
+        return core, Verdict(anomalous, lower, upper, score, message=message)
+
+    def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
+        stop = len(series) if end is None else end
+        check_interval(self.TYPE, start, stop)
+        if not series:
+            raise ValueError(f"detector {self.TYPE!r}: data series is empty, can't calculate mean/stddev")
+        if not self.include_interval and stop - start >= len(series):
+            raise ValueError(
+                f"detector {self.TYPE!r}: excluding the search interval [{start}, {stop}) leaves no values "
+                "to calculate mean and stddev (set include_interval or shorten the interval)"
+            )
+        reference = list(series) if self.include_interval else [*series[:start], *series[stop:]]
+        lower, upper = self.bounds(welford_of(float(v) for v in reference))
+        return [i for i in range(start, min(stop, len(series))) if series[i] > upper or series[i] < lower]

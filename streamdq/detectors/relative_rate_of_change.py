@@ -1,0 +1,53 @@
+"""RelativeRateOfChange: the lag ratio ``x[i] / x[i - order]`` (Deequ's RelativeRateOfChangeStrategy).
+
+Unlike AbsoluteChange this is a lag, not repeated differencing. Division follows IEEE doubles as in
+Scala: ``x / 0`` is +-infinity and is flagged by any finite bound, ``0 / 0`` is NaN and is never
+flagged. ``order`` must be >= 1. See ``streamdq.detectors.change`` for bounds, forms and state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from streamdq.detectors.base import register_detector
+from streamdq.detectors.change import ChangeDetector
+
+
+def ieee_divide(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` with IEEE semantics (no ZeroDivisionError)."""
+    if denominator != 0:
+        return numerator / denominator
+    if numerator == 0 or math.isnan(numerator):
+        return math.nan
+    return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
+
+
+@register_detector
+@dataclass(frozen=True)
+class RelativeRateOfChange(ChangeDetector):
+    TYPE: ClassVar[str] = "relative_rate_of_change"
+    MIN_ORDER: ClassVar[int] = 1
+
+    max_rate_decrease: float | None = None
+    max_rate_increase: float | None = None
+    order: int = 1
+    learn_from_anomalies: bool = True
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+    def _change(self, window: Sequence[float]) -> float:
+        return ieee_divide(window[-1], window[0])
+
+    def _value_bounds(self, window: Sequence[float], change: float) -> tuple[float | None, float | None]:
+        reference = window[0]
+        if reference == 0 or not math.isfinite(reference):
+            return None, None
+        low = None if self.max_rate_decrease is None else reference * self.max_rate_decrease
+        high = None if self.max_rate_increase is None else reference * self.max_rate_increase
+        if reference < 0:
+            low, high = high, low
+        return low, high
