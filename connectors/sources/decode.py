@@ -1,0 +1,334 @@
+"""Payload decoding with bad-record capture (JSON, CSV, raw), with Spark built-ins only.
+
+Where it runs: inside the Spark plan (``from_json``/``from_csv``; no Python UDF), on any DataFrame
+with a string or binary payload column, batch or streaming. Empty input gives an empty output with
+the same columns.
+
+Output contract (every decoder in ``streamdq.connectors.sources`` returns it):
+
+* the typed columns of the schema, in schema order;
+* ``_streamdq_error STRING``: NULL for a good record, else the reason(s), joined by ``"; "``:
+  ``"empty payload"``, ``"undecodable JSON"``, ``"field amount: expected DOUBLE got 'abc'"``,
+  ``"missing required field order_id"``, ``"required field order_id is null"``;
+* ``_streamdq_raw STRING``: the raw payload (for the quarantine table);
+* schema-drift facts, per record, which the engine counts (see :func:`drift_aggregations`):
+  ``_streamdq_unknown_fields ARRAY<STRING>`` (top-level keys in the payload that the schema does
+  not name: a *new field*), ``_streamdq_missing_fields ARRAY<STRING>`` (schema fields absent from
+  the payload: a *missing field*; a key present with JSON ``null`` is not missing), and
+  ``_streamdq_type_errors ARRAY<STRING>`` (schema fields whose value is present but does not
+  convert to the schema type: a *type change*). The three arrays are NULL for an undecodable
+  record and empty when there is nothing to report.
+
+A bad record never raises: the stream keeps running and the record keeps its raw payload. Typed
+columns of a partly bad record keep the values that did convert (Spark's partial results); the
+engine analyses only rows with ``_streamdq_error IS NULL``.
+
+JSON rules: the payload must be a JSON object (``[1,2]``, ``"x"``, truncated text are undecodable).
+Type checks are for top-level fields only (a bad value inside a nested struct becomes NULL without a
+reason). JSON numbers are accepted for STRING fields (Spark renders them as text); a JSON string is
+*not* accepted for a numeric field (``"12.5"`` for DOUBLE is a type error): that is exactly the
+drift a producer switching to strings causes. Timestamps use Spark's JSON timestamp parsing
+(ISO-8601; numbers are epoch seconds).
+
+CSV rules: one record per payload, no header (files sources drop header lines), separator ``,``
+unless given. An empty token is NULL. Tokens beyond the schema are reported as unknown fields
+named ``_c<N>`` (Spark's naming, 0-based); a line with fewer tokens than the schema reports the
+absent trailing fields as missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
+
+from streamdq.errors import ConfigError
+
+ERROR_COL = "_streamdq_error"
+RAW_COL = "_streamdq_raw"
+UNKNOWN_FIELDS_COL = "_streamdq_unknown_fields"
+MISSING_FIELDS_COL = "_streamdq_missing_fields"
+TYPE_ERRORS_COL = "_streamdq_type_errors"
+METADATA_PREFIX = "_streamdq_"
+DRIFT_COLS = (UNKNOWN_FIELDS_COL, MISSING_FIELDS_COL, TYPE_ERRORS_COL)
+
+# Longest excerpt of an offending value quoted in a reason.
+MAX_QUOTED = 60
+
+
+def parse_schema(schema: str | StructType, key: str = "source.schema") -> StructType:
+    """The schema as a StructType; a DDL string is parsed by Spark (needs an active session).
+
+    Raises ConfigError naming ``key`` when the DDL does not parse or is not a struct.
+    """
+    if isinstance(schema, StructType):
+        return schema
+    if not isinstance(schema, str) or not schema.strip():
+        raise ConfigError(
+            key, "missing or empty schema", "give a Spark DDL string like 'id STRING, ts TIMESTAMP'"
+        )
+    try:
+        parsed = DataType.fromDDL(schema)
+    except Exception as exc:  # Spark's ParseException; any failure is a config mistake
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            key, f"not a valid Spark DDL schema: {first}", "write 'name TYPE, name TYPE, ...'"
+        ) from exc
+    if not isinstance(parsed, StructType):
+        raise ConfigError(key, f"schema must be a list of fields, got {parsed.simpleString()}", None)
+    return parsed
+
+
+def to_ddl(struct: StructType) -> str:
+    """A DDL string for ``struct`` (names back-quoted), as ``from_csv`` wants it."""
+    return ", ".join(f"`{f.name.replace('`', '``')}` {f.dataType.simpleString()}" for f in struct.fields)
+
+
+def metadata_columns(df: DataFrame) -> list[str]:
+    """Names of the ``_streamdq_*`` metadata columns of a decoded DataFrame."""
+    return [c for c in df.columns if c.startswith(METADATA_PREFIX)]
+
+
+def data_columns(df: DataFrame) -> list[str]:
+    """Names of the data columns of a decoded DataFrame (everything but ``_streamdq_*``)."""
+    return [c for c in df.columns if not c.startswith(METADATA_PREFIX)]
+
+
+def drift_aggregations(prefix: str = "") -> list[Column]:
+    """Aggregate expressions counting bad records and drift facts on a decoded DataFrame.
+
+    Fuse them into the engine's single ``agg``. Names (with ``prefix``): ``records``,
+    ``bad_records``, ``records_with_unknown_fields``, ``records_with_missing_fields``,
+    ``records_with_type_errors``. On empty input every count is 0.
+    """
+
+    def count_if(cond: Column, name: str) -> Column:
+        return F.coalesce(F.sum(F.when(cond, 1).otherwise(0)), F.lit(0)).cast("bigint").alias(prefix + name)
+
+    return [
+        F.count(F.lit(1)).alias(prefix + "records"),
+        count_if(F.col(ERROR_COL).isNotNull(), "bad_records"),
+        count_if(F.size(F.col(UNKNOWN_FIELDS_COL)) > 0, "records_with_unknown_fields"),
+        count_if(F.size(F.col(MISSING_FIELDS_COL)) > 0, "records_with_missing_fields"),
+        count_if(F.size(F.col(TYPE_ERRORS_COL)) > 0, "records_with_type_errors"),
+    ]
+
+
+def payload_as_string(df: DataFrame, value_col: str) -> Column:
+    """The payload column as STRING (binary is decoded as UTF-8)."""
+    dtype = df.schema[value_col].dataType
+    if isinstance(dtype, BinaryType | StringType):
+        return F.col(value_col).cast("string")
+    raise ConfigError("source", f"payload column {value_col!r} is {dtype.simpleString()}, not string/binary")
+
+
+def _quote(raw: Column) -> Column:
+    short = F.when(
+        F.length(raw) > MAX_QUOTED, F.concat(F.substring(raw, 1, MAX_QUOTED), F.lit("..."))
+    ).otherwise(raw)
+    return F.concat(F.lit("'"), short, F.lit("'"))
+
+
+def _join_reasons(reasons: Sequence[Column]) -> Column:
+    if not reasons:
+        return F.lit(None).cast("string")
+    joined = F.concat_ws("; ", *reasons)
+    return F.when(joined == "", F.lit(None).cast("string")).otherwise(joined)
+
+
+def _str_array(items: Iterable[Column]) -> Column:
+    items = list(items)
+    if not items:
+        return F.array().cast("array<string>")
+    return F.array_compact(F.array(*items))
+
+
+def _check_required(schema: StructType, required: Sequence[str], key: str = "source.required") -> None:
+    names = set(schema.fieldNames())
+    for name in required:
+        if name not in names:
+            raise ConfigError(
+                key,
+                f"required field {name!r} is not in the schema",
+                f"add it to the schema or remove it from {key}",
+            )
+
+
+def _field_reasons(
+    field: StructField, raw_value: Column, present: Column, typed: Column, required: bool
+) -> tuple[Column, Column]:
+    """(reason or NULL, type-error flag) for one top-level field."""
+    expected = field.dataType.simpleString().upper()
+    mismatch = raw_value.isNotNull() & typed.isNull()
+    type_reason = F.when(
+        mismatch, F.concat(F.lit(f"field {field.name}: expected {expected} got "), _quote(raw_value))
+    )
+    if not required:
+        return type_reason, mismatch
+    missing = F.when(~present, F.lit(f"missing required field {field.name}")).when(
+        raw_value.isNull(), F.lit(f"required field {field.name} is null")
+    )
+    return F.coalesce(type_reason, missing), mismatch
+
+
+def decode_json(
+    df: DataFrame,
+    schema: str | StructType,
+    value_col: str = "value",
+    required: Sequence[str] = (),
+    keep: Sequence[tuple[str, str]] = (),
+) -> DataFrame:
+    """Decode JSON payloads in ``value_col`` into the schema's typed columns plus metadata columns.
+
+    ``keep`` lists ``(input column, output name)`` pairs passed through unchanged (e.g. Kafka's
+    offset as ``_streamdq_kafka_offset``). See the module docstring for the output contract.
+    """
+    struct = parse_schema(schema)
+    _check_required(struct, required)
+    raw = payload_as_string(df, value_col)
+    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    raw_c = F.col(RAW_COL)
+    # One lenient parse to text values (keys -> raw text, JSON null -> NULL), one typed parse.
+    base = base.select(
+        "*",
+        F.from_json(raw_c, "MAP<STRING,STRING>").alias("__sdq_map"),
+        F.from_json(raw_c, struct, {"mode": "PERMISSIVE"}).alias("__sdq_typed"),
+    )
+    m = F.col("__sdq_map")
+    decodable = m.isNotNull()
+    reasons: list[Column] = []
+    type_flags: list[Column] = []
+    required_set = set(required)
+    for field in struct.fields:
+        raw_value = m.getItem(field.name)
+        present = F.map_contains_key(m, F.lit(field.name))
+        typed = F.col("__sdq_typed").getField(field.name)
+        reason, flag = _field_reasons(field, raw_value, present, typed, field.name in required_set)
+        reasons.append(reason)
+        type_flags.append(F.when(flag, F.lit(field.name)))
+    names = (
+        F.array(*[F.lit(n) for n in struct.fieldNames()])
+        if struct.fields
+        else F.array().cast("array<string>")
+    )
+    error = (
+        F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload"))
+        .when(~decodable, F.lit("undecodable JSON"))
+        .otherwise(_join_reasons(reasons))
+    )
+    null_arr = F.lit(None).cast("array<string>")
+    unknown = F.when(decodable, F.array_except(F.map_keys(m), names)).otherwise(null_arr)
+    missing = F.when(decodable, F.filter(names, lambda n: ~F.map_contains_key(m, n))).otherwise(null_arr)
+    type_errors = F.when(decodable, _str_array(type_flags)).otherwise(null_arr)
+    return base.select(
+        *[F.col("__sdq_typed").getField(f.name).alias(f.name) for f in struct.fields],
+        error.alias(ERROR_COL),
+        raw_c.alias(RAW_COL),
+        unknown.alias(UNKNOWN_FIELDS_COL),
+        missing.alias(MISSING_FIELDS_COL),
+        type_errors.alias(TYPE_ERRORS_COL),
+        *[F.col(dst) for _, dst in keep],
+    )
+
+
+def csv_options(sep: str = ",", quote: str = '"', escape: str = "\\") -> dict[str, str]:
+    """The ``from_csv`` options streamdq uses (typed parse)."""
+    return {"sep": sep, "quote": quote, "escape": escape, "mode": "PERMISSIVE"}
+
+
+def decode_csv(
+    df: DataFrame,
+    schema: str | StructType,
+    value_col: str = "value",
+    required: Sequence[str] = (),
+    keep: Sequence[tuple[str, str]] = (),
+    sep: str = ",",
+    header: bool = False,
+) -> DataFrame:
+    """Decode one CSV line per payload into the schema's typed columns plus metadata columns.
+
+    With ``header=True`` a line whose tokens equal the schema's field names is dropped (a file's
+    header line). See the module docstring for the output contract and the CSV rules.
+    """
+    struct = parse_schema(schema)
+    _check_required(struct, required)
+    n = len(struct.fields)
+    raw = payload_as_string(df, value_col)
+    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    raw_c = F.col(RAW_COL)
+    tokens_ddl = ", ".join(f"`_t{i}` STRING" for i in range(n))
+    # Spark's CSV parser makes an empty token and an absent one both NULL, so count the tokens
+    # separately: drop quoted sections, then split on the separator.
+    unquoted = F.regexp_replace(raw_c, r'"(?:[^"\\]|\\.)*"', "")
+    base = base.select(
+        "*",
+        F.from_csv(raw_c, F.lit(tokens_ddl), csv_options(sep)).alias("__sdq_tok"),
+        F.from_csv(raw_c, F.lit(to_ddl(struct)), csv_options(sep)).alias("__sdq_typed"),
+        F.size(F.split(unquoted, re.escape(sep), -1)).alias("__sdq_ntok"),
+    )
+    tok = F.col("__sdq_tok")
+    ntok = F.col("__sdq_ntok")
+    if header:
+        is_header = F.lit(True)
+        for i, name in enumerate(struct.fieldNames()):
+            is_header = is_header & (F.trim(tok.getField(f"_t{i}")) == F.lit(name))
+        base = base.where(raw_c.isNull() | ~F.coalesce(is_header, F.lit(False)))
+    reasons: list[Column] = []
+    type_flags: list[Column] = []
+    missing_items: list[Column] = []
+    required_set = set(required)
+    for i, field in enumerate(struct.fields):
+        raw_value = tok.getField(f"_t{i}")
+        present = ntok > i
+        typed = F.col("__sdq_typed").getField(field.name)
+        reason, flag = _field_reasons(field, raw_value, present, typed, field.name in required_set)
+        reasons.append(reason)
+        type_flags.append(F.when(flag, F.lit(field.name)))
+        missing_items.append(F.when(~present, F.lit(field.name)))
+    error = F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload")).otherwise(
+        _join_reasons(reasons)
+    )
+    ok = raw_c.isNotNull() & (F.trim(raw_c) != "")
+    null_arr = F.lit(None).cast("array<string>")
+    unknown = (
+        F.when(
+            ok & (ntok > n),
+            F.transform(F.sequence(F.lit(n), ntok - 1), lambda i: F.concat(F.lit("_c"), i.cast("string"))),
+        )
+        .when(ok, F.array().cast("array<string>"))
+        .otherwise(null_arr)
+    )
+    missing = F.when(ok, _str_array(missing_items)).otherwise(null_arr)
+    type_errors = F.when(ok, _str_array(type_flags)).otherwise(null_arr)
+    return base.select(
+        *[F.col("__sdq_typed").getField(f.name).alias(f.name) for f in struct.fields],
+        error.alias(ERROR_COL),
+        raw_c.alias(RAW_COL),
+        unknown.alias(UNKNOWN_FIELDS_COL),
+        missing.alias(MISSING_FIELDS_COL),
+        type_errors.alias(TYPE_ERRORS_COL),
+        *[F.col(dst) for _, dst in keep],
+    )
+
+
+def decode_raw(df: DataFrame, value_col: str = "value", keep: Sequence[tuple[str, str]] = ()) -> DataFrame:
+    """No decoding: one ``value STRING`` column; only a NULL payload is bad (``"empty payload"``)."""
+    raw = payload_as_string(df, value_col)
+    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    raw_c = F.col(RAW_COL)
+    return base.select(
+        raw_c.alias("value"),
+        F.when(raw_c.isNull(), F.lit("empty payload")).alias(ERROR_COL),
+        raw_c.alias(RAW_COL),
+        *no_drift_columns(),
+        *[F.col(dst) for _, dst in keep],
+    )
+
+
+def no_drift_columns() -> list[Column]:
+    """The three drift columns, empty: for decoders whose format has no notion of drift."""
+    empty = F.array().cast("array<string>")
+    return [empty.alias(UNKNOWN_FIELDS_COL), empty.alias(MISSING_FIELDS_COL), empty.alias(TYPE_ERRORS_COL)]
