@@ -1,0 +1,415 @@
+"""A pure-Python Kafka streaming source (PySpark Python Data Source API over kafka-python).
+
+Used by :func:`streamdq.connectors.sources.kafka.read_kafka_raw` when Spark's own ``kafka``
+format (a JVM jar) is not on the classpath. Registered as format ``streamdq_kafka``; its rows
+have Spark's kafka schema: ``key BINARY, value BINARY, topic STRING, partition INT,
+offset BIGINT, timestamp TIMESTAMP, timestampType INT``.
+
+Where it runs: :class:`KafkaStreamReader` lives in a Python worker next to the driver and only
+asks the broker for offsets (``initialOffset``/``latestOffset``); each :class:`KafkaPartitionRange`
+is read by an executor's Python worker, which opens its own ``KafkaConsumer``, ``assign``s the
+single partition, ``seek``s to the range start and reads up to (excluding) the range end. No
+consumer group is used: Spark's checkpoint holds the offsets, so every record is delivered
+exactly once into ``foreachBatch`` across restarts from the same checkpoint.
+
+Offsets are a per-partition dict ``{"<topic>": {"<partition>": next_offset}}`` (the format of
+Spark's ``startingOffsets`` JSON). Options (all strings, as Spark hands them over):
+
+* ``bootstrap_servers`` (required), ``topic`` (required; comma-separated for several topics);
+* ``starting_offsets``: ``earliest`` (default) | ``latest`` | JSON ``{"t": {"0": 12}}``, where
+  ``-2`` means earliest and ``-1`` latest; partitions absent from the JSON start at earliest;
+* ``max_records_per_trigger``: cap on records per microbatch, spread over partitions in
+  proportion to their backlog (every partition with a backlog makes progress);
+* ``kafka_options``: JSON dict of extra kafka-python consumer settings (``security.protocol``
+  or ``security_protocol`` spellings both accepted);
+* ``offset_timeout_s`` (default 10): how long an offset lookup may take before the broker is
+  considered unreachable; ``read_timeout_s`` (default 300): how long a read task waits for a
+  range the broker had already acknowledged (e.g. while the broker restarts) before failing.
+
+Unreachable broker: ``latestOffset`` logs a warning and returns ``start`` (no new data); the
+query keeps triggering empty and resumes when the broker answers again. An empty topic yields
+empty microbatches. Partitions added while running start at their earliest offset. If the
+broker's earliest offset moved past a range start (retention), the read starts at the earliest
+available record and logs the data loss.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+log = logging.getLogger("streamdq.connectors.kafka")
+
+FORMAT_NAME = "streamdq_kafka"
+KAFKA_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
+EARLIEST, LATEST = -2, -1
+
+Offsets = dict[str, dict[str, int]]
+T = TypeVar("T")
+
+
+class BrokerUnreachable(RuntimeError):
+    """The broker did not answer an offset lookup in time."""
+
+
+# --------------------------------------------------------------------------- option parsing
+def consumer_config(options: Mapping[str, str]) -> dict[str, Any]:
+    """kafka-python ``KafkaConsumer`` settings from the source options (no group, no commit)."""
+    servers = options.get("bootstrap_servers") or options.get("kafka.bootstrap.servers")
+    if not servers:
+        raise ValueError("kafka source: option 'bootstrap_servers' is required (e.g. 127.0.0.1:9092)")
+    cfg: dict[str, Any] = {
+        "bootstrap_servers": [s.strip() for s in str(servers).split(",") if s.strip()],
+        "enable_auto_commit": False,
+        "group_id": None,
+        "client_id": "streamdq-kafka-source",
+        "auto_offset_reset": "earliest",
+    }
+    extra = options.get("kafka_options")
+    if extra:
+        try:
+            parsed = json.loads(extra)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"kafka source: option 'kafka_options' is not a JSON object: {e}") from e
+        if not isinstance(parsed, dict):
+            raise ValueError("kafka source: option 'kafka_options' must be a JSON object")
+        for k, v in parsed.items():
+            key = str(k).removeprefix("kafka.").replace(".", "_")
+            if key in ("group_id", "enable_auto_commit"):
+                continue  # offsets live in Spark's checkpoint, never in a consumer group
+            cfg[key] = v
+    return cfg
+
+
+def parse_topics(options: Mapping[str, str]) -> list[str]:
+    raw = options.get("topic") or options.get("subscribe") or ""
+    topics = [t.strip() for t in str(raw).split(",") if t.strip()]
+    if not topics:
+        raise ValueError("kafka source: option 'topic' is required")
+    return topics
+
+
+def parse_starting_offsets(raw: str | None) -> str | Offsets:
+    """``"earliest"``, ``"latest"`` or a validated ``{topic: {partition: offset}}`` dict."""
+    text = (raw or "earliest").strip()
+    if text.lower() in ("earliest", "latest"):
+        return text.lower()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"kafka source: starting_offsets {text!r} is neither earliest, latest nor JSON "
+            f'like {{"topic": {{"0": 12}}}}: {e}'
+        ) from e
+    if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
+        raise ValueError(
+            f'kafka source: starting_offsets JSON must look like {{"topic": {{"0": 12}}}}, got {text!r}'
+        )
+    out: Offsets = {}
+    for topic, parts in parsed.items():
+        out[str(topic)] = {}
+        for p, off in parts.items():
+            try:
+                out[str(topic)][str(int(p))] = int(off)
+            except (TypeError, ValueError) as e:
+                raise ValueError(
+                    f"kafka source: starting_offsets[{topic!r}][{p!r}] must map a partition number "
+                    f"to an offset (or -2 earliest, -1 latest), got {off!r}"
+                ) from e
+    return out
+
+
+def spread_limit(start: Offsets, end: Offsets, max_rows: int) -> Offsets:
+    """Cap ``end`` so that at most ``max_rows`` records lie between ``start`` and the result.
+
+    The budget is shared in proportion to each partition's backlog (largest remainders get the
+    leftover records), so every partition with a backlog moves when the budget allows.
+    """
+    backlog: dict[tuple[str, str], int] = {}
+    for topic, parts in end.items():
+        for p, e in parts.items():
+            s = start.get(topic, {}).get(p, 0)
+            backlog[(topic, p)] = max(0, e - s)
+    total = sum(backlog.values())
+    capped: Offsets = {t: dict(parts) for t, parts in end.items()}
+    if total <= max_rows:
+        return capped
+    budget = max(0, max_rows)
+    shares = {k: budget * b / total for k, b in backlog.items()}
+    take = {k: int(v) for k, v in shares.items()}
+    leftover = budget - sum(take.values())
+    for k in sorted(shares, key=lambda k: (shares[k] - take[k], backlog[k]), reverse=True):
+        if leftover <= 0:
+            break
+        if take[k] < backlog[k]:
+            take[k] += 1
+            leftover -= 1
+    for (topic, p), n in take.items():
+        capped[topic][p] = start.get(topic, {}).get(p, 0) + n
+    return capped
+
+
+# --------------------------------------------------------------------------- broker access
+def _with_deadline(fn: Callable[[], T], timeout: float, what: str) -> T:
+    """Run ``fn`` in a daemon thread; raise BrokerUnreachable if it takes longer than ``timeout``.
+
+    kafka-python can block without bound on metadata when the broker is gone; this guarantees
+    that the driver-side offset lookups never hang the query.
+    """
+    box: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            box.set_result(fn())
+        except BaseException as e:  # delivered to the caller below
+            box.set_exception(e)
+
+    threading.Thread(target=run, name=f"streamdq-kafka-{what}", daemon=True).start()
+    try:
+        return box.result(timeout=timeout)
+    except concurrent.futures.TimeoutError as e:
+        raise BrokerUnreachable(f"{what}: no answer within {timeout}s") from e
+
+
+def _lookup_offsets(cfg: dict[str, Any], topics: list[str], timeout: float) -> tuple[Offsets, Offsets]:
+    """(earliest, latest) offsets of every partition of ``topics``, from a short-lived consumer."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    timeout_ms = int(timeout * 1000)
+
+    def fetch() -> tuple[Offsets, Offsets]:
+        consumer = KafkaConsumer(**{"bootstrap_timeout_ms": timeout_ms, **cfg})
+        try:
+            tps = []
+            for topic in topics:
+                parts = consumer.partitions_for_topic(topic) or set()
+                tps += [TopicPartition(topic, p) for p in sorted(parts)]
+            if not tps:
+                return {t: {} for t in topics}, {t: {} for t in topics}
+            begin = consumer.beginning_offsets(tps, timeout_ms=timeout_ms)
+            end = consumer.end_offsets(tps, timeout_ms=timeout_ms)
+        finally:
+            consumer.close()
+        lo: Offsets = {t: {} for t in topics}
+        hi: Offsets = {t: {} for t in topics}
+        for tp in tps:
+            lo[tp.topic][str(tp.partition)] = int(begin[tp])
+            hi[tp.topic][str(tp.partition)] = int(end[tp])
+        return lo, hi
+
+    return _with_deadline(fetch, timeout + 2.0, "offset-lookup")
+
+
+# --------------------------------------------------------------------------- Spark data source
+class KafkaPartitionRange(InputPartition):
+    """Records ``[start, end)`` of one Kafka partition; one Spark task reads one range."""
+
+    def __init__(self, topic: str, partition: int, start: int, end: int) -> None:
+        super().__init__((topic, partition, start, end))
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+
+    def __repr__(self) -> str:
+        return f"KafkaPartitionRange({self.topic}[{self.partition}] {self.start}..{self.end})"
+
+
+class KafkaDataSource(DataSource):
+    """``spark.readStream.format("streamdq_kafka")``: see the module docstring for options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    def schema(self) -> str:
+        return KAFKA_SCHEMA
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return KafkaStreamReader(dict(self.options))
+
+
+class KafkaStreamReader(DataSourceStreamReader):
+    """Offsets from the broker on the driver side; records read by executors (see module doc).
+
+    Picklable: holds only plain options; every consumer is opened inside the call that uses it.
+    """
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.options = dict(options)
+        self.topics = parse_topics(self.options)
+        self.cfg = consumer_config(self.options)
+        self.starting = parse_starting_offsets(self.options.get("starting_offsets"))
+        max_records = self.options.get("max_records_per_trigger")
+        self.max_records = int(max_records) if max_records not in (None, "", "None") else None
+        if self.max_records is not None and self.max_records <= 0:
+            raise ValueError(f"kafka source: max_records_per_trigger must be > 0, got {self.max_records}")
+        self.offset_timeout = float(self.options.get("offset_timeout_s", "10"))
+        self.read_timeout = float(self.options.get("read_timeout_s", "300"))
+        self.initial_wait = float(self.options.get("initial_offset_wait_s", "60"))
+        self._unreachable_since: float | None = None
+
+    # -- driver side ---------------------------------------------------------
+    def initialOffset(self) -> dict:
+        """Resolve ``starting_offsets`` against the broker (waits up to ``initial_offset_wait_s``)."""
+        deadline = time.monotonic() + self.initial_wait
+        while True:
+            try:
+                lo, hi = _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
+                break
+            except Exception as e:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"kafka source: cannot resolve starting offsets of {self.topics} on "
+                        f"{self.cfg['bootstrap_servers']}: {e!r}"
+                    ) from e
+                log.warning("kafka source: broker not answering yet (%r); retrying", e)
+                time.sleep(1.0)
+        out: Offsets = {}
+        for topic in self.topics:
+            out[topic] = {}
+            for p in hi.get(topic, {}):
+                earliest, latest = lo[topic][p], hi[topic][p]
+                if self.starting == "earliest":
+                    off = earliest
+                elif self.starting == "latest":
+                    off = latest
+                else:
+                    assert isinstance(self.starting, dict)
+                    wanted = self.starting.get(topic, {}).get(p, EARLIEST)
+                    off = earliest if wanted == EARLIEST else latest if wanted == LATEST else wanted
+                    off = min(max(off, earliest), latest)
+                out[topic][p] = off
+        return out
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.max_records is not None:
+            return ReadMaxRows(self.max_records)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        """End offset of the next microbatch; ``start`` unchanged (no data) if the broker is down."""
+        try:
+            lo, hi = _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
+        except Exception as e:
+            if self._unreachable_since is None:
+                self._unreachable_since = time.monotonic()
+            log.warning(
+                "kafka source: broker %s unreachable for %.0fs (%r); no new data this trigger",
+                ",".join(self.cfg["bootstrap_servers"]),
+                time.monotonic() - self._unreachable_since,
+                e,
+            )
+            return start
+        if self._unreachable_since is not None:
+            log.warning("kafka source: broker reachable again; resuming")
+            self._unreachable_since = None
+        end: Offsets = {}
+        for topic in self.topics:
+            end[topic] = {}
+            known = start.get(topic, {})
+            for p, latest in hi.get(topic, {}).items():
+                s = int(known.get(p, lo[topic][p]))  # a new partition starts at earliest
+                end[topic][p] = max(s, latest)  # never go backwards (topic truncated/recreated)
+            for p, s in known.items():  # a partition the broker no longer lists: keep position
+                end[topic].setdefault(p, int(s))
+        start_full: Offsets = {t: {p: int(start.get(t, {}).get(p, lo[t][p])) for p in end[t]} for t in end}
+        if isinstance(limit, ReadMaxRows):
+            return spread_limit(start_full, end, limit.max_rows)
+        return end
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        ranges: list[InputPartition] = []
+        for topic in sorted(end):
+            for p in sorted(end[topic], key=int):
+                s = int(start.get(topic, {}).get(p, 0))
+                e = int(end[topic][p])
+                if e > s:
+                    ranges.append(KafkaPartitionRange(topic, int(p), s, e))
+        return ranges
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: offsets live in Spark's checkpoint, not in a consumer group."""
+
+    # -- executor side -------------------------------------------------------
+    def read(self, partition: InputPartition) -> Iterator[tuple]:
+        assert isinstance(partition, KafkaPartitionRange)
+        return read_range(self.cfg, partition, self.read_timeout)
+
+
+def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0) -> Iterator[tuple]:
+    """Yield Spark kafka rows for offsets ``[rng.start, rng.end)`` of one partition.
+
+    Opens its own consumer (assign + seek, no group). Waits for records the broker already
+    acknowledged, e.g. across a broker restart, up to ``read_timeout`` seconds without progress.
+    """
+    from kafka import KafkaConsumer, TopicPartition
+
+    tp = TopicPartition(rng.topic, rng.partition)
+    deadline = time.monotonic() + read_timeout
+    consumer = None
+    try:
+        while consumer is None:
+            try:
+                consumer = KafkaConsumer(**{"bootstrap_timeout_ms": 10000, **cfg})
+            except Exception as e:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"kafka source: cannot connect to read {rng}: {e!r}") from e
+                log.warning("kafka source: cannot connect to read %s (%r); retrying", rng, e)
+                time.sleep(1.0)
+        consumer.assign([tp])
+        consumer.seek(tp, rng.start)
+        position = rng.start
+        while position < rng.end:
+            batch = consumer.poll(timeout_ms=500, max_records=min(5000, rng.end - position))
+            records = batch.get(tp, [])
+            for r in records:
+                if r.offset >= rng.end:  # a gap up to the range end
+                    position = rng.end
+                    break
+                if r.offset < position:
+                    continue
+                if r.offset > position and position == rng.start:
+                    log.warning(
+                        "kafka source: %s starts at offset %d (records before it are gone)", rng, r.offset
+                    )
+                yield (
+                    r.key,
+                    r.value,
+                    r.topic,
+                    r.partition,
+                    r.offset,
+                    datetime.fromtimestamp(r.timestamp / 1000.0, tz=UTC) if r.timestamp is not None else None,
+                    int(r.timestamp_type) if r.timestamp_type is not None else 0,
+                )
+                position = r.offset + 1
+            if records:
+                deadline = time.monotonic() + read_timeout
+                continue
+            # no records: gaps (compaction, transaction markers) advance the position silently
+            try:
+                position = max(position, int(consumer.position(tp, timeout_ms=2000) or position))
+            except Exception as e:
+                log.warning("kafka source: waiting for broker while reading %s (%r)", rng, e)
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"kafka source: no progress reading {rng} for {read_timeout}s (stuck at offset {position})"
+                )
+    finally:
+        if consumer is not None:
+            consumer.close()
+
+
+def register(spark: Any) -> None:
+    """Register the ``streamdq_kafka`` format with ``spark`` (idempotent)."""
+    spark.dataSource.register(KafkaDataSource)
