@@ -3,14 +3,55 @@
 Importing this package registers every analyzer and state type.
 """
 
+from streamdq.analyzers.approx_count_distinct import ApproxCountDistinct
+from streamdq.analyzers.approx_quantile import ApproxQuantile, ApproxQuantiles
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
 from streamdq.analyzers.completeness import Completeness
+from streamdq.analyzers.compliance import Compliance
+from streamdq.analyzers.correlation import Correlation
+from streamdq.analyzers.data_type import DataType, DataTypeState
+from streamdq.analyzers.kurtosis import Kurtosis
+from streamdq.analyzers.max_length import MaxLength
+from streamdq.analyzers.maximum import Maximum
 from streamdq.analyzers.mean import Mean
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.min_length import MinLength
+from streamdq.analyzers.minimum import Minimum
+from streamdq.analyzers.pattern_match import PATTERNS, PatternMatch
+from streamdq.analyzers.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from streamdq.analyzers.size import Size
+from streamdq.analyzers.sketch_states import HllState, KllState
+from streamdq.analyzers.skewness import Skewness
+from streamdq.analyzers.standard_deviation import StandardDeviation
 from streamdq.analyzers.state import State, state_from_bytes
+from streamdq.analyzers.sum import Sum
+from streamdq.analyzers.variance import Variance
+from streamdq.analyzers.zeros_count import ZerosCount
 
 __all__ = [
+    "ApproxCountDistinct",
+    "ApproxQuantile",
+    "ApproxQuantiles",
+    "Compliance",
+    "Correlation",
+    "DataType",
+    "DataTypeState",
+    "HllState",
+    "KllState",
+    "Kurtosis",
+    "MaxLength",
+    "Maximum",
+    "MinLength",
+    "Minimum",
+    "PATTERNS",
+    "PatternMatch",
+    "RatioOfSums",
+    "RatioOfSumsState",
+    "Skewness",
+    "StandardDeviation",
+    "Sum",
+    "Variance",
+    "ZerosCount",
     "Analyzer",
     "Completeness",
     "GroupingAnalyzer",

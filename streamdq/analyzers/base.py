@@ -115,8 +115,12 @@ class Analyzer(ABC):
     NAME: ClassVar[str]
 
     # -- identity -------------------------------------------------------------------
-    def columns(self) -> tuple[str, ...]:
-        """The input columns this analyzer reads (checked for existence before running)."""
+    def input_columns(self) -> tuple[str, ...]:
+        """The input columns this analyzer reads (checked for existence before running).
+
+        Named ``input_columns`` (not ``columns``) because analyzers such as Compliance and
+        Uniqueness have a dataclass FIELD called ``columns``, which would shadow a method.
+        """
         out: list[str] = []
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
@@ -130,14 +134,14 @@ class Analyzer(ABC):
 
     @property
     def entity(self) -> str:
-        cols = self.columns()
+        cols = self.input_columns()
         if not cols:
             return DATASET
         return COLUMN if len(cols) == 1 else MULTICOLUMN
 
     @property
     def instance(self) -> str:
-        cols = self.columns()
+        cols = self.input_columns()
         return ",".join(cols) if cols else "*"
 
     def to_spec(self) -> dict[str, Any]:
@@ -180,7 +184,7 @@ class Analyzer(ABC):
     # -- running --------------------------------------------------------------------
     def preconditions(self, schema: StructType) -> str | None:
         """None when the analyzer can run on ``schema``, else the reason it cannot."""
-        for c in self.columns():
+        for c in self.input_columns():
             if field_type(schema, c) is None:
                 return f"column {c!r} does not exist (columns: {', '.join(schema.fieldNames())})"
         return None

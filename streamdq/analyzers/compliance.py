@@ -1,0 +1,84 @@
+"""Compliance: the fraction of rows in scope on which a Spark SQL predicate is TRUE.
+
+Runs in the fused scan as three conditional counts (TRUE, in scope, predicate not NULL);
+states (``NumMatchesAndCount``) merge by addition. A NULL predicate counts as not
+compliant but stays in the denominator; when rows are in scope but EVERY predicate value
+is NULL (e.g. numeric bounds on a string column) the metric is a Failure. No row in scope
+-> Failure (empty). ``columns`` names the columns the predicate reads so a missing
+column fails before the pass with a clear message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, count_in_scope, in_scope, register_analyzer
+from streamdq.analyzers.basic_states import NumMatchesAndCount
+from streamdq.analyzers.metric import COLUMN, Metric
+from streamdq.analyzers.state import State
+
+
+def _count(condition: Column) -> Column:
+    return F.sum(F.when(condition, F.lit(1)).otherwise(F.lit(0))).cast("long")
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Compliance(ScanShareableAnalyzer):
+    """#rows with ``predicate`` TRUE / #rows in scope; instance = ``name``."""
+
+    NAME = "Compliance"
+    name: str
+    predicate: str
+    columns: tuple[str, ...] = ()
+    where: str | None = None
+
+    @property
+    def entity(self) -> str:
+        return COLUMN
+
+    @property
+    def instance(self) -> str:
+        return self.name
+
+    def preconditions(self, schema: StructType) -> str | None:
+        reason = super().preconditions(schema)
+        if reason is not None:
+            return reason
+        try:
+            F.expr(self.predicate)
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [""])[0]
+            return f"Compliance {self.name!r}: predicate {self.predicate!r} does not parse: {first}"
+        return None
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        scope = in_scope(self.where)
+        pred = F.expr(self.predicate).cast("boolean")
+        return [
+            _count(scope & F.coalesce(pred, F.lit(False))),
+            count_in_scope(self.where),
+            _count(scope & pred.isNotNull()),
+        ]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return NumMatchesAndCount(*(int(row[offset + i] or 0) for i in range(3)))
+
+    def empty_state(self) -> State:
+        return NumMatchesAndCount.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, NumMatchesAndCount)
+        if state.count == 0:
+            return self.empty_failure()
+        if state.evaluated == 0:
+            return self.failed(
+                f"Compliance {self.name!r}: predicate {self.predicate!r} is NULL on every row in scope"
+            )
+        return self.ok(state.matches / state.count)

@@ -1,0 +1,68 @@
+"""Correlation: Pearson correlation of two numeric columns over rows where both are non-NULL.
+
+Runs in the fused scan as count/avg/avg/covar_pop/var_pop/var_pop of the pair (each
+value NULL unless the row is in scope and BOTH values are non-NULL), from which the
+co-moments (n, means, C, M2x, M2y) are rebuilt; states merge exactly (up to rounding)
+with the pairwise co-moment update. A constant column gives NaN (a success, as in Deequ;
+Spark's F.corr would give NULL). No complete pair in scope -> Failure (empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, register_analyzer
+from streamdq.analyzers.basic_states import CoMomentsState
+from streamdq.analyzers.metric import MULTICOLUMN, Metric
+from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.state import State
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Correlation(ScanShareableAnalyzer):
+    """Pearson r of (first_column, second_column); NaN when either column is constant."""
+
+    NAME = "Correlation"
+    first_column: str
+    second_column: str
+    where: str | None = None
+
+    @property
+    def entity(self) -> str:
+        return MULTICOLUMN
+
+    def preconditions(self, schema: StructType) -> str | None:
+        return (
+            super().preconditions(schema)
+            or numeric_precondition(self, schema, self.first_column)
+            or numeric_precondition(self, schema, self.second_column)
+        )
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        x, y = col(self.first_column).cast("double"), col(self.second_column).cast("double")
+        both = in_scope(self.where) & x.isNotNull() & y.isNotNull()
+        xs, ys = F.when(both, x), F.when(both, y)
+        return [F.count(xs), F.avg(xs), F.avg(ys), F.covar_pop(xs, ys), F.var_pop(xs), F.var_pop(ys)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        n = int(row[offset] or 0)
+        if n == 0:
+            return CoMomentsState.empty()
+        x_mean, y_mean, cov, vx, vy = (float(row[offset + i] or 0.0) for i in range(1, 6))
+        return CoMomentsState(n, x_mean, y_mean, cov * n, max(vx, 0.0) * n, max(vy, 0.0) * n)
+
+    def empty_state(self) -> State:
+        return CoMomentsState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, CoMomentsState)
+        if state.n == 0:
+            return self.empty_failure()
+        return self.ok(state.correlation())

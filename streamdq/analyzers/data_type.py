@@ -1,0 +1,95 @@
+"""DataType: a histogram of the inferred type of each value (Deequ's DataType analyzer).
+
+Each value is cast to string and classified, first match wins: NULL -> Unknown;
+``^(-|\\+)? ?\\d+((\\.\\d+)|((?:\\.\\d+)?[Ee][-+]?\\d+))$`` -> Fractional; ``^(-|\\+)? ?\\d+$`` ->
+Integral; ``^(true|false)$`` -> Boolean; else String. Rows outside the ``where`` scope are
+Unknown, so the ratios use ALL rows as denominator. Runs in the fused scan as five
+conditional counts (``rlike``, no UDF); ``DataTypeState`` merges by adding the counts.
+The value is a distribution ``{"number_of_bins": 5, "values": {type: {"absolute": n,
+"ratio": n / rows}}}`` with all five keys. Zero rows -> Failure (empty); an all-NULL
+column is a success (Unknown = 1.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.state import JsonState, State, register_state
+
+FRACTIONAL = r"^(-|\+)? ?\d+((\.\d+)|((?:\.\d+)?[Ee][-+]?\d+))$"
+INTEGRAL = r"^(-|\+)? ?\d+$"
+BOOLEAN = r"^(true|false)$"
+TYPE_KEYS = ("Unknown", "Fractional", "Integral", "Boolean", "String")
+
+
+@register_state
+@dataclass(frozen=True)
+class DataTypeState(JsonState):
+    """Row counts per inferred type (Unknown includes NULLs and out-of-scope rows)."""
+
+    TYPE_TAG = "DataTypeHistogram"
+    unknown: int = 0
+    fractional: int = 0
+    integral: int = 0
+    boolean: int = 0
+    string: int = 0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    def merge(self, other: Self) -> Self:
+        return type(self)(*(a + b for a, b in zip(self.counts(), other.counts(), strict=True)))
+
+    def counts(self) -> tuple[int, int, int, int, int]:
+        return (self.unknown, self.fractional, self.integral, self.boolean, self.string)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts())
+
+
+def _count(condition: Column) -> Column:
+    return F.sum(F.when(condition, F.lit(1)).otherwise(F.lit(0))).cast("long")
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class DataType(ScanShareableAnalyzer):
+    """Distribution of inferred value types over all rows (out-of-scope rows are Unknown)."""
+
+    NAME = "DataType"
+    column: str
+    where: str | None = None
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        text = conditional(col(self.column).cast("string"), self.where)
+        frac = F.coalesce(text.rlike(FRACTIONAL), F.lit(False))
+        integ = ~frac & F.coalesce(text.rlike(INTEGRAL), F.lit(False))
+        boolean = ~frac & ~integ & F.coalesce(text.rlike(BOOLEAN), F.lit(False))
+        string = text.isNotNull() & ~frac & ~integ & ~boolean
+        return [_count(text.isNull()), _count(frac), _count(integ), _count(boolean), _count(string)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return DataTypeState(*(int(row[offset + i] or 0) for i in range(5)))
+
+    def empty_state(self) -> State:
+        return DataTypeState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, DataTypeState)
+        total = state.total
+        if total == 0:
+            return self.empty_failure()
+        values = {
+            key: {"absolute": n, "ratio": n / total} for key, n in zip(TYPE_KEYS, state.counts(), strict=True)
+        }
+        return self.ok({"number_of_bins": len(TYPE_KEYS), "values": values})

@@ -1,0 +1,40 @@
+"""Shared parts of MinLength / MaxLength: string length with Deequ's ``null_behavior``.
+
+``null_behavior``: "ignore" (default; NULL values are skipped), "empty_string" (NULL has
+length 0), "fail" (NULL becomes -Double.MaxValue for MinLength and +Double.MaxValue for
+MaxLength, so any min/max assertion on it fails). Rows outside the ``where`` scope are
+always skipped. String columns only.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import Analyzer, col, conditional
+from streamdq.analyzers.numeric import string_precondition
+
+NULL_BEHAVIORS = ("ignore", "empty_string", "fail")
+DOUBLE_MAX = sys.float_info.max
+
+
+def length_precondition(
+    analyzer: Analyzer, schema: StructType, column: str, null_behavior: str
+) -> str | None:
+    if null_behavior not in NULL_BEHAVIORS:
+        return f"{analyzer.NAME}: null_behavior {null_behavior!r} is not one of {', '.join(NULL_BEHAVIORS)}"
+    return string_precondition(analyzer, schema, column)
+
+
+def length_value(column: str, null_behavior: str, null_value: float, where: str | None) -> Column:
+    """Length of ``column`` as double (NULL handled per ``null_behavior``), NULL out of scope."""
+    c = col(column)
+    length = F.length(c).cast("double")
+    if null_behavior == "empty_string":
+        length = F.coalesce(length, F.lit(0.0))
+    elif null_behavior == "fail":
+        length = F.when(c.isNull(), F.lit(null_value)).otherwise(length)
+    return conditional(length, where)

@@ -1,0 +1,91 @@
+"""RatioOfSums: Σ numerator / Σ denominator over the rows in scope.
+
+Runs in the fused scan as sum(numerator), sum(denominator) (as doubles; NULLs skipped in
+each sum independently) and the count of non-NULL numerators; ``RatioOfSumsState`` merges
+by adding all three. Σ denominator = 0 gives ±Infinity (0/0 gives NaN), a success as in
+Deequ. No non-NULL numerator in scope -> Failure (empty). Numeric columns only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.metric import MULTICOLUMN, Metric
+from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.state import JsonState, State, register_state
+
+
+@register_state
+@dataclass(frozen=True)
+class RatioOfSumsState(JsonState):
+    """Σ numerator, Σ denominator, and the number of non-NULL numerators."""
+
+    TYPE_TAG = "RatioOfSums"
+    numerator: float = 0.0
+    denominator: float = 0.0
+    n: int = 0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    def merge(self, other: Self) -> Self:
+        return type(self)(
+            self.numerator + other.numerator, self.denominator + other.denominator, self.n + other.n
+        )
+
+    def ratio(self) -> float:
+        if self.denominator == 0.0:
+            if self.numerator == 0.0 or math.isnan(self.numerator):
+                return math.nan
+            return math.copysign(math.inf, self.numerator)
+        return self.numerator / self.denominator
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class RatioOfSums(ScanShareableAnalyzer):
+    """Σ numerator / Σ denominator; Σ denominator = 0 -> ±inf."""
+
+    NAME = "RatioOfSums"
+    numerator: str
+    denominator: str
+    where: str | None = None
+
+    @property
+    def entity(self) -> str:
+        return MULTICOLUMN
+
+    def preconditions(self, schema: StructType) -> str | None:
+        return (
+            super().preconditions(schema)
+            or numeric_precondition(self, schema, self.numerator)
+            or numeric_precondition(self, schema, self.denominator)
+        )
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        num = conditional(col(self.numerator).cast("double"), self.where)
+        den = conditional(col(self.denominator).cast("double"), self.where)
+        return [F.sum(num), F.sum(den), F.count(num)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return RatioOfSumsState(
+            float(row[offset] or 0.0), float(row[offset + 1] or 0.0), int(row[offset + 2] or 0)
+        )
+
+    def empty_state(self) -> State:
+        return RatioOfSumsState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, RatioOfSumsState)
+        if state.n == 0:
+            return self.empty_failure()
+        return self.ok(state.ratio())

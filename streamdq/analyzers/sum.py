@@ -1,0 +1,50 @@
+"""Sum of a numeric column over the non-NULL values in scope.
+
+Runs in the fused scan as ``sum(double)`` and ``count``; states merge by adding both.
+No non-NULL value in scope (empty input, all NULL, or all filtered) -> Failure (empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.basic_states import SumState
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.state import State
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Sum(ScanShareableAnalyzer):
+    """Σ of non-NULL values in scope. Numeric columns only; all-NULL -> Failure (empty)."""
+
+    NAME = "Sum"
+    column: str
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        value = conditional(col(self.column).cast("double"), self.where)
+        return [F.sum(value), F.count(value)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return SumState(float(row[offset] or 0.0), int(row[offset + 1] or 0))
+
+    def empty_state(self) -> State:
+        return SumState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, SumState)
+        if state.n == 0:
+            return self.empty_failure()
+        return self.ok(state.total)

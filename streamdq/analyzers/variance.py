@@ -1,0 +1,24 @@
+"""Variance of a numeric column: Population variance m2 / n.
+
+Computed from the shared moments aggregates (see ``moments.py``): merges are exact up to
+floating-point rounding; no non-NULL value in scope -> Failure (empty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from streamdq.analyzers.base import register_analyzer
+from streamdq.analyzers.basic_states import MomentsState
+from streamdq.analyzers.moments import MomentsAnalyzer
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Variance(MomentsAnalyzer):
+    """Population variance m2 / n."""
+
+    NAME = "Variance"
+
+    def statistic(self, state: MomentsState) -> float:
+        return state.m2 / state.n

@@ -1,0 +1,49 @@
+"""ZerosCount: the number of rows in scope whose numeric column equals 0.
+
+Runs in the fused scan as one conditional count; states merge by addition. Empty input,
+an all-NULL column or a filter keeping nothing give 0.0 (a success, unlike the other
+statistics). Numeric columns only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, register_analyzer
+from streamdq.analyzers.basic_states import NumMatches
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.state import State
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class ZerosCount(ScanShareableAnalyzer):
+    """Count of values == 0 in scope (NULL is not zero)."""
+
+    NAME = "ZerosCount"
+    column: str
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
+
+    def aggregations(self, schema: StructType) -> list[Column]:
+        zero = in_scope(self.where) & (col(self.column) == F.lit(0))
+        return [F.sum(F.when(zero, F.lit(1)).otherwise(F.lit(0))).cast("long")]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return NumMatches(int(row[offset] or 0))
+
+    def empty_state(self) -> State:
+        return NumMatches.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, NumMatches)
+        return self.ok(float(state.matches))
