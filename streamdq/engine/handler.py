@@ -173,13 +173,22 @@ class BatchHandler:
         return report
 
     # -- compute ------------------------------------------------------------------------
+    def _window_start(self) -> Column:
+        """Start of the tumbling window of each row's event time (NULL for a NULL time).
+
+        Computed arithmetically rather than with ``F.window``, which silently filters out
+        rows whose event time is NULL: such rows must still count (batch and total).
+        """
+        assert self.event_time is not None
+        length = int(self.window_length.total_seconds() * 1_000_000)
+        micros = F.unix_micros(col(self.event_time).cast("timestamp"))
+        return F.timestamp_micros(F.floor(micros / F.lit(length)) * F.lit(length))
+
     def _segments(self, df: DataFrame) -> tuple[list[Column], list[Column]]:
         cols = set(df.columns)
         bad = col(ERROR_COLUMN).isNotNull() if ERROR_COLUMN in cols else F.lit(False)
         if self.event_time:
-            window_start = F.window(
-                col(self.event_time), f"{int(self.window_length.total_seconds())} seconds"
-            ).start
+            window_start = self._window_start()
             event_max = F.max(col(self.event_time))
         else:
             window_start = F.lit(None).cast("timestamp")
@@ -323,9 +332,7 @@ class BatchHandler:
             conds.append(col(ERROR_COLUMN).isNotNull())
             reason = col(ERROR_COLUMN)
         if late_windows and self.event_time:
-            wstart = F.window(
-                col(self.event_time), f"{int(self.window_length.total_seconds())} seconds"
-            ).start
+            wstart = self._window_start()
             is_late = wstart.isin([F.lit(w) for w in late_windows])
             if ERROR_COLUMN in cols:
                 is_late = is_late & col(ERROR_COLUMN).isNull()
