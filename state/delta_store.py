@@ -1,0 +1,458 @@
+"""``DeltaStateStore``: the state store on Delta tables written with delta-rs (driver only).
+
+Layout: one root (local directory or object-store URI) holding the tables described in
+``streamdq.state.schemas``. No JVM, no Spark writer: the driver appends small Arrow
+tables with ``deltalake.write_deltalake`` and upserts with ``DeltaTable.merge``.
+
+Exactly once (DESIGN.md section 5)
+    ``commit(query_id, batch_id, ...)`` writes the tables in ``schemas.COMMIT_ORDER``.
+    Every write carries a Delta application transaction ``(app_id(query_id), batch_id)``
+    and is skipped when that table already holds a transaction version >= batch_id, so a
+    crash between two tables' writes is repaired by replaying the batch. Each check is
+    made on the same table snapshot the write commits against; a concurrent commit of the
+    same transaction makes delta-rs fail with ``CommitFailedError`` and the write is
+    retried from a fresh snapshot (where the check then skips it). ``reports`` is written
+    last: a batch is *committed* when its report row exists.
+
+Consistent reads
+    Readers see committed batches only. ``states_latest`` and ``detectors`` are
+    snapshot tables (upserted per batch); when the newest write of a dataset to them
+    belongs to a batch whose report is missing (a crash inside ``commit``), reads use the
+    table version just before that write (Delta time travel), so the replayed batch is
+    recomputed from the states it originally started from. The append-only tables
+    (``states``, ``metrics``, ``results``) are filtered to committed batches.
+
+Windows
+    A window is *final* once the watermark has passed it: the runner either sends its
+    last ``StateRecord`` with ``final=True`` or lists it in ``report.closed_windows``.
+    Final windows leave ``states_latest`` (``load_states`` stops returning them); their
+    states stay in the ``states`` log, which ``merge_range`` reads.
+
+Maintenance
+    Every ``checkpoint_every`` versions of a table a Delta checkpoint is written; every
+    ``compact_every`` committed batches all tables are compacted (and vacuumed when
+    ``retention_hours`` is set). ``compact()``, ``checkpoint()`` and ``vacuum()`` can
+    also be called directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+from deltalake import DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.transaction import CommitProperties, PostCommitHookProperties, Transaction
+from streamdq.state import maintenance, queries
+from streamdq.state import schemas as S
+from streamdq.state import tables as T
+from streamdq.state.queries import decode_state
+from streamdq.state.records import (
+    DetectorStateRecord,
+    MetricRecord,
+    ResultRecord,
+    StateRecord,
+    dedupe_keys,
+)
+from streamdq.state.sql import conj, lit
+
+from streamdq.analyzers.state import State
+from streamdq.report import BatchReport
+
+log = logging.getLogger(__name__)
+
+META_QUERY = "streamdq.query_id"
+META_BATCH = "streamdq.batch_id"
+META_DATASET = "streamdq.dataset"
+
+
+def app_id(query_id: str) -> str:
+    """The Delta application-transaction id of a streaming query."""
+    return f"streamdq:{query_id}"
+
+
+class StateStoreError(RuntimeError):
+    """A state-store operation failed for a reason other than bad input."""
+
+
+class DeltaStateStore:
+    """The Delta-table state store. Not thread-safe: one instance per thread/process.
+
+    ``root``: a local path or URI (``s3://bucket/prefix``); ``storage_options`` are passed to
+    delta-rs unchanged (credentials, endpoints). ``max_retries`` bounds the retries of one
+    table write after concurrent-commit conflicts. ``history_scan`` is how many recent
+    commits of a snapshot table are inspected for an uncommitted tail.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        storage_options: dict[str, str] | None = None,
+        checkpoint_every: int = 100,
+        compact_every: int = 1000,
+        retention_hours: float | None = None,
+        max_retries: int = 20,
+        history_scan: int = 50,
+    ) -> None:
+        if checkpoint_every < 1 or compact_every < 1:
+            raise ValueError("checkpoint_every and compact_every must be >= 1")
+        self.root = str(root).rstrip("/")
+        self.storage_options = dict(storage_options) if storage_options else None
+        self.checkpoint_every = checkpoint_every
+        self.compact_every = compact_every
+        self.retention_hours = retention_hours
+        self.max_retries = max_retries
+        self.history_scan = history_scan
+        self._tables: dict[str, DeltaTable] = {}
+
+    # -- tables -----------------------------------------------------------------------
+    def path(self, name: str) -> str:
+        return f"{self.root}/{name}"
+
+    def table(self, name: str, *, create: bool = False, refresh: bool = True) -> DeltaTable | None:
+        """The (cached) DeltaTable ``name``, refreshed to its newest version; None if absent."""
+        dt = self._tables.get(name)
+        if dt is None:
+            try:
+                dt = DeltaTable(self.path(name), storage_options=self.storage_options)
+            except TableNotFoundError:
+                if not create:
+                    return None
+                DeltaTable.create(
+                    self.path(name),
+                    schema=S.SCHEMAS[name],
+                    partition_by=S.PARTITIONS[name],
+                    mode="ignore",
+                    storage_options=self.storage_options,
+                )
+                dt = DeltaTable(self.path(name), storage_options=self.storage_options)
+            self._tables[name] = dt
+        elif refresh:
+            dt.update_incremental()
+        return dt
+
+    def _fresh(self, name: str) -> DeltaTable:
+        self._tables.pop(name, None)
+        dt = self.table(name, create=True)
+        assert dt is not None
+        return dt
+
+    def exists(self) -> bool:
+        """True when at least the ``reports`` table exists under ``root``."""
+        return self.table(S.REPORTS) is not None
+
+    # -- exactly once -----------------------------------------------------------------
+    def last_committed_batch(self, query_id: str) -> int | None:
+        """The highest batch id of ``query_id`` whose commit completed (its report is stored)."""
+        dt = self.table(S.REPORTS)
+        if dt is None:
+            return None
+        return dt.transaction_version(app_id(query_id))
+
+    def _committed(self, query_id: str, batch_id: int, cache: dict[str, int | None] | None = None) -> bool:
+        if cache is not None:
+            if query_id not in cache:
+                cache[query_id] = self.last_committed_batch(query_id)
+            last = cache[query_id]
+        else:
+            last = self.last_committed_batch(query_id)
+        return last is not None and batch_id <= last
+
+    def _write_once(
+        self,
+        name: str,
+        query_id: str,
+        batch_id: int,
+        dataset: str,
+        write: Callable[[DeltaTable, CommitProperties, PostCommitHookProperties], None],
+    ) -> bool:
+        """Run ``write`` unless ``name`` already holds (query_id, batch_id). True if written."""
+        app = app_id(query_id)
+        props = CommitProperties(
+            app_transactions=[Transaction(app, batch_id)],
+            custom_metadata={META_QUERY: query_id, META_BATCH: str(batch_id), META_DATASET: dataset},
+        )
+        hooks = PostCommitHookProperties(create_checkpoint=False)
+        dt = self.table(name, create=True)
+        assert dt is not None
+        for attempt in range(self.max_retries + 1):
+            done = dt.transaction_version(app)
+            if done is not None and done >= batch_id:
+                return False
+            try:
+                write(dt, props, hooks)
+            except CommitFailedError as exc:
+                if attempt == self.max_retries:
+                    raise StateStoreError(
+                        f"table {self.path(name)}: batch {batch_id} of query {query_id} still conflicts "
+                        f"after {self.max_retries} retries: {exc}"
+                    ) from exc
+                log.info("table %s: concurrent commit (%s); retrying batch %s", name, exc, batch_id)
+                time.sleep(min(0.01 * 2**attempt, 1.0))
+                dt = self._fresh(name)
+                continue
+            dt.update_incremental()
+            if dt.version() % self.checkpoint_every == 0:
+                maintenance.checkpoint(dt)
+            return True
+        raise AssertionError("unreachable")
+
+    def _append(self, name: str, data: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
+        def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
+            write_deltalake(
+                dt, data, mode="append", commit_properties=props, post_commithook_properties=hooks
+            )
+
+        return self._write_once(name, query_id, batch_id, dataset, write)
+
+    def commit(
+        self,
+        query_id: str,
+        batch_id: int,
+        *,
+        dataset: str,
+        states: Sequence[StateRecord],
+        metrics: Sequence[MetricRecord],
+        results: Sequence[ResultRecord],
+        report: BatchReport,
+        quarantine: pa.Table | None = None,
+        detector_states: Sequence[DetectorStateRecord] = (),
+    ) -> bool:
+        """Commit one batch exactly once; False when it was already fully committed.
+
+        Tables are written in ``schemas.COMMIT_ORDER`` (empty inputs write nothing), the
+        report last. Raises ``ValueError`` when the report does not belong to
+        ``(dataset, query_id, batch_id)`` or the inputs are malformed.
+        """
+        if (report.dataset, report.query_id, report.batch_id) != (dataset, query_id, batch_id):
+            raise ValueError(
+                f"report is for dataset={report.dataset!r} query={report.query_id!r} batch={report.batch_id}, "
+                f"commit was called for dataset={dataset!r} query={query_id!r} batch={batch_id}"
+            )
+        if batch_id < 0:
+            raise ValueError(f"batch_id must be >= 0, got {batch_id}")
+        if self._committed(query_id, batch_id):
+            return False
+        now = datetime.now(UTC)
+        state_rows = T.state_table(
+            dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
+        )
+        wrote = False
+        if state_rows.num_rows:
+            wrote |= self._append(S.STATES, state_rows, query_id, batch_id, dataset)
+        closed = [w.start for w in report.closed_windows]
+        if state_rows.num_rows or closed:
+            wrote |= self._merge_latest(state_rows, closed, query_id, batch_id, dataset)
+        if metrics:
+            wrote |= self._append(S.METRICS, T.metric_table(metrics, report), query_id, batch_id, dataset)
+        if results:
+            wrote |= self._append(S.RESULTS, T.result_table(results, report), query_id, batch_id, dataset)
+        if quarantine is not None and quarantine.num_rows:
+            rows = T.quarantine_table(
+                quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
+            )
+            wrote |= self._append(S.QUARANTINE, rows, query_id, batch_id, dataset)
+        if detector_states:
+            rows = T.detector_table(
+                detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
+            )
+            wrote |= self._merge_detectors(rows, query_id, batch_id, dataset)
+        wrote |= self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
+        if wrote:
+            self._maybe_maintain()
+        return wrote
+
+    def _merge_latest(
+        self, rows: pa.Table, closed: list[datetime], query_id: str, batch_id: int, dataset: str
+    ) -> bool:
+        def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
+            merger = dt.merge(
+                rows,
+                predicate=conj(
+                    "t.dataset = s.dataset",
+                    "t.scope = s.scope",
+                    "t.state_key = s.state_key",
+                    "t.window_start IS NOT DISTINCT FROM s.window_start",
+                ),
+                source_alias="s",
+                target_alias="t",
+                commit_properties=props,
+                post_commithook_properties=hooks,
+            )
+            merger = merger.when_matched_delete("s.final = true").when_matched_update_all()
+            merger = merger.when_not_matched_insert_all("s.final = false")
+            if closed:
+                windows = ", ".join(lit(w) for w in sorted(set(closed)))
+                merger = merger.when_not_matched_by_source_delete(
+                    conj(
+                        f"t.dataset = {lit(dataset)}", "t.scope = 'window'", f"t.window_start IN ({windows})"
+                    )
+                )
+            merger.execute()
+
+        return self._write_once(S.STATES_LATEST, query_id, batch_id, dataset, write)
+
+    def _merge_detectors(self, rows: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
+        def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
+            (
+                dt.merge(
+                    rows,
+                    predicate="t.dataset = s.dataset AND t.key = s.key",
+                    source_alias="s",
+                    target_alias="t",
+                    commit_properties=props,
+                    post_commithook_properties=hooks,
+                )
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute()
+            )
+
+        return self._write_once(S.DETECTORS, query_id, batch_id, dataset, write)
+
+    # -- consistent snapshot reads --------------------------------------------------
+    def _snapshot(self, name: str, dataset: str) -> pa.Table:
+        """Rows of ``dataset`` in snapshot table ``name`` as of the last committed batch."""
+        dt = self.table(name)
+        if dt is None:
+            return S.SCHEMAS[name].empty_table()
+        version = self._rewind_version(dt, dataset)
+        if version is not None:
+            log.warning(
+                "table %s: ignoring uncommitted writes of %s after version %s", name, dataset, version
+            )
+            dt = DeltaTable(self.path(name), version=version, storage_options=self.storage_options)
+        return dt.to_pyarrow_dataset(file_pruning_predicate=f"dataset = {lit(dataset)}").to_table(
+            filter=pads.field("dataset") == dataset
+        )
+
+    def _rewind_version(self, dt: DeltaTable, dataset: str) -> int | None:
+        """The version to read instead of the newest when the dataset's newest writes are uncommitted."""
+        target: int | None = None
+        cache: dict[str, int | None] = {}
+        for entry in dt.history(self.history_scan):
+            if entry.get(META_DATASET) != dataset:
+                continue
+            query_id, batch_id = entry[META_QUERY], int(entry[META_BATCH])
+            if self._committed(query_id, batch_id, cache):
+                break
+            target = int(entry["version"]) - 1
+        return target
+
+    def load_state_rows(self, dataset: str) -> pa.Table:
+        """The ``states_latest`` rows (total + open windows) as of the last committed batch."""
+        rows = self._snapshot(S.STATES_LATEST, dataset)
+        return rows.filter(pc.invert(pc.fill_null(rows.column("final"), False)))
+
+    def load_states(self, dataset: str) -> dict[tuple[str, datetime | None, str], State]:
+        """Latest committed state per (scope, window_start, state_key): total scope and open windows."""
+        out: dict[tuple[str, datetime | None, str], State] = {}
+        for row in self.load_state_rows(dataset).to_pylist():
+            if row["scope"] not in ("total", "window"):
+                continue
+            out[(row["scope"], row["window_start"], row["state_key"])] = decode_state(
+                row, self.path(S.STATES_LATEST)
+            )
+        return out
+
+    def load_detector_states(self, dataset: str) -> dict[str, DetectorStateRecord]:
+        """The current detector state per key, as of the last committed batch."""
+        out: dict[str, DetectorStateRecord] = {}
+        for row in self._snapshot(S.DETECTORS, dataset).to_pylist():
+            out[row["key"]] = DetectorStateRecord(
+                key=row["key"],
+                detector=row["detector"],
+                state=row["state"],
+                last_seq=row["last_seq"],
+                batch_id=row["batch_id"],
+                query_id=row["query_id"],
+            )
+        return out
+
+    def report(self, query_id: str, batch_id: int) -> BatchReport | None:
+        """The stored report of a committed batch (re-emitted verbatim on a replay)."""
+        dt = self.table(S.REPORTS)
+        if dt is None:
+            return None
+        rows = (
+            dt.to_pyarrow_dataset(
+                file_pruning_predicate=f"batch_id = {int(batch_id)} AND query_id = {lit(query_id)}"
+            )
+            .to_table(
+                columns=["report"],
+                filter=(pads.field("query_id") == query_id) & (pads.field("batch_id") == batch_id),
+            )
+            .column("report")
+            .to_pylist()
+        )
+        return BatchReport.from_json(rows[0]) if rows else None
+
+    def committed_filter(self, rows: pa.Table) -> pa.Table:
+        """Keep the rows (with query_id, batch_id columns) of committed batches."""
+        if rows.num_rows == 0:
+            return rows
+        mask = pa.array([False] * rows.num_rows)
+        for query_id in pc.unique(rows.column("query_id")).to_pylist():
+            last = self.last_committed_batch(query_id) if query_id is not None else None
+            if last is None:
+                continue
+            mine = pc.and_(
+                pc.equal(rows.column("query_id"), query_id), pc.less_equal(rows.column("batch_id"), last)
+            )
+            mask = pc.or_(mask, pc.fill_null(mine, False))
+        return rows.filter(mask)
+
+    # -- queries ----------------------------------------------------------------------
+    def history(
+        self,
+        dataset: str,
+        metric: str,
+        *,
+        instance: str | None = None,
+        scope: str | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+    ) -> pa.Table:
+        return queries.history(self, dataset, metric, instance=instance, scope=scope, start=start, end=end)
+
+    def merge_range(self, dataset: str, state_key_or_analyzer: Any, start: datetime, end: datetime) -> State:
+        return queries.merge_range(self, dataset, state_key_or_analyzer, start, end)
+
+    # -- maintenance ----------------------------------------------------------------
+    def _maybe_maintain(self) -> None:
+        dt = self.table(S.REPORTS, refresh=False)
+        if dt is None or dt.version() % self.compact_every != 0:
+            return
+        try:
+            self.compact()
+            if self.retention_hours is not None:
+                self.vacuum(self.retention_hours)
+        except Exception:  # maintenance must never fail a commit that already succeeded
+            log.exception("state store maintenance failed (the commit itself succeeded)")
+
+    def compact(self) -> dict[str, Any]:
+        """Compact small files of every table, then checkpoint each. Returns metrics per table."""
+        return {name: maintenance.compact(dt) for name, dt in self._existing()}
+
+    def checkpoint(self) -> None:
+        for _, dt in self._existing():
+            maintenance.checkpoint(dt)
+
+    def vacuum(self, retention_hours: float) -> dict[str, list[str]]:
+        """Delete files no longer referenced for more than ``retention_hours``; returns them per table."""
+        return {name: maintenance.vacuum(dt, retention_hours) for name, dt in self._existing()}
+
+    def _existing(self) -> list[tuple[str, DeltaTable]]:
+        out = []
+        for name in S.SCHEMAS:
+            dt = self.table(name)
+            if dt is not None:
+                out.append((name, dt))
+        return out

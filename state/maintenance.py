@@ -1,0 +1,40 @@
+"""Maintenance of the state tables: compaction, checkpoints, vacuum (delta-rs, driver side).
+
+* ``checkpoint(dt)``: write a Delta checkpoint so loading the table reads one Parquet
+  file instead of replaying every JSON commit; then drop log files older than the
+  table's log retention (``delta.logRetentionDuration``, 30 days by default).
+* ``compact(dt)``: bin-pack small files per partition (``optimize.compact``); a
+  data-change-free commit that readers and the exactly-once checks are unaffected by.
+* ``vacuum(dt, retention_hours)``: physically delete files unreferenced for longer than
+  ``retention_hours`` (time travel older than that is lost). The caller's retention is
+  honoured even when shorter than Delta's 7-day default.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from deltalake import DeltaTable
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint(dt: DeltaTable) -> None:
+    dt.create_checkpoint()
+    dt.cleanup_metadata()
+
+
+def compact(dt: DeltaTable) -> dict[str, Any]:
+    metrics = dt.optimize.compact()
+    dt.update_incremental()
+    checkpoint(dt)
+    return metrics
+
+
+def vacuum(dt: DeltaTable, retention_hours: float) -> list[str]:
+    if retention_hours < 0:
+        raise ValueError(f"retention_hours must be >= 0, got {retention_hours}")
+    removed = dt.vacuum(retention_hours=int(retention_hours), dry_run=False, enforce_retention_duration=False)
+    dt.update_incremental()
+    return list(removed)

@@ -1,0 +1,222 @@
+"""Read-side queries over the state tables: metric history and time-range state merges.
+
+Both run on the driver with pyarrow over the Delta tables (partition and file-statistics
+pruning by dataset, date and key first), see only committed batches, and never touch the
+raw data: ``merge_range`` answers e.g. the distinct count or the 0.99 quantile over any
+range of windows by merging their stored states (``State.merge``) and computing the
+analyzer's ``metric()`` from the result.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+from streamdq.state import schemas as S
+from streamdq.state.sql import conj, lit
+from streamdq.state.tables import utc_date
+
+from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.state import State, StateFormatError, state_from_bytes
+from streamdq.report import SCOPES
+
+if TYPE_CHECKING:
+    from streamdq.state.delta_store import DeltaStateStore
+
+HISTORY_COLUMNS = [
+    "time",
+    "scope",
+    "window_start",
+    "window_end",
+    "entity",
+    "instance",
+    "name",
+    "value",
+    "value_json",
+    "failure",
+    "approximate",
+    "error_bound",
+    "batch_id",
+    "query_id",
+    "processing_time",
+]
+
+
+def _aware(ts: datetime | None, what: str) -> datetime | None:
+    if ts is None:
+        return None
+    if ts.tzinfo is None:
+        raise ValueError(f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)")
+    return ts.astimezone(UTC)
+
+
+def decode_state(row: dict[str, Any], where: str) -> State:
+    """Decode a stored state row, naming the table, key, window and batch in the error."""
+    try:
+        return state_from_bytes(row["state"])
+    except StateFormatError as exc:
+        raise StateFormatError(
+            f"{where}: state {row['state_key']!r} (scope {row['scope']}, window {row['window_start']}, "
+            f"batch {row['batch_id']}): {exc}"
+        ) from exc
+
+
+def latest_per(rows: pa.Table, keys: list[str], order: list[str]) -> pa.Table:
+    """One row per ``keys`` group: the last by ascending ``order``."""
+    if rows.num_rows == 0:
+        return rows
+    rows = rows.sort_by([(c, "ascending") for c in order])
+    indexed = rows.append_column("__i", pa.array(range(rows.num_rows), pa.int64()))
+    picked = indexed.group_by(keys, use_threads=False).aggregate([("__i", "max")])
+    return rows.take(pa.array(sorted(picked.column("__i_max").to_pylist()), pa.int64()))
+
+
+def history(
+    store: DeltaStateStore,
+    dataset: str,
+    metric: str,
+    *,
+    instance: str | None = None,
+    scope: str | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> pa.Table:
+    """The series of metric ``metric`` (analyzer name, e.g. ``Completeness``), ordered by time.
+
+    ``time`` is the window start for window-scope points and the processing time
+    otherwise; the range is ``start <= time < end``. For the window scope only the
+    latest value of each window is returned (a window is updated by every batch with
+    rows in it). Columns: ``HISTORY_COLUMNS``; distribution metrics have ``value`` NULL
+    and the value in ``value_json``. No matching rows give an empty table.
+    """
+    if scope is not None and scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+    start, end = _aware(start, "start"), _aware(end, "end")
+    empty = S.SCHEMAS[S.METRICS].empty_table().select(HISTORY_COLUMNS)
+    dt = store.table(S.METRICS)
+    if dt is None:
+        return empty
+    prune = [f"dataset = {lit(dataset)}", f"name = {lit(metric)}"]
+    expr = (pads.field("dataset") == dataset) & (pads.field("name") == metric)
+    if instance is not None:
+        prune.append(f"instance = {lit(instance)}")
+        expr &= pads.field("instance") == instance
+    if scope is not None:
+        prune.append(f"scope = {lit(scope)}")
+        expr &= pads.field("scope") == scope
+    if start is not None:
+        prune.append(f"date >= {lit(utc_date(start))}")
+        expr &= pads.field("time") >= pa.scalar(start, S.TS)
+    if end is not None:
+        prune.append(f"date <= {lit(utc_date(end))}")
+        expr &= pads.field("time") < pa.scalar(end, S.TS)
+    rows = dt.to_pyarrow_dataset(file_pruning_predicate=conj(*prune)).to_table(filter=expr)
+    rows = store.committed_filter(rows)
+    if rows.num_rows == 0:
+        return empty
+    is_window = pc.fill_null(pc.equal(rows.column("scope"), "window"), False)
+    windows = latest_per(
+        rows.filter(is_window),
+        ["window_start", "entity", "instance", "name"],
+        ["processing_time", "batch_id"],
+    )
+    out = pa.concat_tables([rows.filter(pc.invert(is_window)), windows]).select(HISTORY_COLUMNS)
+    return out.sort_by([("time", "ascending"), ("batch_id", "ascending"), ("scope", "ascending")])
+
+
+@dataclass(frozen=True)
+class RangeMerge:
+    """The merged state of the windows in a range, the analyzer (if known) and how many windows."""
+
+    state: State | None
+    analyzer: Analyzer | None
+    windows: int
+    state_key: str
+
+    def metric(self) -> Metric | None:
+        if self.analyzer is None or self.state is None:
+            return None
+        return self.analyzer.metric(self.state)
+
+
+def resolve_analyzer(key_or_analyzer: Any) -> tuple[Analyzer | None, str]:
+    """An ``Analyzer``, its spec (dict or JSON text) or a stored ``state_key`` -> (analyzer, state_key)."""
+    if isinstance(key_or_analyzer, Analyzer):
+        return key_or_analyzer, key_or_analyzer.state_key()
+    if isinstance(key_or_analyzer, dict):
+        analyzer = Analyzer.from_spec(key_or_analyzer)
+        return analyzer, analyzer.state_key()
+    if isinstance(key_or_analyzer, str):
+        text = key_or_analyzer.strip()
+        if text.startswith("{"):
+            try:
+                spec = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"analyzer spec is not valid JSON: {exc}: {text}") from exc
+            analyzer = Analyzer.from_spec(spec)
+            return analyzer, analyzer.state_key()
+        return None, text
+    raise TypeError(
+        f"expected an Analyzer, a spec dict/JSON or a state key, got {type(key_or_analyzer).__name__}"
+    )
+
+
+def merge_range_detail(
+    store: DeltaStateStore, dataset: str, key_or_analyzer: Any, start: datetime, end: datetime
+) -> RangeMerge:
+    """Merge the latest committed state of every window with ``start <= window_start`` and
+    ``window_end <= end``. When only a state key is given, the analyzer is rebuilt from the
+    stored spec. No window in range gives the analyzer's empty state (or None without one).
+    """
+    analyzer, state_key = resolve_analyzer(key_or_analyzer)
+    start_utc, end_utc = _aware(start, "start"), _aware(end, "end")
+    assert start_utc is not None and end_utc is not None
+    if end_utc <= start_utc:
+        raise ValueError(f"empty range: end {end_utc.isoformat()} <= start {start_utc.isoformat()}")
+    dt = store.table(S.STATES)
+    rows = S.SCHEMAS[S.STATES].empty_table()
+    if dt is not None:
+        prune = conj(
+            f"dataset = {lit(dataset)}",
+            "scope = 'window'",
+            f"state_key = {lit(state_key)}",
+            f"date >= {lit(utc_date(start_utc))}",
+            f"date <= {lit(utc_date(end_utc))}",
+        )
+        expr = (
+            (pads.field("dataset") == dataset)
+            & (pads.field("scope") == "window")
+            & (pads.field("state_key") == state_key)
+            & (pads.field("window_start") >= pa.scalar(start_utc, S.TS))
+            & (pads.field("window_end") <= pa.scalar(end_utc, S.TS))
+        )
+        rows = dt.to_pyarrow_dataset(file_pruning_predicate=prune).to_table(filter=expr)
+        rows = latest_per(store.committed_filter(rows), ["window_start"], ["committed_at", "batch_id"])
+    states = [decode_state(r, store.path(S.STATES)) for r in rows.to_pylist()]
+    if analyzer is None and rows.num_rows:
+        analyzer = Analyzer.from_spec(json.loads(rows.column("analyzer")[0].as_py()))
+    if analyzer is not None:
+        merged: State | None = reduce(lambda a, b: a.merge(b), states, analyzer.empty_state())
+    else:
+        merged = None
+    return RangeMerge(merged, analyzer, len(states), state_key)
+
+
+def merge_range(
+    store: DeltaStateStore, dataset: str, key_or_analyzer: Any, start: datetime, end: datetime
+) -> State:
+    """The merged window state over ``[start, end)``; ``LookupError`` if unknown and empty."""
+    result = merge_range_detail(store, dataset, key_or_analyzer, start, end)
+    if result.state is None:
+        raise LookupError(
+            f"dataset {dataset!r}: no committed window states for key {result.state_key!r} in "
+            f"[{start.isoformat()}, {end.isoformat()}) and no analyzer spec to build an empty state"
+        )
+    return result.state

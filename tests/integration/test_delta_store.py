@@ -1,0 +1,433 @@
+"""DeltaStateStore against real Delta tables in tmp dirs (delta-rs, no Spark)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from functools import reduce
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable
+from streamdq.state import DeltaStateStore, DetectorStateRecord, metric_records, result_records
+from streamdq.state import schemas as S
+
+from streamdq.analyzers import Completeness, Mean, Size
+from streamdq.analyzers.basic_states import NumMatches, NumMatchesAndCount, SumState
+from streamdq.report import ScopedMetric
+from tests.unit.state.state_testkit import (
+    COMPLETE,
+    MEAN,
+    SIZE,
+    T0,
+    complete_record,
+    mean_record,
+    report,
+    size_metric,
+    size_record,
+    window,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def rows(store: DeltaStateStore, name: str) -> list[dict]:
+    dt = DeltaTable(store.path(name))
+    return dt.to_pyarrow_table().to_pylist()
+
+
+def commit_batch(
+    store: DeltaStateStore, batch_id: int, *, query_id: str = "q1", dataset: str = "orders", **kw
+):
+    rep = kw.pop("rep", None) or report(
+        dataset,
+        query_id,
+        batch_id,
+        metrics=(ScopedMetric("batch", size_metric(float(batch_id)), analyzer_key=SIZE.key()),),
+        closed=kw.pop("closed", ()),
+    )
+    return store.commit(
+        query_id,
+        batch_id,
+        dataset=dataset,
+        states=kw.pop("states", [size_record(batch_id)]),
+        metrics=metric_records(rep),
+        results=result_records(rep),
+        report=rep,
+        **kw,
+    )
+
+
+def quarantine(n: int, start: int = 0) -> pa.Table:
+    return pa.table(
+        {
+            "reason": ["undecodable json"] * n,
+            "raw": [f"{{bad {i}".encode() for i in range(start, start + n)],
+            "topic": ["orders"] * n,
+            "partition": pa.array([0] * n, pa.int32()),
+            "offset": pa.array(range(start, start + n), pa.int64()),
+        }
+    )
+
+
+def test_replayed_batch_leaves_one_copy_in_every_table(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    det = [DetectorStateRecord.from_json("c-size", "OnlineNormal", {"mean": 1.0}, 0)]
+    kw = dict(quarantine=quarantine(2), detector_states=det)
+    assert store.last_committed_batch("q1") is None
+    assert commit_batch(store, 0, **kw) is True
+    assert commit_batch(store, 0, **kw) is False
+    # a fresh store instance (a restarted driver) also sees it committed
+    assert commit_batch(DeltaStateStore(str(tmp_path)), 0, **kw) is False
+    for name in (S.STATES, S.STATES_LATEST, S.METRICS, S.RESULTS, S.REPORTS, S.QUARANTINE):
+        got = rows(store, name)
+        assert {r["batch_id"] for r in got} == {0}, name
+    assert len(rows(store, S.STATES)) == 1
+    assert len(rows(store, S.METRICS)) == 1
+    assert len(rows(store, S.RESULTS)) == 1
+    assert len(rows(store, S.REPORTS)) == 1
+    assert len(rows(store, S.QUARANTINE)) == 2
+    assert len(rows(store, S.DETECTORS)) == 1
+    assert store.last_committed_batch("q1") == 0
+    assert store.last_committed_batch("other") is None
+
+
+def test_report_round_trips_verbatim(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    rep = report("orders", "q1", 3, failed=True)
+    store.commit("q1", 3, dataset="orders", states=[], metrics=[], results=result_records(rep), report=rep)
+    assert store.report("q1", 3) == rep
+    assert store.report("q1", 4) is None
+    assert store.report("q2", 3) is None
+
+
+def test_commit_rejects_a_report_of_another_batch(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    with pytest.raises(ValueError, match="batch=1"):
+        store.commit(
+            "q1", 2, dataset="orders", states=[], metrics=[], results=[], report=report("orders", "q1", 1)
+        )
+
+
+class CrashAt(Exception):
+    pass
+
+
+def crashing_store(root: Path, table: str) -> DeltaStateStore:
+    """A store whose process 'dies' right before writing ``table``."""
+
+    class Crashing(DeltaStateStore):
+        def _write_once(self, name, query_id, batch_id, dataset, write):  # type: ignore[no-untyped-def]
+            if name == table:
+                raise CrashAt(name)
+            return super()._write_once(name, query_id, batch_id, dataset, write)
+
+    return Crashing(str(root))
+
+
+@pytest.mark.parametrize("crash_before", [S.STATES_LATEST, S.RESULTS, S.REPORTS])
+def test_partial_commit_is_repaired_on_replay(tmp_path: Path, crash_before: str) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    w0 = window(0)
+    assert commit_batch(store, 0, states=[size_record(10), size_record(4, "window", w0)])
+    crashing = crashing_store(tmp_path, crash_before)
+    batch1 = [size_record(25), size_record(9, "window", w0), size_record(6, "window", window(1))]
+    with pytest.raises(CrashAt):
+        commit_batch(crashing, 1, states=batch1, quarantine=quarantine(1))
+    # the restarted driver sees batch 0 as the last committed one and batch-0 states
+    restarted = DeltaStateStore(str(tmp_path))
+    assert restarted.last_committed_batch("q1") == 0
+    assert restarted.load_states("orders") == {
+        ("total", None, SIZE.state_key()): NumMatches(10),
+        ("window", w0.start, SIZE.state_key()): NumMatches(4),
+    }
+    assert [r["batch_id"] for r in restarted.history("orders", "Size").to_pylist()] == [0]
+    assert restarted.report("q1", 1) is None
+    # replay completes the commit; every table holds batch 1 once
+    assert commit_batch(restarted, 1, states=batch1, quarantine=quarantine(1)) is True
+    assert commit_batch(restarted, 1, states=batch1, quarantine=quarantine(1)) is False
+    for name in (S.STATES, S.METRICS, S.RESULTS, S.REPORTS, S.QUARANTINE):
+        got = [r["batch_id"] for r in rows(restarted, name)]
+        assert got.count(1) == (3 if name == S.STATES else 1), name
+    assert restarted.load_states("orders") == {
+        ("total", None, SIZE.state_key()): NumMatches(25),
+        ("window", w0.start, SIZE.state_key()): NumMatches(9),
+        ("window", window(1).start, SIZE.state_key()): NumMatches(6),
+    }
+
+
+def test_load_states_returns_latest_per_key_and_drops_final_windows(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    w0, w1, w2 = window(0), window(1), window(2)
+    commit_batch(
+        store, 0, states=[size_record(3), size_record(3, "window", w0), mean_record(6.0, 3, "total")]
+    )
+    commit_batch(
+        store, 1, states=[size_record(5), size_record(4, "window", w0), size_record(1, "window", w1)]
+    )
+    commit_batch(
+        store,
+        2,
+        states=[size_record(9), size_record(5, "window", w0, final=True), size_record(4, "window", w2)],
+    )
+    commit_batch(store, 3, states=[size_record(11), size_record(2, "window", w2)], closed=(w1,))
+    # another dataset in the same root does not leak in
+    commit_batch(store, 0, query_id="q2", dataset="clicks", states=[size_record(100)])
+    got = DeltaStateStore(str(tmp_path)).load_states("orders")
+    assert got == {
+        ("total", None, SIZE.state_key()): NumMatches(11),
+        ("total", None, MEAN.state_key()): SumState(6.0, 3),
+        ("window", w2.start, SIZE.state_key()): NumMatches(2),
+    }
+    assert store.load_states("clicks") == {("total", None, SIZE.state_key()): NumMatches(100)}
+    assert store.load_states("nothing") == {}
+
+
+def test_load_states_on_an_empty_root(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path / "none"))
+    assert store.load_states("orders") == {}
+    assert store.load_detector_states("orders") == {}
+    assert store.history("orders", "Size").num_rows == 0
+    assert not store.exists()
+
+
+def test_history_is_ordered_and_filtered(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    for b in range(6):
+        w = window(b // 2)  # each window is updated by two batches
+        metrics = (
+            ScopedMetric("batch", size_metric(float(b)), analyzer_key=SIZE.key()),
+            ScopedMetric("total", size_metric(float(10 * b)), analyzer_key=SIZE.key()),
+            ScopedMetric("window", size_metric(float(100 + b)), window=w, analyzer_key=SIZE.key()),
+        )
+        commit_batch(store, b, rep=report("orders", "q1", b, metrics=metrics))
+    # a batch written but never committed (crash before the report) stays invisible
+    crashing = crashing_store(tmp_path, S.REPORTS)
+    with pytest.raises(CrashAt):
+        commit_batch(crashing, 6)
+    batch = store.history("orders", "Size", scope="batch")
+    assert batch.column("value").to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    times = batch.column("time").to_pylist()
+    assert times == sorted(times)
+    # windows: the latest value per window, ordered by window start
+    win = store.history("orders", "Size", scope="window")
+    assert win.column("value").to_pylist() == [101.0, 103.0, 105.0]
+    assert win.column("window_start").to_pylist() == [window(i).start for i in range(3)]
+    # time range [start, end) on the point time
+    ranged = store.history(
+        "orders", "Size", scope="batch", start=T0 + timedelta(seconds=5), end=T0 + timedelta(seconds=20)
+    )
+    assert ranged.column("batch_id").to_pylist() == [1, 2, 3]
+    assert store.history("orders", "Size", instance="other").num_rows == 0
+    assert store.history("orders", "Completeness").num_rows == 0
+    everything = store.history("orders", "Size")
+    assert everything.num_rows == 6 + 6 + 3
+    with pytest.raises(ValueError, match="scope"):
+        store.history("orders", "Size", scope="weekly")
+    with pytest.raises(ValueError, match="timezone"):
+        store.history("orders", "Size", start=T0.replace(tzinfo=None))
+
+
+def test_distribution_metric_values_round_trip_as_json(tmp_path: Path) -> None:
+    from streamdq.analyzers.metric import Metric
+
+    store = DeltaStateStore(str(tmp_path))
+    hist = {
+        "number_of_bins": 2,
+        "values": {"a": {"absolute": 3, "ratio": 0.75}, "b": {"absolute": 1, "ratio": 0.25}},
+    }
+    m = ScopedMetric("batch", Metric("Column", "Histogram", "country", value=hist))
+    commit_batch(store, 0, rep=report("orders", "q1", 0, metrics=(m,)))
+    got = store.history("orders", "Histogram").to_pylist()
+    assert got[0]["value"] is None
+    import json
+
+    assert json.loads(got[0]["value_json"]) == hist
+
+
+def test_merge_range_equals_the_state_of_the_union(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    # per-window raw values (amount; None = missing email) -> states
+    data = {0: [1.0, 2.0, None], 1: [4.0], 2: [None, 5.0, 6.0, 7.0], 3: [10.0]}
+
+    def states(vals: list) -> tuple[NumMatches, NumMatchesAndCount, SumState]:
+        present = [v for v in vals if v is not None]
+        return (
+            NumMatches(len(vals)),
+            NumMatchesAndCount(len(present), len(vals), len(vals)),
+            SumState(sum(present), len(present)),
+        )
+
+    for i, vals in data.items():
+        sz, cp, mn = states(vals)
+        w = window(i)
+        records = [size_record(sz.matches, "window", w), complete_record(cp.matches, cp.count, w)]
+        records.append(mean_record(mn.total, mn.n, "window", w))
+        commit_batch(store, i, states=records)
+    # window 0 is updated again by a later batch: the latest version counts, not both
+    data[0] = data[0] + [3.0]
+    sz, cp, mn = states(data[0])
+    commit_batch(
+        store,
+        4,
+        states=[
+            size_record(sz.matches, "window", window(0)),
+            mean_record(mn.total, mn.n, "window", window(0)),
+        ],
+    )
+    commit_batch(store, 5, states=[complete_record(cp.matches, cp.count, window(0))])
+
+    start, end = window(0).start, window(2).end  # windows 0, 1, 2
+    union = data[0] + data[1] + data[2]
+    expected = states(union)
+    assert store.merge_range("orders", SIZE, start, end) == expected[0]
+    assert store.merge_range("orders", COMPLETE, start, end) == expected[1]
+    assert store.merge_range("orders", MEAN, start, end) == expected[2]
+    mean = Mean("amount").metric(store.merge_range("orders", MEAN, start, end))
+    present = [v for v in union if v is not None]
+    assert mean.value == pytest.approx(sum(present) / len(present))
+    # by state key and by spec JSON: the analyzer is rebuilt from the stored spec
+    assert store.merge_range("orders", Completeness("email").state_key(), start, end) == expected[1]
+    assert store.merge_range("orders", Size().key(), start, end) == expected[0]
+    # windows only partly inside the range are left out; an empty range gives the empty state
+    assert store.merge_range("orders", SIZE, start + timedelta(seconds=1), end) == NumMatches(1 + 4)
+    assert store.merge_range("orders", SIZE, window(9).start, window(9).end) == NumMatches(0)
+    with pytest.raises(LookupError):
+        store.merge_range("orders", "no-such-key", start, end)
+    with pytest.raises(ValueError, match="empty range"):
+        store.merge_range("orders", SIZE, end, start)
+    # the merge is the fold of the per-window states
+    per_window = [store.merge_range("orders", SIZE, window(i).start, window(i).end) for i in range(3)]
+    assert reduce(lambda a, b: a.merge(b), per_window) == expected[0]
+
+
+def test_quarantine_appends_across_batches(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    commit_batch(store, 0, quarantine=quarantine(2))
+    commit_batch(store, 1, quarantine=quarantine(3, start=2))
+    commit_batch(store, 2)  # no bad records: nothing appended
+    got = sorted(rows(store, S.QUARANTINE), key=lambda r: r["offset"])
+    assert [r["offset"] for r in got] == [0, 1, 2, 3, 4]
+    assert [r["batch_id"] for r in got] == [0, 0, 1, 1, 1]
+    assert got[0]["raw"] == "{bad 0" and got[0]["reason"] == "undecodable json"
+    assert got[0]["dataset"] == "orders" and got[0]["ingested_at"] is not None
+    assert got[0]["file"] is None
+
+
+def test_quarantine_with_unknown_columns_is_rejected_by_name(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    bad = quarantine(1).append_column("colour", pa.array(["red"]))
+    with pytest.raises(ValueError, match="colour"):
+        commit_batch(store, 0, quarantine=bad)
+
+
+def test_detector_states_latest_per_key_and_rewound_when_uncommitted(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    d = lambda v, seq: DetectorStateRecord.from_json("c-size", "OnlineNormal", {"mean": v}, seq)  # noqa: E731
+    commit_batch(
+        store, 0, detector_states=[d(1.0, 0), DetectorStateRecord.from_json("k2", "Threshold", {}, 0)]
+    )
+    commit_batch(store, 1, detector_states=[d(2.0, 1)])
+    got = store.load_detector_states("orders")
+    assert set(got) == {"c-size", "k2"}
+    assert (
+        got["c-size"].json() == {"mean": 2.0} and got["c-size"].last_seq == 1 and got["c-size"].batch_id == 1
+    )
+    with pytest.raises(CrashAt):
+        commit_batch(crashing_store(tmp_path, S.REPORTS), 2, detector_states=[d(3.0, 2)])
+    assert store.load_detector_states("orders")["c-size"].json() == {"mean": 2.0}
+    commit_batch(store, 2, detector_states=[d(3.0, 2)])
+    assert store.load_detector_states("orders")["c-size"].json() == {"mean": 3.0}
+
+
+def test_stale_snapshot_conflict_is_retried_and_skipped(tmp_path: Path) -> None:
+    """Writer A checked the tables before writer B committed the same batch: A's write
+    conflicts (same application transaction), A retries on a fresh snapshot and skips."""
+
+    class Stale(DeltaStateStore):
+        def table(self, name, *, create=False, refresh=True):  # type: ignore[no-untyped-def]
+            return super().table(name, create=create, refresh=False)
+
+    a = Stale(str(tmp_path))
+    b = DeltaStateStore(str(tmp_path))
+    commit_batch(b, 0)
+    for name in S.COMMIT_ORDER:
+        a.table(name, create=True)  # A caches snapshots now
+    conflicts: list[str] = []
+    real_fresh = a._fresh
+
+    def fresh(name: str):  # type: ignore[no-untyped-def]
+        conflicts.append(name)
+        return real_fresh(name)
+
+    a._fresh = fresh  # type: ignore[method-assign]
+    assert commit_batch(b, 1) is True
+    assert commit_batch(a, 1) is False
+    assert S.STATES in conflicts
+    for name in (S.STATES, S.METRICS, S.RESULTS, S.REPORTS):
+        assert [r["batch_id"] for r in rows(b, name)].count(1) == 1, name
+
+
+def test_concurrent_commits_from_threads(tmp_path: Path) -> None:
+    stores = [DeltaStateStore(str(tmp_path)) for _ in range(3)]
+    commit_batch(stores[0], 0)  # create the tables first
+    barrier = threading.Barrier(3)
+    outcomes: list[bool] = []
+    errors: list[BaseException] = []
+
+    def run(store: DeltaStateStore, dataset: str, query_id: str) -> None:
+        barrier.wait()
+        try:
+            outcomes.append(commit_batch(store, 1, dataset=dataset, query_id=query_id))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=run, args=(stores[0], "orders", "q1")),
+        threading.Thread(target=run, args=(stores[1], "orders", "q1")),  # same batch twice
+        threading.Thread(target=run, args=(stores[2], "clicks", "q9")),  # another query
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(outcomes) == [False, True, True]
+    reports = [(r["query_id"], r["batch_id"]) for r in rows(stores[0], S.REPORTS)]
+    assert sorted(reports) == [("q1", 0), ("q1", 1), ("q9", 1)]
+    metrics = [(r["query_id"], r["batch_id"]) for r in rows(stores[0], S.METRICS)]
+    assert sorted(metrics) == [("q1", 0), ("q1", 1), ("q9", 1)]
+    assert stores[0].load_states("orders") == {("total", None, SIZE.state_key()): NumMatches(1)}
+
+
+def test_maintenance_keeps_data_readable(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path), checkpoint_every=4, compact_every=5, retention_hours=0)
+    for b in range(12):
+        commit_batch(
+            store,
+            b,
+            states=[size_record(b), size_record(b, "window", window(b // 3))],
+            quarantine=quarantine(1, b),
+        )
+    log_files = {p.name for p in (tmp_path / S.STATES / "_delta_log").iterdir()}
+    assert any(n.endswith(".checkpoint.parquet") for n in log_files)
+    store.compact()
+    store.checkpoint()
+    removed = store.vacuum(0)
+    assert removed[S.STATES_LATEST], "superseded states_latest files are vacuumed"
+    fresh = DeltaStateStore(str(tmp_path))
+    assert fresh.last_committed_batch("q1") == 11
+    assert fresh.load_states("orders") == {
+        ("total", None, SIZE.state_key()): NumMatches(11),
+        ("window", window(3).start, SIZE.state_key()): NumMatches(11),
+        ("window", window(2).start, SIZE.state_key()): NumMatches(8),
+        ("window", window(1).start, SIZE.state_key()): NumMatches(5),
+        ("window", window(0).start, SIZE.state_key()): NumMatches(2),
+    }
+    assert fresh.history("orders", "Size", scope="batch").column("batch_id").to_pylist() == list(range(12))
+    assert len(rows(fresh, S.QUARANTINE)) == 12
+    assert fresh.report("q1", 7) is not None
+    assert fresh.merge_range("orders", Size(), window(0).start, window(4).end) == NumMatches(2 + 5 + 8 + 11)
+    # and replays are still recognised after compaction
+    assert commit_batch(fresh, 11) is False
