@@ -15,6 +15,8 @@ fails with a message saying so.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,10 +50,19 @@ def sql_literal(value: Any) -> str:
 
 def make(name: str, /, **kwargs: Any) -> Analyzer:
     """The registered analyzer ``name`` built with ``kwargs`` (None values left to defaults)."""
-    import streamdq.analyzers  # noqa: F401  (registers every analyzer)
+    return registered_analyzer(name)(**{k: v for k, v in kwargs.items() if v is not None})
 
-    cls = analyzer_class(name)
-    return cls(**{k: v for k, v in kwargs.items() if v is not None})
+
+def registered_analyzer(name: str) -> type[Analyzer]:
+    """The analyzer class registered as ``name``, importing every analyzer module if needed."""
+    import streamdq.analyzers
+
+    try:
+        return analyzer_class(name)
+    except KeyError:
+        for module in pkgutil.iter_modules(streamdq.analyzers.__path__):
+            importlib.import_module(f"streamdq.analyzers.{module.name}")
+        return analyzer_class(name)
 
 
 def _number_of_bins(params: Mapping[str, Any], metric: Metric) -> float:
@@ -460,12 +471,11 @@ def _validate_contained_in(p: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def _validate_anomaly(p: Mapping[str, Any]) -> tuple[str, str] | None:
-    import streamdq.analyzers  # noqa: F401
-
     metric = p["metric"]
     if "analyzer" not in metric:
         return "metric.analyzer", "missing: expected an analyzer name such as Mean or Completeness"
     try:
+        registered_analyzer(str(metric["analyzer"]))
         Analyzer.from_spec(metric)
     except KeyError as exc:
         return "metric.analyzer", str(exc.args[0])

@@ -19,8 +19,9 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, MapType, StructType
 
-from streamdq.analyzers.base import Analyzer, analyzer_class, is_numeric, is_string
+from streamdq.analyzers.base import Analyzer, is_numeric, is_string
 from streamdq.analyzers.metric import Metric
+from streamdq.checks.kinds import make
 from streamdq.commands.verify import add_data_arguments, read_data
 from streamdq.errors import ConfigError
 
@@ -34,30 +35,24 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _make(name: str, /, **kwargs: Any) -> Analyzer:
-    import streamdq.analyzers  # noqa: F401  (registers every analyzer)
-
-    return analyzer_class(name)(**kwargs)
-
-
 def profile_analyzers(schema: StructType) -> dict[str, list[Analyzer]]:
     """The analyzers profiling each column of ``schema`` (plus ``"*"``: the row count)."""
-    out: dict[str, list[Analyzer]] = {"*": [_make("Size")]}
+    out: dict[str, list[Analyzer]] = {"*": [make("Size")]}
     for field in schema.fields:
         c, t = field.name, field.dataType
-        analyzers = [_make("Completeness", column=c)]
+        analyzers = [make("Completeness", column=c)]
         if not isinstance(t, StructType | ArrayType | MapType):
-            analyzers += [_make("ApproxCountDistinct", column=c), _make("DataType", column=c)]
+            analyzers += [make("ApproxCountDistinct", column=c), make("DataType", column=c)]
         if is_numeric(t):
             analyzers += [
-                _make("Minimum", column=c),
-                _make("Maximum", column=c),
-                _make("Mean", column=c),
-                _make("StandardDeviation", column=c),
-                _make("ApproxQuantiles", column=c, quantiles=QUARTILES),
+                make("Minimum", column=c),
+                make("Maximum", column=c),
+                make("Mean", column=c),
+                make("StandardDeviation", column=c),
+                make("ApproxQuantiles", column=c, quantiles=QUARTILES),
             ]
         elif is_string(t):
-            analyzers += [_make("MinLength", column=c), _make("MaxLength", column=c)]
+            analyzers += [make("MinLength", column=c), make("MaxLength", column=c)]
         out[c] = analyzers
     return out
 
