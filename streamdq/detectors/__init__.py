@@ -20,6 +20,7 @@ from streamdq.detectors.base import (
     register_detector,
 )
 from streamdq.detectors.batch_normal import BatchNormal
+from streamdq.detectors.holt_winters import HoltWinters
 from streamdq.detectors.online_normal import OnlineNormal
 from streamdq.detectors.relative_rate_of_change import RelativeRateOfChange
 from streamdq.detectors.simple_threshold import SimpleThreshold
@@ -31,6 +32,7 @@ __all__ = [
     "BatchNormal",
     "Detector",
     "DetectorState",
+    "HoltWinters",
     "OnlineNormal",
     "Point",
     "RelativeRateOfChange",

@@ -171,6 +171,8 @@ class Detector(ABC):
     """
 
     TYPE: ClassVar[str]
+    # True if ``_step`` wants missing values (e.g. to keep a seasonal phase); else the base skips them.
+    HANDLES_MISSING: ClassVar[bool] = False
 
     # -- spec ---------------------------------------------------------------------------------
     def to_spec(self) -> dict[str, Any]:
@@ -223,7 +225,7 @@ class Detector(ABC):
                 message=f"replayed point seq={point.seq} (last seen {last_seq}); verdict no longer kept",
             )
         core = copy.deepcopy(state["core"])
-        if is_missing(point.value):
+        if is_missing(point.value) and not self.HANDLES_MISSING:
             verdict = Verdict(False, message="missing value: skipped")
         else:
             core, verdict = self._step(core, point)

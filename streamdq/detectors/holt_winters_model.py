@@ -1,0 +1,96 @@
+"""Additive Holt-Winters (triple exponential smoothing, ETS(A,A,A)): the core math shared by the
+online HoltWinters detector and Deequ's batch form.
+
+Follows Deequ's ``HoltWinters.additiveHoltWinters`` exactly: level_0 = mean of the first period,
+trend_0 = (sum of the second period - sum of the first) / m^2, the first m seasonal components are the
+first period minus level_0; the one-step forecast of point t is ``level_t + trend_t + season_{t-m}``;
+for t >= len(series) the forecast itself is fed back as the observation (multi-step forecasts);
+residuals are ``series[t] - forecast_t`` for the in-sample points. ``fit`` picks (alpha, beta, gamma)
+in [0, 1]^3 with scipy's L-BFGS-B from (0.3, 0.1, 0.1) minimising the residual sum of squares, as Deequ
+does with breeze's LBFGSB (approximate gradients; the optimum may differ in the last digits).
+
+The running model is ``HWModel(level, trend, season)`` where ``season[0]`` is the seasonal component
+of the next point; ``step`` advances it by one observation in O(1) (plus the O(m) ring rotation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+INITIAL_PARAMETERS = (0.3, 0.1, 0.1)
+
+
+@dataclass(frozen=True)
+class HWModel:
+    level: float
+    trend: float
+    season: tuple[float, ...]  # season[0] belongs to the next point
+
+    def forecast(self) -> float:
+        return self.level + self.trend + self.season[0]
+
+    def step(self, value: float, alpha: float, beta: float, gamma: float) -> HWModel:
+        s = self.season[0]
+        level = alpha * (value - s) + (1 - alpha) * (self.level + self.trend)
+        trend = beta * (level - self.level) + (1 - beta) * self.trend
+        season = gamma * (value - self.level - self.trend) + (1 - gamma) * s
+        return HWModel(level, trend, (*self.season[1:], season))
+
+
+def initial_model(series: Sequence[float], period: int) -> HWModel:
+    """Deequ's initialisation from the first two periods (needs ``len(series) >= 2 * period``)."""
+    if len(series) < 2 * period:
+        raise ValueError(
+            f"Holt-Winters needs at least two full periods ({2 * period} points), got {len(series)}"
+        )
+    first = sum(series[:period])
+    second = sum(series[period : 2 * period])
+    level = first / period
+    trend = (second - first) / (period * period)
+    return HWModel(level, trend, tuple(v - level for v in series[:period]))
+
+
+def smooth(
+    series: Sequence[float], period: int, alpha: float, beta: float, gamma: float
+) -> tuple[HWModel, list[float]]:
+    """Run the model over ``series``: the model after the last point and the in-sample residuals."""
+    model = initial_model(series, period)
+    residuals = []
+    for value in series:
+        residuals.append(value - model.forecast())
+        model = model.step(value, alpha, beta, gamma)
+    return model, residuals
+
+
+def forecasts(model: HWModel, horizon: int, alpha: float, beta: float, gamma: float) -> list[float]:
+    """Deequ's multi-step forecasts: each forecast is fed back as the next observation."""
+    out = []
+    for _ in range(horizon):
+        value = model.forecast()
+        out.append(value)
+        model = model.step(value, alpha, beta, gamma)
+    return out
+
+
+def _rss(params: np.ndarray, series: Sequence[float], period: int) -> float:
+    alpha, beta, gamma = (float(p) for p in params)
+    _, residuals = smooth(series, period, alpha, beta, gamma)
+    return float(sum(r * r for r in residuals))
+
+
+def fit(series: Sequence[float], period: int) -> tuple[float, float, float]:
+    """(alpha, beta, gamma) minimising the in-sample RSS, by L-BFGS-B in [0, 1]^3 from (0.3, 0.1, 0.1)."""
+    initial_model(series, period)  # validates the length
+    result = minimize(
+        _rss,
+        np.array(INITIAL_PARAMETERS),
+        args=(list(series), period),
+        method="L-BFGS-B",
+        bounds=[(0.0, 1.0)] * 3,
+    )
+    alpha, beta, gamma = (min(max(float(p), 0.0), 1.0) for p in result.x)
+    return alpha, beta, gamma
