@@ -9,7 +9,13 @@ from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAna
 from streamdq.analyzers.completeness import Completeness
 from streamdq.analyzers.compliance import Compliance
 from streamdq.analyzers.correlation import Correlation
+from streamdq.analyzers.count_distinct import CountDistinct
 from streamdq.analyzers.data_type import DataType, DataTypeState
+from streamdq.analyzers.distinctness import Distinctness
+from streamdq.analyzers.duplicate_row_count import DuplicateRowCount
+from streamdq.analyzers.entropy import Entropy
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.histogram import Histogram
 from streamdq.analyzers.kurtosis import Kurtosis
 from streamdq.analyzers.max_length import MaxLength
 from streamdq.analyzers.maximum import Maximum
@@ -17,6 +23,7 @@ from streamdq.analyzers.mean import Mean
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.min_length import MinLength
 from streamdq.analyzers.minimum import Minimum
+from streamdq.analyzers.mutual_information import MutualInformation
 from streamdq.analyzers.pattern_match import PATTERNS, PatternMatch
 from streamdq.analyzers.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from streamdq.analyzers.size import Size
@@ -25,10 +32,22 @@ from streamdq.analyzers.skewness import Skewness
 from streamdq.analyzers.standard_deviation import StandardDeviation
 from streamdq.analyzers.state import State, state_from_bytes
 from streamdq.analyzers.sum import Sum
+from streamdq.analyzers.unique_value_ratio import UniqueValueRatio
+from streamdq.analyzers.uniqueness import Uniqueness
 from streamdq.analyzers.variance import Variance
 from streamdq.analyzers.zeros_count import ZerosCount
 
 __all__ = [
+    "CountDistinct",
+    "Distinctness",
+    "DuplicateRowCount",
+    "Entropy",
+    "FrequencySpec",
+    "FrequencyState",
+    "Histogram",
+    "MutualInformation",
+    "UniqueValueRatio",
+    "Uniqueness",
     "ApproxCountDistinct",
     "ApproxQuantile",
     "ApproxQuantiles",

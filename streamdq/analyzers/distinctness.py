@@ -1,0 +1,37 @@
+"""Distinctness: #distinct keys / n (rows left after the where-filter and the all-NULL drop).
+
+Grouping analyzer; no rows left -> empty Failure. From the sketch form: the theta
+estimate of the distinct keys / exact n, flagged approximate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState, estimate_kwargs
+from streamdq.analyzers.metric import Metric
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Distinctness(GroupingAnalyzer):
+    NAME = "Distinctness"
+    columns: tuple[str, ...]
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        if not self.columns:
+            return "Distinctness needs at least one column"
+        return super().preconditions(schema)
+
+    def frequency_spec(self) -> FrequencySpec:
+        return FrequencySpec(tuple(self.columns), self.where)
+
+    def metric_from_frequencies(self, state: FrequencyState) -> Metric:
+        if state.n == 0:
+            return self.empty_failure()
+        groups, bound = state.count_groups()
+        return self.ok(groups / state.n, **estimate_kwargs(state, bound / state.n))

@@ -1,0 +1,31 @@
+"""DuplicateRowCount: rows whose key occurs more than once, sum of c_k over groups with c_k > 1.
+
+It counts every row involved (not the extra copies). ``columns=()`` means all columns of
+the input. Grouping analyzer (where-filter, all-NULL drop, group). No rows -> 0.0. From
+the sketch form: Horvitz-Thompson estimate over the sampled keys, flagged approximate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState, estimate_kwargs
+from streamdq.analyzers.metric import Metric
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class DuplicateRowCount(GroupingAnalyzer):
+    NAME = "DuplicateRowCount"
+    columns: tuple[str, ...] = ()
+    where: str | None = None
+
+    def frequency_spec(self) -> FrequencySpec:
+        return FrequencySpec(tuple(self.columns), self.where)
+
+    def metric_from_frequencies(self, state: FrequencyState) -> Metric:
+        value, bound = state.sum_over_groups(lambda c: np.where(c > 1, c, 0.0))
+        return self.ok(float(value), **estimate_kwargs(state, bound))

@@ -1,0 +1,38 @@
+"""Entropy: -sum_k (c_k/n) ln(c_k/n) over the values of one column (natural log).
+
+Grouping analyzer (where-filter, NULL rows dropped, group). No rows -> empty Failure.
+From the sketch form: Horvitz-Thompson estimate over the sampled keys, flagged approximate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState, estimate_kwargs
+from streamdq.analyzers.metric import Metric
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Entropy(GroupingAnalyzer):
+    NAME = "Entropy"
+    column: str
+    where: str | None = None
+
+    def frequency_spec(self) -> FrequencySpec:
+        return FrequencySpec((self.column,), self.where)
+
+    def metric_from_frequencies(self, state: FrequencyState) -> Metric:
+        n = state.n
+        if n == 0:
+            return self.empty_failure()
+
+        def term(c: np.ndarray) -> np.ndarray:
+            p = c / n
+            return np.asarray(-p * np.log(p))
+
+        value, bound = state.sum_over_groups(term)
+        return self.ok(value, **estimate_kwargs(state, bound))

@@ -1,0 +1,414 @@
+"""The shared state of grouping analyzers: a bounded frequency table.
+
+``FrequencySpec`` says what to group: the columns (``()`` = all columns of the input), the
+``where`` filter, and whether it is a *histogram* grouping. Analyzers with equal specs
+share ONE grouped Spark aggregation and ONE stored state (``key()`` is the stable text
+the state store uses).
+
+* Plain grouping (Uniqueness, Distinctness, UniqueValueRatio, CountDistinct, Entropy,
+  MutualInformation, DuplicateRowCount): where-filter first, then group by the columns
+  with their Spark types, dropping rows in which ALL grouping columns are NULL (rows with
+  some NULLs stay; NULLs are equal when grouping). ``n`` = rows left.
+* Histogram grouping (one column): values cast to string, NULL becomes the key
+  ``"NullValue"`` (a bin of its own), no row is dropped; the state also carries the
+  UNFILTERED row count ``total``, the ratio denominator.
+
+``compute_frequency_state(df, spec, max_groups=...)`` runs on the driver: ONE grouped
+aggregation whose result is collected as Arrow (at most ``max_groups`` + 3 rows). Only
+when the grouping has more than ``max_groups`` distinct groups does it run a second job,
+a single ``mapInArrow`` pass over the grouped counts building the sketch form. Empty
+input gives a state with ``n == 0`` (each metric decides: 0.0 or an empty failure).
+
+``FrequencyState`` is either **exact** (an Arrow table ``k0..k{m-1}, count`` sorted by
+key, serialized as Arrow IPC inside the state payload, never pickled) or **sketch** (a
+DataSketches tuple sketch of counts plus a frequent-items sketch, see
+``frequency_sketch``). Both carry the exact ``n`` and ``total``. Merge adds counts:
+exact + exact sums the tables and switches to the sketch form when the result has more
+than ``max_groups`` groups; exact + sketch and sketch + sketch union sketches with a
+summing policy. The bound is the smaller of the two states' bounds.
+
+**Boundedness.** Every state built with an integer ``max_groups`` holds at most
+``max_groups`` groups exactly or a sketch of at most ``2**lg_k <= max_groups`` entries.
+Only ``max_groups=None`` (asked for explicitly) keeps an exact table that grows with the
+number of distinct groups, without bound.
+
+**Estimates from the sketch form** (all flagged ``approximate=True``; ``error_bound`` is
+an absolute bound on the metric value at about 3 standard deviations): the retained
+keys are a uniform sample of the distinct keys with inclusion probability theta, and
+their counts are exact. A count of keys satisfying a predicate (groups, singletons) is
+the theta-sketch estimate of the filtered sketch, with the sketch's own 3-sigma bounds;
+a sum over keys of f(c_k) (entropy terms, duplicate rows) is the Horvitz-Thompson
+estimate ``sum_sample f(c_k) / theta`` with variance ``(1 - theta) / theta**2 *
+sum_sample f(c_k)**2``; a proportion over keys (UniqueValueRatio) is the sample
+proportion. Histogram's top bins come from the frequent-items sketch (counts within
+its guaranteed bounds); its number of bins is the distinct-key estimate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Self
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from streamdq.analyzers import frequency_sketch as fs
+from streamdq.analyzers.base import col, in_scope
+from streamdq.analyzers.state import State, StateFormatError, register_state
+
+NULL_VALUE = "NullValue"
+EXACT = "exact"
+SKETCH = "sketch"
+SIGMAS = 3
+_LEN = struct.Struct(">I")
+
+
+@dataclass(frozen=True)
+class FrequencySpec:
+    """What one grouped pass groups: columns (``()`` = all), filter, histogram mode."""
+
+    columns: tuple[str, ...]
+    where: str | None = None
+    histogram: bool = False
+
+    def key(self) -> str:
+        body = {"columns": list(self.columns), "where": self.where, "histogram": self.histogram}
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    def resolve_columns(self, all_columns: list[str]) -> tuple[str, ...]:
+        return self.columns if self.columns else tuple(all_columns)
+
+
+def _min_bound(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def _table_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _canonical_table(table: pa.Table) -> pa.Table:
+    """Drop schema metadata, one chunk, rows sorted by key columns (nulls last)."""
+    table = table.replace_schema_metadata(None)
+    keys = [name for name in table.column_names if name != "count"]
+    if keys and table.num_rows > 1:
+        # unsortable key types (nested): equality then depends on row order
+        with contextlib.suppress(pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            table = table.sort_by([(k, "ascending") for k in keys])
+    return table.combine_chunks()
+
+
+def _sum_tables(a: pa.Table, b: pa.Table) -> pa.Table:
+    if a.schema != b.schema:
+        try:
+            schema = pa.unify_schemas([a.schema, b.schema], promote_options="permissive")
+            a, b = a.cast(schema), b.cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise ValueError(
+                f"cannot merge frequency tables with key types {a.schema} and {b.schema}"
+            ) from exc
+    keys = [name for name in a.column_names if name != "count"]
+    both = pa.concat_tables([a, b])
+    summed = both.group_by(keys, use_threads=False).aggregate([("count", "sum")])
+    columns = {k: summed[k] for k in keys}
+    columns["count"] = summed["count_sum"]
+    return _canonical_table(pa.table(columns).select(a.column_names))
+
+
+class FrequencyState(State):
+    """Exact frequency table or its bounded sketch, with ``n`` and the unfiltered ``total``.
+
+    Immutable. ``n``: rows in scope after dropping all-NULL keys; ``total``: all rows
+    seen (the Histogram ratio denominator); ``max_groups``: the exact-table bound
+    (``None`` = unbounded, only when asked for).
+    """
+
+    TYPE_TAG = "frequency"
+    FORMAT_VERSION = 1
+
+    def __init__(
+        self,
+        *,
+        n: int = 0,
+        total: int = 0,
+        max_groups: int | None = None,
+        table: pa.Table | None = None,
+        sketch: bytes | None = None,
+        items: bytes | None = None,
+    ) -> None:
+        if (sketch is None) != (items is None):
+            raise ValueError("a sketch-form FrequencyState needs both the tuple and the items sketch")
+        if sketch is not None and max_groups is None:
+            raise ValueError("a sketch-form FrequencyState needs max_groups")
+        self.n = int(n)
+        self.total = int(total)
+        self.max_groups = max_groups
+        self.table = None if table is None else _canonical_table(table)
+        self.sketch = sketch
+        self.items = items
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    @classmethod
+    def from_table(cls, table: pa.Table, *, n: int, total: int, max_groups: int | None) -> FrequencyState:
+        """An exact state, or its sketch form when ``table`` exceeds ``max_groups``."""
+        state = FrequencyState(n=n, total=total, max_groups=max_groups, table=table)
+        if max_groups is not None and table.num_rows > max_groups:
+            return state.to_sketch(max_groups)
+        return state
+
+    def to_sketch(self, max_groups: int) -> FrequencyState:
+        """This state in sketch form at bound ``max_groups`` (driver-side, bounded input)."""
+        lg_k = fs.lg_k_for(max_groups)
+        if self.sketch is not None and self.items is not None:
+            sketch, items = fs.union([(self.sketch, self.items)], lg_k)
+        else:
+            table = self.table
+            keys: list[str] = []
+            counts: list[int] = []
+            if table is not None and table.num_rows:
+                keys = fs.canonical_keys([table[c] for c in table.column_names if c != "count"])
+                counts = table["count"].to_pylist()
+            sketch, items = fs.build(keys, counts, lg_k)
+        return FrequencyState(n=self.n, total=self.total, max_groups=max_groups, sketch=sketch, items=items)
+
+    # -- properties --------------------------------------------------------------------
+    @property
+    def is_empty(self) -> bool:
+        """No rows seen at all (the merge identity, whatever its key schema)."""
+        return (
+            self.n == 0
+            and self.total == 0
+            and self.sketch is None
+            and (self.table is None or not self.table.num_rows)
+        )
+
+    @property
+    def is_sketch(self) -> bool:
+        return self.sketch is not None
+
+    @property
+    def approximate(self) -> bool:
+        return self.sketch is not None
+
+    @property
+    def lg_k(self) -> int | None:
+        return None if self.max_groups is None or self.sketch is None else fs.lg_k_for(self.max_groups)
+
+    @property
+    def theta(self) -> float:
+        """Inclusion probability of a distinct key in ``counts()`` (1.0 when exact)."""
+        if self.sketch is None:
+            return 1.0
+        return float(fs.load_tuple(self.sketch).theta)
+
+    def counts(self) -> np.ndarray:
+        """Counts of the groups held: all of them (exact) or the theta sample (sketch)."""
+        if self.sketch is not None:
+            return np.array([c for _, c in fs.load_tuple(self.sketch)], dtype=np.int64)
+        if self.table is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self.table["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def count_groups(self, predicate: Callable[[int], bool] | None = None) -> tuple[float, float]:
+        """(estimate, absolute bound) of the number of groups whose count satisfies ``predicate``."""
+        if self.sketch is None:
+            c = self.counts()
+            if predicate is None:
+                return float(len(c)), 0.0
+            return float(sum(1 for v in c.tolist() if predicate(v))), 0.0
+        sk = fs.load_tuple(self.sketch)
+        if predicate is not None:
+            sk = sk.filter(predicate)
+        est = float(sk.get_estimate())
+        bound = max(float(sk.get_upper_bound(SIGMAS)) - est, est - float(sk.get_lower_bound(SIGMAS)))
+        return est, bound
+
+    def sum_over_groups(self, f: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+        """(estimate, absolute bound) of sum over groups of ``f(c_k)`` (Horvitz-Thompson when sketched)."""
+        values = np.asarray(f(self.counts().astype(np.float64)), dtype=np.float64)
+        theta = self.theta
+        est = float(values.sum()) / theta
+        if self.sketch is None:
+            return est, 0.0
+        var = (1.0 - theta) / theta**2 * float((values**2).sum())
+        return est, SIGMAS * math.sqrt(var)
+
+    def top_items(self, limit: int) -> tuple[list[tuple[str, int]], float]:
+        """The ``limit`` heaviest keys by count desc, key asc, and the max count error.
+
+        Exact: single-column tables only (keys as strings). Sketch: estimates from the
+        frequent-items sketch; the error is the widest upper-lower bound gap.
+        """
+        if self.sketch is None:
+            if self.table is None or self.table.num_rows == 0:
+                return [], 0.0
+            keys = [c for c in self.table.column_names if c != "count"]
+            ordered = self.table.sort_by([("count", "descending"), (keys[0], "ascending")])
+            head = ordered.slice(0, limit)
+            names = fs.canonical_keys([head[keys[0]]])
+            return list(zip(names, (int(v) for v in head["count"].to_pylist()), strict=True)), 0.0
+        assert self.items is not None
+        sk = fs.load_items(self.items)
+        rows = sk.get_frequent_items(fs.ds.frequent_items_error_type.NO_FALSE_NEGATIVES)
+        ordered_rows = sorted(rows, key=lambda r: (-int(r[1]), r[0]))[:limit]
+        err = max((float(r[3] - r[2]) for r in rows), default=float(sk.epsilon * sk.total_weight))
+        return [(str(r[0]), int(r[1])) for r in ordered_rows], err
+
+    # -- algebra -----------------------------------------------------------------------
+    def merge(self, other: Self) -> Self:
+        bound = _min_bound(self.max_groups, other.max_groups)
+        n, total = self.n + other.n, self.total + other.total
+        if self.sketch is None and other.sketch is None:
+            a, b = self.table, other.table
+            if a is None or (a.num_rows == 0 and b is not None):
+                table = b
+            elif b is None or b.num_rows == 0:
+                table = a
+            else:
+                table = _sum_tables(a, b)
+            if table is None:
+                return type(self)(n=n, total=total, max_groups=bound)
+            return type(self).from_table(table, n=n, total=total, max_groups=bound)  # type: ignore[return-value]
+        assert bound is not None
+        parts = []
+        for s in (self, other):
+            if s.sketch is None and (s.table is None or s.table.num_rows == 0):
+                continue
+            sk = s if s.sketch is not None else s.to_sketch(bound)
+            assert sk.sketch is not None and sk.items is not None
+            parts.append((sk.sketch, sk.items))
+        sketch, items = fs.union(parts, fs.lg_k_for(bound))
+        return type(self)(n=n, total=total, max_groups=bound, sketch=sketch, items=items)
+
+    # -- serialization ---------------------------------------------------------------------
+    def payload(self) -> bytes:
+        header: dict[str, Any] = {
+            "kind": SKETCH if self.sketch is not None else EXACT,
+            "n": self.n,
+            "total": self.total,
+            "max_groups": self.max_groups,
+        }
+        blobs: list[bytes]
+        if self.sketch is not None and self.items is not None:
+            blobs = [self.sketch, self.items]
+        elif self.table is not None:
+            blobs = [_table_bytes(self.table)]
+        else:
+            blobs = []
+        header["sizes"] = [len(b) for b in blobs]
+        head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+        return _LEN.pack(len(head)) + head + b"".join(blobs)
+
+    @classmethod
+    def from_payload(cls, payload: bytes, version: int) -> Self:
+        try:
+            (size,) = _LEN.unpack_from(payload)
+            header = json.loads(payload[_LEN.size : _LEN.size + size])
+            pos = _LEN.size + size
+            blobs = []
+            for length in header["sizes"]:
+                blobs.append(payload[pos : pos + length])
+                pos += length
+            common = {"n": header["n"], "total": header["total"], "max_groups": header["max_groups"]}
+            if header["kind"] == SKETCH:
+                return cls(**common, sketch=blobs[0], items=blobs[1])
+            table = pa.ipc.open_stream(blobs[0]).read_all() if blobs else None
+            return cls(**common, table=table)
+        except (KeyError, IndexError, ValueError, struct.error, pa.ArrowInvalid) as exc:
+            raise StateFormatError(f"corrupt frequency state payload: {exc}") from exc
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FrequencyState) and self.payload() == other.payload()
+
+    def __hash__(self) -> int:
+        return hash(self.payload())
+
+    def __repr__(self) -> str:
+        kind = (
+            "sketch"
+            if self.sketch is not None
+            else f"exact[{0 if self.table is None else self.table.num_rows}]"
+        )
+        return f"FrequencyState({kind}, n={self.n}, total={self.total}, max_groups={self.max_groups})"
+
+
+register_state(FrequencyState)
+
+
+def estimate_kwargs(state: FrequencyState, bound: float) -> dict[str, Any]:
+    """Metric keyword arguments flagging a value computed from the sketch form."""
+    if not state.approximate:
+        return {}
+    return {"approximate": True, "error_bound": float(bound)}
+
+
+def grouped_counts(df: DataFrame, spec: FrequencySpec) -> tuple[DataFrame, int]:
+    """The grouped aggregation of ``spec``: columns ``in_scope, k0.., count``; and the key arity.
+
+    Rows out of scope collapse into one ``in_scope = false`` group (their keys NULL), so
+    the unfiltered row count comes out of the same pass.
+    """
+    columns = spec.resolve_columns(df.columns)
+    scope = in_scope(spec.where)
+    if spec.histogram:
+        if len(columns) != 1:
+            raise ValueError(f"a histogram groups exactly one column, got {columns}")
+        keys = [F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE))]
+    else:
+        keys = [col(c) for c in columns]
+    named = [(F.when(scope, k) if spec.where is not None else k).alias(f"k{i}") for i, k in enumerate(keys)]
+    grouped = df.groupBy(scope.alias("in_scope"), *named).agg(F.count(F.lit(1)).cast("long").alias("count"))
+    return grouped, len(keys)
+
+
+def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: int | None) -> FrequencyState:
+    """Run the grouped aggregation of ``spec`` over ``df`` and return its state.
+
+    One grouped aggregation collected as Arrow (at most ``max_groups + 3`` rows reach the
+    driver); a second job (one ``mapInArrow`` pass building sketches per partition) only
+    when there are more than ``max_groups`` groups. ``max_groups=None`` keeps every group
+    exactly (unbounded: only when explicitly asked for).
+    """
+    if max_groups is not None and max_groups < 1:
+        raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
+    grouped, n_keys = grouped_counts(df, spec)
+    limit = None if max_groups is None else max_groups + 3
+    arrow = (grouped if limit is None else grouped.limit(limit)).toArrow()
+    if limit is None or arrow.num_rows < limit:
+        total = int(pc.sum(arrow["count"]).as_py() or 0)
+        kept = fs.keep_in_scope(arrow, n_keys=n_keys, drop_all_null=not spec.histogram)
+        n = int(pc.sum(kept["count"]).as_py() or 0)
+        table = kept.select([*(f"k{i}" for i in range(n_keys)), "count"])
+        return FrequencyState.from_table(table, n=n, total=total, max_groups=max_groups)
+    assert max_groups is not None
+    lg_k = fs.lg_k_for(max_groups)
+    drop = not spec.histogram
+
+    def build(batches: Any) -> Any:
+        return fs.build_partition(batches, n_keys=n_keys, drop_all_null=drop, lg_k=lg_k)
+
+    parts = grouped.mapInArrow(build, fs.PARTITION_DDL).collect()
+    sketch, items = fs.union([(bytes(p["sketch"]), bytes(p["items"])) for p in parts], lg_k)
+    n = sum(int(p["n"]) for p in parts)
+    total = sum(int(p["total"]) for p in parts)
+    return FrequencyState(n=n, total=total, max_groups=max_groups, sketch=sketch, items=items)

@@ -1,0 +1,163 @@
+"""Bounded sketch form of a frequency table: a DataSketches tuple sketch of counts.
+
+When a grouping has more distinct groups than a ``FrequencyState`` may hold exactly, the
+table is replaced by two Apache DataSketches sketches, built and merged with the
+``datasketches`` Python package:
+
+* a **tuple sketch** (theta sampling of the distinct keys, lg_k nominal entries) whose
+  summary per retained key is its summed row count (int64, ``PyLongsSerDe``). A key is
+  retained iff its hash is below theta, so the retained keys are a uniform sample of the
+  distinct keys with inclusion probability theta, and the count of a retained key is
+  EXACT (every partial sketch that saw the key kept it, since theta only decreases and
+  the union sums the summaries).
+* a **frequent-items sketch** (``frequent_strings_sketch``) over the same keys weighted
+  by their counts: estimates of the heaviest keys (Histogram's top bins) with guaranteed
+  lower/upper bounds.
+
+Both are built from *grouped counts* (one update per distinct key of a batch, never per
+row): on the driver from a bounded Arrow table, or on the executors in a single
+``mapInArrow`` pass over the grouped aggregation. Spark's own ``tuple_sketch_agg_integer``
+was tried first: its bytes do not load correctly in the Python package (summaries come
+back garbled and key hashes differ), so it is not used.
+
+Keys are hashed as canonical strings (``canonical_keys``): the value itself for one
+column, JSON of the values for several columns; NULL is a distinct marker.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import datasketches as ds
+import pyarrow as pa
+import pyarrow.compute as pc
+
+SERDE = ds.PyLongsSerDe()
+NULL_KEY = "\x00null"
+MIN_LG_K = 4
+MAX_LG_K = 26
+MAX_LG_ITEMS = 14
+
+
+class SumCounts(ds.TuplePolicy):
+    """Tuple-sketch policy: the summary of a key is the sum of its counts."""
+
+    def create_summary(self) -> int:
+        return 0
+
+    def update_summary(self, summary: int, update: int) -> int:
+        return summary + update
+
+    def __call__(self, summary: int, update: int) -> int:
+        return summary + update
+
+
+def lg_k_for(max_groups: int) -> int:
+    """log2 of the sketch's nominal entries for a bound of ``max_groups`` groups (K <= max_groups)."""
+    return max(MIN_LG_K, min(MAX_LG_K, int(math.floor(math.log2(max(max_groups, 1))))))
+
+
+def lg_items_for(lg_k: int) -> int:
+    """log2 of the frequent-items map size used next to a tuple sketch of ``lg_k``."""
+    return max(6, min(MAX_LG_ITEMS, lg_k + 1))
+
+
+def _column_strings(arr: pa.Array | pa.ChunkedArray) -> list[str | None]:
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return arr.to_pylist()  # type: ignore[no-any-return]
+    try:
+        return pc.cast(arr, pa.string()).to_pylist()  # type: ignore[no-any-return]
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return [None if v is None else repr(v) for v in arr.to_pylist()]
+
+
+def canonical_keys(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[str]:
+    """One canonical string per row of the key columns (the hashed identity of a group)."""
+    per = [_column_strings(c) for c in columns]
+    if len(per) == 1:
+        return [NULL_KEY if v is None else v for v in per[0]]
+    return [
+        json.dumps(list(vals), ensure_ascii=False, separators=(",", ":")) for vals in zip(*per, strict=True)
+    ]
+
+
+def build(keys: Iterable[str], counts: Iterable[int], lg_k: int) -> tuple[bytes, bytes]:
+    """Serialized (tuple sketch, frequent-items sketch) of ``keys`` weighted by ``counts``."""
+    sketch = ds.update_tuple_sketch(SumCounts(), lg_k)
+    items = ds.frequent_strings_sketch(lg_items_for(lg_k))
+    for k, c in zip(keys, counts, strict=True):
+        c = int(c)
+        if c <= 0:
+            continue
+        sketch.update(k, c)
+        items.update(k, c)
+    return sketch.compact().serialize(SERDE), items.serialize()
+
+
+def union(parts: Iterable[tuple[bytes, bytes]], lg_k: int) -> tuple[bytes, bytes]:
+    """Union of serialized sketch pairs (summed counts), at nominal size ``lg_k``."""
+    u = ds.tuple_union(SumCounts(), lg_k)
+    items = ds.frequent_strings_sketch(lg_items_for(lg_k))
+    for sk, it in parts:
+        u.update(load_tuple(sk))
+        items.merge(ds.frequent_strings_sketch.deserialize(it))
+    return u.get_result().serialize(SERDE), items.serialize()
+
+
+def load_tuple(blob: bytes) -> ds.compact_tuple_sketch:
+    return ds.compact_tuple_sketch.deserialize(blob, SERDE)
+
+
+def load_items(blob: bytes) -> ds.frequent_strings_sketch:
+    return ds.frequent_strings_sketch.deserialize(blob)
+
+
+def build_partition(
+    batches: Iterator[pa.RecordBatch], *, n_keys: int, drop_all_null: bool, lg_k: int
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` body over grouped counts (``in_scope``, ``k0..``, ``count``).
+
+    Yields ONE row per partition: the serialized sketches of the in-scope groups (minus
+    the all-NULL group when ``drop_all_null``), the in-scope row count ``n`` and the
+    unfiltered row count ``total``. Runs on the executors.
+    """
+    sketch = ds.update_tuple_sketch(SumCounts(), lg_k)
+    items = ds.frequent_strings_sketch(lg_items_for(lg_k))
+    n = 0
+    total = 0
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        total += int(pc.sum(table["count"]).as_py() or 0)
+        table = keep_in_scope(table, n_keys=n_keys, drop_all_null=drop_all_null)
+        n += int(pc.sum(table["count"]).as_py() or 0)
+        keys = canonical_keys([table[f"k{i}"] for i in range(n_keys)])
+        for k, c in zip(keys, table["count"].to_pylist(), strict=True):
+            sketch.update(k, int(c))
+            items.update(k, int(c))
+    out: dict[str, Any] = {
+        "sketch": [sketch.compact().serialize(SERDE)],
+        "items": [items.serialize()],
+        "n": [n],
+        "total": [total],
+    }
+    yield pa.RecordBatch.from_pydict(out, schema=PARTITION_SCHEMA)
+
+
+PARTITION_SCHEMA = pa.schema(
+    [("sketch", pa.binary()), ("items", pa.binary()), ("n", pa.int64()), ("total", pa.int64())]
+)
+PARTITION_DDL = "sketch binary, items binary, n long, total long"
+
+
+def keep_in_scope(table: pa.Table, *, n_keys: int, drop_all_null: bool) -> pa.Table:
+    """Rows of a grouped-counts table that are in scope (and not all-NULL when asked)."""
+    mask = table["in_scope"]
+    if drop_all_null and n_keys:
+        any_valid = pc.is_valid(table["k0"])
+        for i in range(1, n_keys):
+            any_valid = pc.or_(any_valid, pc.is_valid(table[f"k{i}"]))
+        mask = pc.and_(mask, any_valid)
+    return table.filter(mask)

@@ -1,0 +1,45 @@
+"""UniqueValueRatio: #keys occurring exactly once / #distinct keys.
+
+Grouping analyzer (where-filter, all-NULL drop, group). No group -> empty Failure (as in
+Deequ, whose aggregate is NULL then). From the sketch form: the proportion of singletons
+among the sampled keys (a uniform sample of the distinct keys), error bound 3 standard
+errors of that proportion, flagged approximate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import SIGMAS, FrequencySpec, FrequencyState, estimate_kwargs
+from streamdq.analyzers.metric import Metric
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class UniqueValueRatio(GroupingAnalyzer):
+    NAME = "UniqueValueRatio"
+    columns: tuple[str, ...]
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        if not self.columns:
+            return "UniqueValueRatio needs at least one column"
+        return super().preconditions(schema)
+
+    def frequency_spec(self) -> FrequencySpec:
+        return FrequencySpec(tuple(self.columns), self.where)
+
+    def metric_from_frequencies(self, state: FrequencyState) -> Metric:
+        counts = state.counts()
+        if state.n == 0 or len(counts) == 0:
+            return self.empty_failure()
+        sampled = len(counts)
+        ratio = float((counts == 1).sum()) / sampled
+        # sample proportion: standard error with finite-population correction (1 - theta)
+        spread = max(ratio * (1.0 - ratio), 1.0 / sampled)
+        bound = SIGMAS * math.sqrt(spread * (1.0 - state.theta) / sampled)
+        return self.ok(ratio, **estimate_kwargs(state, bound))
