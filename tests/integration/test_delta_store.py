@@ -249,7 +249,7 @@ def test_distribution_metric_values_round_trip_as_json(tmp_path: Path) -> None:
 def test_merge_range_equals_the_state_of_the_union(tmp_path: Path) -> None:
     store = DeltaStateStore(str(tmp_path))
     # per-window raw values (amount; None = missing email) -> states
-    data = {0: [1.0, 2.0, None], 1: [4.0], 2: [None, 5.0, 6.0, 7.0], 3: [10.0]}
+    data: dict[int, list[float | None]] = {0: [1.0, 2.0, None], 1: [4.0], 2: [None, 5.0, 6.0, 7.0], 3: [10.0]}
 
     def states(vals: list) -> tuple[NumMatches, NumMatchesAndCount, SumState]:
         present = [v for v in vals if v is not None]

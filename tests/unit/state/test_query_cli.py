@@ -1,0 +1,141 @@
+"""``streamdq query history|merge`` over a small real Delta state store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+from streamdq.state import DeltaStateStore, metric_records, result_records
+
+from streamdq.analyzers import Mean
+from streamdq.commands import query
+from streamdq.report import ScopedMetric
+from tests.unit.state.state_testkit import MEAN, mean_record, report, size_metric, window
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="streamdq")
+    query.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+@pytest.fixture
+def store_root(tmp_path: Path) -> str:
+    store = DeltaStateStore(str(tmp_path))
+    for b, (total, n) in enumerate([(6.0, 3), (10.0, 2), (3.0, 3)]):
+        rep = report(
+            "orders",
+            "q1",
+            b,
+            metrics=(ScopedMetric("window", size_metric(float(n)), window=window(b)),),
+        )
+        store.commit(
+            "q1",
+            b,
+            dataset="orders",
+            states=[mean_record(total, n, "window", window(b))],
+            metrics=metric_records(rep),
+            results=result_records(rep),
+            report=rep,
+        )
+    return str(tmp_path)
+
+
+def test_query_is_a_registered_command() -> None:
+    from streamdq.cli import COMMAND_MODULES
+
+    assert "streamdq.commands.query" in COMMAND_MODULES
+
+
+def test_history_json(store_root: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        run(
+            [
+                "query",
+                "history",
+                "--state",
+                store_root,
+                "--dataset",
+                "orders",
+                "--metric",
+                "Size",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["value"] for r in rows] == [3.0, 2.0, 3.0]
+    assert rows[0]["window_start"] == window(0).start.isoformat()
+
+
+def test_history_text_with_range(store_root: str, capsys: pytest.CaptureFixture[str]) -> None:
+    start, end = window(1).start.isoformat(), window(2).start.strftime("%Y-%m-%dT%H:%M:%S")  # naive = UTC
+    code = run(
+        [
+            "query",
+            "history",
+            "--state",
+            store_root,
+            "--dataset",
+            "orders",
+            "--metric",
+            "Size",
+            "--start",
+            start,
+            "--end",
+            end,
+        ]
+    )
+    assert code == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and lines[1].split()[-1] == "1"
+
+
+def test_merge_prints_the_metric_of_the_merged_windows(
+    store_root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = json.dumps(Mean("amount").to_spec())
+    argv = ["query", "merge", "--state", store_root, "--dataset", "orders", "--analyzer", spec]
+    argv += ["--start", window(0).start.isoformat(), "--end", window(1).end.isoformat(), "--format", "json"]
+    assert run(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["windows"] == 2
+    assert out["metric"]["value"] == pytest.approx(16.0 / 5)
+    # by stored state key, text output
+    argv = ["query", "merge", "--state", store_root, "--dataset", "orders", "--analyzer", MEAN.state_key()]
+    argv += ["--start", window(0).start.isoformat(), "--end", window(2).end.isoformat()]
+    assert run(argv) == 0
+    assert "over 3 window(s)" in capsys.readouterr().out
+
+
+def test_errors_name_the_problem(tmp_path: Path, store_root: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        run(["query", "history", "--state", str(tmp_path / "missing"), "--dataset", "d", "--metric", "Size"])
+        == 2
+    )
+    assert "no streamdq state" in capsys.readouterr().err
+    argv = ["query", "merge", "--state", store_root, "--dataset", "orders", "--analyzer", "nokey"]
+    argv += ["--start", "2026-01-01T00:00:00Z", "--end", "2026-01-02T00:00:00Z"]
+    assert run(argv) == 2
+    assert "no window states" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        run(
+            [
+                "query",
+                "history",
+                "--state",
+                store_root,
+                "--dataset",
+                "d",
+                "--metric",
+                "Size",
+                "--start",
+                "yesterday",
+            ]
+        )
+    assert "not an ISO-8601 time" in capsys.readouterr().err
