@@ -1,0 +1,118 @@
+"""Console sink: a compact human summary per batch (and per closed window) plus the alerts.
+
+Runs in the driver and writes to stdout (or stderr). Idempotent per ``(query_id,
+batch_id)`` within the process. An empty batch prints one short line. Example::
+
+    orders batch 12 [Error] rows=1000 late=0 quarantined=3 2.31s (430 rows/s)
+      window 12:00..12:01 closed: Size=5400 Completeness(amount)=0.91
+      FAILED [Error] orders: Completeness(amount) >= 0.95 -> 0.91 (window)
+      ALERT violation [Error] orders: 'Completeness(amount) >= 0.95' failed (...)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TextIO
+
+from streamdq.connectors.sinks.base import SeenBatches
+
+from streamdq.alerts.alert import Alert
+from streamdq.report import BatchReport, ScopedMetric, Window
+
+KEY_METRICS = ("Size", "Completeness", "Mean", "ApproxCountDistinct", "CountDistinct", "Uniqueness")
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _hhmm(window: Window) -> str:
+    return f"{window.start:%Y-%m-%d %H:%M:%S}..{window.end:%H:%M:%S}"
+
+
+def _metric_text(m: ScopedMetric) -> str:
+    metric = m.metric
+    label = metric.name if metric.instance in ("*", "") else f"{metric.name}({metric.instance})"
+    return f"{label}={_fmt(metric.value) if metric.ok else 'FAILED'}"
+
+
+def format_report(
+    report: BatchReport, alerts: list[Alert], *, verbose: bool = False, max_items: int = 8
+) -> str:
+    """The summary text of one report (no trailing newline)."""
+    counters = report.counters
+    rows = counters.get("input_rows")
+    total_s = report.timings.get("total")
+    head = f"{report.dataset} batch {report.batch_id} [{report.status}]"
+    if rows is not None:
+        head += f" rows={rows}"
+    for key in ("late_rows", "quarantined_rows", "bad_records"):
+        if counters.get(key):
+            head += f" {key.removesuffix('_rows')}={counters[key]}"
+    if total_s is not None:
+        head += f" {total_s:.2f}s"
+        if rows and total_s > 0:
+            head += f" ({rows / total_s:.0f} rows/s)"
+    if report.replayed:
+        head += " (replayed)"
+    lines = [head]
+    for window in report.closed_windows:
+        in_window = [
+            m
+            for m in report.metrics
+            if m.scope == "window" and m.window == window and (verbose or m.metric.name in KEY_METRICS)
+        ]
+        shown = " ".join(_metric_text(m) for m in in_window[:max_items])
+        lines.append(f"  window {_hhmm(window)} closed: {shown}".rstrip())
+    if verbose:
+        for m in report.metrics_at("batch")[:max_items]:
+            lines.append(f"  batch {_metric_text(m)}")
+    failed = report.failed_constraints()
+    for r in failed[:max_items]:
+        value = _fmt(r.metric.value) if r.metric is not None and r.metric.ok else "n/a"
+        lines.append(f"  FAILED [{r.level}] {r.check}: {r.constraint} -> {value} ({r.scope})")
+    if len(failed) > max_items:
+        lines.append(f"  ... {len(failed) - max_items} more failed constraints")
+    for a in report.anomalies[:max_items]:
+        lines.append(
+            f"  ANOMALY {a.detector}: {a.metric.name}({a.metric.instance})={_fmt(a.value)} ({a.scope})"
+        )
+    for alert in alerts:
+        lines.append(f"  ALERT {alert.kind} [{alert.severity}] {alert.message}")
+    return "\n".join(lines)
+
+
+class ConsoleSink:
+    """Prints ``format_report`` for every new batch; ``only_changes`` skips quiet batches
+    (no closed window, no failure, no anomaly, no alert)."""
+
+    def __init__(
+        self,
+        name: str = "console",
+        *,
+        stream: TextIO | None = None,
+        verbose: bool = False,
+        only_changes: bool = False,
+    ) -> None:
+        self.name = name
+        self._stream = stream
+        self.verbose = verbose
+        self.only_changes = only_changes
+        self._seen = SeenBatches()
+
+    def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
+        if not self._seen.first_time(report.query_id, report.batch_id):
+            return
+        quiet = not (report.closed_windows or report.failed_constraints() or report.anomalies or alerts)
+        if self.only_changes and quiet:
+            return
+        out = self._stream or sys.stdout
+        # a closed pipe or stream must not kill the stream
+        with contextlib.suppress(OSError, ValueError):
+            print(format_report(report, alerts, verbose=self.verbose), file=out, flush=True)
+
+    def close(self) -> None:
+        pass

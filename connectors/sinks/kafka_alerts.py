@@ -1,0 +1,197 @@
+"""Kafka alert sink: alerts to a topic via a persisted outbox, delivered in the background.
+
+Runs in the driver. ``emit`` writes the batch's alerts into an ``AlertJournal`` (SQLite
+under ``state_dir``) and wakes a background thread; it never talks to the broker, so a
+dead broker never blocks or kills the stream. The thread sends pending alerts in order
+with kafka-python (``acks=all``, retries, one request in flight so retries keep order),
+key = ``dataset/constraint_id`` (all alerts of one constraint land in one partition, in
+order), value = the alert JSON (schema ``streamdq.alert/v1``), and marks each alert
+delivered in the journal once the broker acknowledged it. While the broker is away it
+retries with exponential backoff (``initial_backoff`` .. ``max_backoff`` seconds).
+
+Guarantees: an alert is journaled once per ``alert_id`` (replayed batches add nothing; an
+acknowledged alert is never sent again); undelivered alerts survive a restart of the job
+and are delivered when the sink starts again; the outbox is bounded (``max_buffer``
+undelivered alerts, oldest dropped and counted beyond). A crash between the broker's
+acknowledgement and the journal update can resend that one alert: consumers de-duplicate
+by ``alert_id`` (at-least-once delivery, exactly-once effect).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from streamdq.connectors.sinks.base import backoff_delays, filter_alerts
+from streamdq.connectors.sinks.journal import AlertJournal
+
+from streamdq.alerts.alert import Alert
+from streamdq.report import BatchReport
+
+log = logging.getLogger("streamdq.sinks.kafka")
+
+
+def journal_path(state_dir: str | Path, topic: str) -> Path:
+    """Where the outbox of ``topic`` lives under the run's state directory."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", topic)
+    return Path(state_dir) / "sinks" / f"kafka-alerts-{safe}.sqlite"
+
+
+class KafkaAlertSink:
+    def __init__(
+        self,
+        bootstrap_servers: str | list[str],
+        topic: str,
+        *,
+        state_dir: str | Path,
+        name: str = "kafka",
+        max_buffer: int = 100_000,
+        min_severity: str | None = None,
+        kinds: list[str] | None = None,
+        initial_backoff: float = 0.5,
+        max_backoff: float = 10.0,
+        send_timeout_seconds: float = 15.0,
+        close_timeout_seconds: float = 5.0,
+        producer_config: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.bootstrap_servers = bootstrap_servers
+        self.topic = topic
+        self.min_severity, self.kinds = min_severity, kinds
+        self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
+        self.send_timeout = send_timeout_seconds
+        self.close_timeout = close_timeout_seconds
+        self.producer_config = dict(producer_config or {})
+        self.journal = AlertJournal(journal_path(state_dir, topic), max_pending=max_buffer)
+        self.last_error: str | None = None
+        self.sent = 0
+        self._producer: Any = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"streamdq-sink-{name}", daemon=True)
+        self._thread.start()
+
+    # -- the stream side: never blocks on the network --------------------------------
+
+    def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
+        chosen = filter_alerts(alerts, min_severity=self.min_severity, kinds=self.kinds)
+        if not chosen:
+            return
+        try:
+            self.journal.add([(a.alert_id, a.key, a.to_json()) for a in chosen])
+        except Exception as exc:  # noqa: BLE001 - a full disk must not kill the stream
+            log.error(
+                "kafka sink %s: cannot journal %d alerts of batch %s: %s",
+                self.name,
+                len(chosen),
+                report.batch_id,
+                exc,
+            )
+            return
+        self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        return self.journal.pending_count()
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait until every journaled alert was acknowledged; False on timeout."""
+        self._wake.set()
+        deadline = threading.Event()
+        waited = 0.0
+        while self.pending:
+            if waited >= timeout:
+                return False
+            deadline.wait(0.1)
+            waited += 0.1
+        return True
+
+    def close(self) -> None:
+        """Try to deliver what is pending for ``close_timeout`` seconds, then stop.
+
+        Undelivered alerts stay in the journal and go out when the sink starts again."""
+        if self._stop.is_set():
+            return
+        self.flush(self.close_timeout)
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=self.send_timeout + 5)
+        self._close_producer()
+        if not self._thread.is_alive():
+            self.journal.close()
+
+    # -- the delivery thread ---------------------------------------------------------
+
+    def _ensure_producer(self) -> Any:
+        if self._producer is None:
+            from kafka import KafkaProducer
+
+            config: dict[str, Any] = {
+                "bootstrap_servers": self.bootstrap_servers,
+                "acks": "all",
+                "retries": 5,
+                "max_in_flight_requests_per_connection": 1,
+                "enable_idempotence": False,
+                "request_timeout_ms": int(self.send_timeout * 1000),
+                "max_block_ms": int(self.send_timeout * 1000),
+                "reconnect_backoff_max_ms": int(self.max_backoff * 1000),
+                "client_id": f"streamdq-alerts-{self.name}",
+            }
+            config.update(self.producer_config)
+            self._producer = KafkaProducer(**config)
+        return self._producer
+
+    def _close_producer(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            with contextlib.suppress(Exception):
+                producer.close(timeout=2)
+
+    def _run(self) -> None:
+        delays = iter(backoff_delays(self.initial_backoff, self.max_backoff))
+        while not self._stop.is_set():
+            try:
+                batch = self.journal.pending()
+            except Exception as exc:  # noqa: BLE001 - e.g. journal closed during shutdown
+                self.last_error = f"journal: {exc}"
+                return
+            if not batch:
+                self._wake.wait(1.0)
+                self._wake.clear()
+                continue
+            futures: list[tuple[int, Any]] = []
+            marked: set[int] = set()
+            try:
+                producer = self._ensure_producer()
+                for entry in batch:
+                    future = producer.send(self.topic, key=entry.key.encode(), value=entry.value.encode())
+                    futures.append((entry.seq, future))
+                producer.flush(timeout=self.send_timeout)
+                for seq, future in futures:
+                    meta = future.get(timeout=self.send_timeout)
+                    self.journal.mark_delivered(seq, meta.partition, meta.offset)
+                    marked.add(seq)
+                    self.sent += 1
+                self.journal.prune()
+                delays = iter(backoff_delays(self.initial_backoff, self.max_backoff))
+                self.last_error = None
+            except Exception as exc:  # noqa: BLE001 - any broker problem: back off and retry
+                for seq, future in futures:
+                    if seq not in marked and future.is_done and future.succeeded():
+                        self.journal.mark_delivered(seq, future.value.partition, future.value.offset)
+                        self.sent += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                delay = next(delays)
+                log.warning(
+                    "kafka sink %s: %s; %d alerts pending, retry in %.1fs",
+                    self.name,
+                    self.last_error,
+                    self.journal.pending_count(),
+                    delay,
+                )
+                self._close_producer()
+                self._stop.wait(delay)

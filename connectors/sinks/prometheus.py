@@ -1,0 +1,255 @@
+"""Prometheus sink: an HTTP exporter inside the driver over the latest reports.
+
+``PrometheusSink`` owns a private ``CollectorRegistry`` (no global state; several sinks can
+live in one process) with one custom collector, ``ReportCollector``, and serves it with
+``prometheus_client.start_http_server`` on ``host:port`` (port 0: a free port, see
+``.port``/``.url``). ``emit`` only updates in-memory values under a lock: scraping never
+touches Spark and a slow scraper never blocks the stream. Idempotent per ``(query_id,
+batch_id)``: a replayed batch does not count twice.
+
+Exposed families (label sets are fixed; cardinality is bounded by the configuration:
+datasets x scopes(3) x analyzers, checks x constraints, detectors; never by data values,
+window starts or batch ids):
+
+Gauges (latest value):
+  streamdq_metric_value{dataset,scope,entity,instance,metric}   scalar metric values; for the
+      window scope the most recent window's value. Failed and distribution-valued metrics
+      (Histogram, DataType, ApproxQuantiles) are not exported.
+  streamdq_constraint_status{dataset,check,level,constraint_id,constraint,scope}  1 failing, 0 passing
+  streamdq_check_status{dataset,check,level}        0 Success, 1 Warning, 2 Error
+  streamdq_last_batch_id{dataset}, streamdq_last_batch_timestamp_seconds{dataset}
+  streamdq_batch_duration_seconds{dataset}          the handler's total time of the last batch
+  streamdq_phase_duration_seconds{dataset,phase}    per phase (compute, commit, ...)
+  streamdq_state_commit_seconds{dataset}            time of the last state-store commit
+  streamdq_input_rows{dataset}                      rows of the last batch
+  streamdq_rows_per_second{dataset}                 input rows / batch duration
+  streamdq_batch_counter{dataset,counter}           every counter of the last batch
+  streamdq_watermark_timestamp_seconds{dataset}, streamdq_event_time_max_timestamp_seconds{dataset}
+Counters (since the exporter started):
+  streamdq_batches_total{dataset}
+  streamdq_rows_total{dataset,counter}              sums of the batch counters (input_rows, late_rows...)
+  streamdq_constraint_failures_total{dataset,check,level,constraint_id,constraint,scope}
+  streamdq_anomalies_total{dataset,scope,entity,instance,metric,detector}
+  streamdq_alerts_total{dataset,kind,severity}
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from streamdq.connectors.sinks.base import SeenBatches
+
+from streamdq.alerts.alert import Alert
+from streamdq.report import BatchReport
+
+METRIC_LABELS = ("dataset", "scope", "entity", "instance", "metric")
+CONSTRAINT_LABELS = ("dataset", "check", "level", "constraint_id", "constraint", "scope")
+CHECK_LABELS = ("dataset", "check", "level")
+ANOMALY_LABELS = ("dataset", "scope", "entity", "instance", "metric", "detector")
+ALERT_LABELS = ("dataset", "kind", "severity")
+STATUS_CODE = {"Success": 0, "Warning": 1, "Error": 2}
+
+
+@dataclass
+class _Snapshot:
+    metric_values: dict[tuple[str, ...], tuple[float, float]] = field(default_factory=dict)
+    constraint_status: dict[tuple[str, ...], float] = field(default_factory=dict)
+    check_status: dict[tuple[str, ...], float] = field(default_factory=dict)
+    per_dataset: dict[str, dict[str, float]] = field(default_factory=dict)
+    phases: dict[tuple[str, str], float] = field(default_factory=dict)
+    batch_counters: dict[tuple[str, str], float] = field(default_factory=dict)
+    batches: dict[str, float] = field(default_factory=dict)
+    rows: dict[tuple[str, str], float] = field(default_factory=dict)
+    failures: dict[tuple[str, ...], float] = field(default_factory=dict)
+    anomalies: dict[tuple[str, ...], float] = field(default_factory=dict)
+    alerts: dict[tuple[str, ...], float] = field(default_factory=dict)
+
+
+def _seconds(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+class ReportCollector(Collector):
+    """Keeps the latest values of the reports it was given and yields them on ``collect``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._s = _Snapshot()
+        self._seen = SeenBatches()
+
+    def update(self, report: BatchReport, alerts: list[Alert]) -> bool:
+        """Fold one report in; False (no change) if this (query_id, batch_id) was seen."""
+        if not self._seen.first_time(report.query_id, report.batch_id):
+            return False
+        ds = report.dataset
+        with self._lock:
+            s = self._s
+            for scoped in report.metrics:
+                m = scoped.metric
+                value = m.scalar
+                if value is None or not math.isfinite(value):
+                    continue
+                key = (ds, scoped.scope, m.entity, m.instance, m.name)
+                order = scoped.window.start.timestamp() if scoped.window is not None else -math.inf
+                old = s.metric_values.get(key)
+                if old is None or order >= old[0]:
+                    s.metric_values[key] = (order, value)
+            for check in report.check_results:
+                s.check_status[(ds, check.check, check.level)] = float(STATUS_CODE.get(check.status, 2))
+                for r in check.constraint_results:
+                    ckey = (ds, r.check, r.level, r.constraint_id, r.constraint, r.scope)
+                    s.constraint_status[ckey] = 1.0 if r.failed else 0.0
+                    s.failures.setdefault(ckey, 0.0)
+                    if r.failed:
+                        s.failures[ckey] += 1.0
+            for a in report.anomalies:
+                akey = (ds, a.scope, a.metric.entity, a.metric.instance, a.metric.name, a.detector)
+                s.anomalies[akey] = s.anomalies.get(akey, 0.0) + 1.0
+            for alert in alerts:
+                k = (ds, alert.kind, alert.severity)
+                s.alerts[k] = s.alerts.get(k, 0.0) + 1.0
+            health = s.per_dataset.setdefault(ds, {})
+            health["last_batch_id"] = float(report.batch_id)
+            health["last_batch_timestamp_seconds"] = report.processing_time.timestamp()
+            total = report.timings.get("total")
+            rows = report.counters.get("input_rows")
+            if total is not None:
+                health["batch_duration_seconds"] = float(total)
+            if "commit" in report.timings:
+                health["state_commit_seconds"] = float(report.timings["commit"])
+            if rows is not None:
+                health["input_rows"] = float(rows)
+                if total:
+                    health["rows_per_second"] = float(rows) / float(total)
+            for name, ts in (("watermark", report.watermark), ("event_time_max", report.event_time_max)):
+                seconds = _seconds(ts)
+                if seconds is not None:
+                    health[f"{name}_timestamp_seconds"] = seconds
+            for phase, seconds_ in report.timings.items():
+                s.phases[(ds, phase)] = float(seconds_)
+            for counter, n in report.counters.items():
+                s.batch_counters[(ds, counter)] = float(n)
+                s.rows[(ds, counter)] = s.rows.get((ds, counter), 0.0) + float(n)
+            s.batches[ds] = s.batches.get(ds, 0.0) + 1.0
+        return True
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            s = self._s
+            families: list[Metric] = []
+
+            def gauge(name: str, doc: str, labels: tuple[str, ...], items: Any) -> None:
+                fam = GaugeMetricFamily(name, doc, labels=list(labels))
+                for key, value in items:
+                    fam.add_metric(list(key), value)
+                families.append(fam)
+
+            def counter(name: str, doc: str, labels: tuple[str, ...], items: Any) -> None:
+                fam = CounterMetricFamily(name, doc, labels=list(labels))
+                for key, value in items:
+                    fam.add_metric(list(key), value)
+                families.append(fam)
+
+            gauge(
+                "streamdq_metric_value",
+                "Latest value of a data-quality metric per scope (window scope: most recent window).",
+                METRIC_LABELS,
+                ((k, v[1]) for k, v in s.metric_values.items()),
+            )
+            gauge(
+                "streamdq_constraint_status",
+                "1 if the constraint failed in the latest batch that evaluated it, else 0.",
+                CONSTRAINT_LABELS,
+                s.constraint_status.items(),
+            )
+            gauge(
+                "streamdq_check_status",
+                "Latest check status: 0 Success, 1 Warning, 2 Error.",
+                CHECK_LABELS,
+                s.check_status.items(),
+            )
+            health_docs = {
+                "last_batch_id": "Id of the last processed microbatch.",
+                "last_batch_timestamp_seconds": "Processing time of the last microbatch (unix seconds).",
+                "batch_duration_seconds": "Handler time of the last microbatch.",
+                "state_commit_seconds": "State-store commit time of the last microbatch.",
+                "input_rows": "Input rows of the last microbatch.",
+                "rows_per_second": "Input rows per second of handler time in the last microbatch.",
+                "watermark_timestamp_seconds": "Event-time watermark after the last microbatch (unix seconds).",
+                "event_time_max_timestamp_seconds": "Latest event time seen (unix seconds).",
+            }
+            for key, doc in health_docs.items():
+                gauge(
+                    f"streamdq_{key}",
+                    doc,
+                    ("dataset",),
+                    (((ds,), h[key]) for ds, h in s.per_dataset.items() if key in h),
+                )
+            gauge(
+                "streamdq_phase_duration_seconds",
+                "Time per handler phase in the last microbatch.",
+                ("dataset", "phase"),
+                s.phases.items(),
+            )
+            gauge(
+                "streamdq_batch_counter",
+                "Counters of the last microbatch (input_rows, late_rows, ...).",
+                ("dataset", "counter"),
+                s.batch_counters.items(),
+            )
+            counter(
+                "streamdq_batches",
+                "Microbatches processed since the exporter started.",
+                ("dataset",),
+                (((ds,), n) for ds, n in s.batches.items()),
+            )
+            counter(
+                "streamdq_rows",
+                "Sums of the microbatch counters since the exporter started.",
+                ("dataset", "counter"),
+                s.rows.items(),
+            )
+            counter(
+                "streamdq_constraint_failures",
+                "Failed evaluations of each constraint.",
+                CONSTRAINT_LABELS,
+                s.failures.items(),
+            )
+            counter(
+                "streamdq_anomalies", "Anomalies flagged by detectors.", ANOMALY_LABELS, s.anomalies.items()
+            )
+            counter("streamdq_alerts", "Alerts emitted by the alert policy.", ALERT_LABELS, s.alerts.items())
+        yield from families
+
+
+class PrometheusSink:
+    """Serves ``ReportCollector`` on ``http://host:port/metrics`` from a private registry."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 9108, name: str = "prometheus") -> None:
+        self.name = name
+        self.collector = ReportCollector()
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self.collector)
+        self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
+        self.host = host
+        self.port = int(self._server.server_port)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/metrics"
+
+    def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
+        self.collector.update(report, alerts)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)

@@ -1,0 +1,68 @@
+"""Console and JSON-lines sinks: content, idempotence per (query_id, batch_id), torn-line repair."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from streamdq.connectors.sinks.console import ConsoleSink
+from streamdq.connectors.sinks.jsonl import JsonLinesSink, read_lines
+
+from streamdq.report import BatchReport
+from tests.unit.sinks.conftest import alerts_for, make_report
+
+
+def test_console_prints_summary_window_failures_and_alerts_once(report_and_alerts):
+    report, alerts = report_and_alerts
+    out = io.StringIO()
+    sink = ConsoleSink(stream=out)
+    sink.emit(report, alerts)
+    sink.emit(report.as_replayed(), alerts)
+    text = out.getvalue()
+    assert text.count("orders batch 3 [Error]") == 1
+    assert "rows=1000" in text and "late=4" in text and "500 rows/s" in text
+    assert "window 2026-11-22 12:00:00..12:01:00 closed: Size=5400" in text
+    assert "FAILED [Error] orders-basic: Completeness(amount) >= 0.95 -> 0.8 (batch)" in text
+    assert "ALERT violation [Error]" in text and "ALERT anomaly" in text
+
+
+def test_console_only_changes_skips_quiet_batches():
+    out = io.StringIO()
+    sink = ConsoleSink(stream=out, only_changes=True)
+    quiet = make_report(5, failing=False)
+    quiet = BatchReport(**{**quiet.__dict__, "closed_windows": ()})
+    sink.emit(quiet, [])
+    assert out.getvalue() == ""
+    sink.emit(make_report(6), alerts_for(make_report(6))[0])
+    assert "batch 6" in out.getvalue()
+
+
+def test_jsonl_one_line_per_batch_idempotent_across_reopen(tmp_path, report_and_alerts):
+    report, alerts = report_and_alerts
+    path = tmp_path / "out" / "reports.jsonl"
+    sink = JsonLinesSink(path)
+    sink.emit(report, alerts)
+    sink.emit(report, alerts)
+    sink.close()
+    again = JsonLinesSink(path)
+    again.emit(report.as_replayed(), alerts)  # replay after restart: not written twice
+    again.emit(make_report(4), [])
+    again.close()
+    lines = read_lines(path)
+    assert [(d["query_id"], d["batch_id"]) for d in lines] == [("q-1", 3), ("q-1", 4)]
+    assert BatchReport.from_dict(lines[0]["report"]).batch_id == 3
+    assert {a["kind"] for a in lines[0]["alerts"]} == {"violation", "anomaly"}
+
+
+def test_jsonl_cuts_a_torn_last_line(tmp_path):
+    path = tmp_path / "reports.jsonl"
+    sink = JsonLinesSink(path)
+    sink.emit(make_report(1), [])
+    sink.close()
+    with open(path, "a") as fh:
+        fh.write('{"query_id": "q-1", "batch_id": 2, "rep')  # crash mid-write
+    sink = JsonLinesSink(path)
+    sink.emit(make_report(2), [])
+    sink.close()
+    lines = path.read_text().splitlines()
+    assert [json.loads(x)["batch_id"] for x in lines] == [1, 2]

@@ -1,0 +1,117 @@
+"""validate_sink_specs / build_sinks: clear ConfigErrors naming the key path; sinks built and closed."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from streamdq.connectors.sinks import build_sinks, validate_sink_specs
+from streamdq.connectors.sinks.console import ConsoleSink
+from streamdq.connectors.sinks.jsonl import JsonLinesSink
+from streamdq.connectors.sinks.prometheus import PrometheusSink
+
+from streamdq.errors import ConfigError
+
+GOOD = [
+    {"type": "console"},
+    {"type": "jsonl", "path": "/tmp/x.jsonl"},
+    {"type": "prometheus", "host": "127.0.0.1", "port": 9108},
+    {"type": "kafka", "bootstrap_servers": "127.0.0.1:9092", "topic": "streamdq-alerts"},
+    {"type": "webhook", "url": "http://127.0.0.1:8080/hook"},
+    {
+        "type": "email",
+        "host": "127.0.0.1",
+        "port": 1025,
+        "from": "dq@example.com",
+        "to": ["oncall@example.com"],
+        "starttls": False,
+    },
+]
+
+
+def test_the_documented_run_config_sinks_validate():
+    assert [s["type"] for s in validate_sink_specs(GOOD)] == [
+        "console",
+        "jsonl",
+        "prometheus",
+        "kafka",
+        "webhook",
+        "email",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        (
+            [{"type": "console"}, {"type": "jsonl", "path": "a"}, {"type": "prometheus", "port": "abc"}],
+            "sinks[2].port: expected an integer 0-65535, got 'abc'",
+        ),
+        ([{"type": "prometheus", "port": 70000}], "sinks[0].port: expected an integer 0-65535, got 70000"),
+        (
+            [{"type": "slack"}],
+            "sinks[0].type: expected one of console, jsonl, prometheus, kafka, webhook, email, got 'slack'",
+        ),
+        ([{"type": "jsonl"}], "sinks[0].path: required for a jsonl sink"),
+        ([{"type": "kafka", "topic": "t"}], "sinks[0].bootstrap_servers: required for a kafka sink"),
+        (
+            [{"type": "kafka", "topic": "t", "bootstrap_servers": "localhost"}],
+            "sinks[0].bootstrap_servers: expected 'host:port', got 'localhost'",
+        ),
+        (
+            [{"type": "webhook", "url": "ftp://x"}],
+            "sinks[0].url: expected an http:// or https:// URL, got 'ftp://x'",
+        ),
+        (
+            [{"type": "email", "host": "h", "from": "a@b", "to": ["nobody"]}],
+            "sinks[0].to[0]: expected an e-mail address, got 'nobody'",
+        ),
+        (
+            [{"type": "email", "host": "h", "from": "a@b", "to": "c@d", "starttls": "yes"}],
+            "sinks[0].starttls: expected true or false, got 'yes'",
+        ),
+        ([{"type": "console", "colour": True}], "sinks[0].colour: unknown key for a console sink"),
+        (
+            [{"type": "webhook", "url": "http://h/x", "min_severity": "Info"}],
+            "sinks[0].min_severity: expected one of Warning, Error, got 'Info'",
+        ),
+        ([{"type": "console"}, {"type": "console"}], "sinks[1].name: duplicate sink name 'console'"),
+        ({"type": "console"}, "sinks: expected a list"),
+        (["console"], "sinks[0]: expected a mapping"),
+    ],
+)
+def test_mistakes_name_the_key_path(specs, message):
+    with pytest.raises(ConfigError) as err:
+        validate_sink_specs(specs)
+    assert message in str(err.value)
+
+
+def test_build_sinks_constructs_and_closes(tmp_path):
+    sinks = build_sinks(
+        [
+            {"type": "console"},
+            {"type": "jsonl", "path": str(tmp_path / "r.jsonl")},
+            {"type": "prometheus", "port": 0},
+        ],
+        dataset="orders",
+        state_dir=str(tmp_path / "state"),
+    )
+    try:
+        assert [type(s) for s in sinks] == [ConsoleSink, JsonLinesSink, PrometheusSink]
+        assert sinks[2].port > 0
+    finally:
+        for s in sinks:
+            s.close()
+
+
+def test_port_in_use_is_a_start_up_config_error(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match=rf"sinks\[1\]\.port: cannot listen on 127.0.0.1:{port}"):
+            build_sinks(
+                [{"type": "console"}, {"type": "prometheus", "port": port}],
+                dataset="d",
+                state_dir=str(tmp_path),
+            )
