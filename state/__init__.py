@@ -9,16 +9,19 @@ from streamdq.state.delta_store import DeltaStateStore, StateStoreError, app_id
 from streamdq.state.protocol import StateStore
 from streamdq.state.queries import RangeMerge, merge_range_detail
 from streamdq.state.records import (
+    BatchRecords,
     DetectorStateRecord,
     MetricRecord,
     ResultRecord,
     StateRecord,
     metric_records,
+    records_for_batch,
     result_records,
     state_records,
 )
 
 __all__ = [
+    "BatchRecords",
     "DeltaStateStore",
     "DetectorStateRecord",
     "MetricRecord",
@@ -30,6 +33,7 @@ __all__ = [
     "app_id",
     "merge_range_detail",
     "metric_records",
+    "records_for_batch",
     "result_records",
     "state_records",
 ]

@@ -431,11 +431,16 @@ class DeltaStateStore:
         if dt is None or dt.version() % self.compact_every != 0:
             return
         try:
-            self.compact()
-            if self.retention_hours is not None:
-                self.vacuum(self.retention_hours)
+            self.maintain()
         except Exception:  # maintenance must never fail a commit that already succeeded
             log.exception("state store maintenance failed (the commit itself succeeded)")
+
+    def maintain(self, retention_hours: float | None = None) -> None:
+        """Compact and checkpoint every table; vacuum when a retention is given (or configured)."""
+        self.compact()
+        retention = retention_hours if retention_hours is not None else self.retention_hours
+        if retention is not None:
+            self.vacuum(retention)
 
     def compact(self) -> dict[str, Any]:
         """Compact small files of every table, then checkpoint each. Returns metrics per table."""

@@ -10,7 +10,8 @@
   the sequence number of the last point it learned from, so a replayed point is skipped.
 
 ``metric_records(report)`` and ``result_records(report)`` build the records of a
-``BatchReport``; ``state_records(...)`` builds state records from an analyzer->state map.
+``BatchReport``; ``state_records(...)`` builds state records from an analyzer->state map;
+``records_for_batch(...)`` builds all records of a batch from the runner's running states.
 """
 
 from __future__ import annotations
@@ -220,3 +221,59 @@ def dedupe_keys(records: Iterable[StateRecord]) -> list[StateRecord]:
             )
         seen[k] = r
     return list(seen.values())
+
+
+@dataclass(frozen=True)
+class BatchRecords:
+    """Everything ``DeltaStateStore.commit`` takes for one batch besides the report."""
+
+    states: list[StateRecord]
+    metrics: list[MetricRecord]
+    results: list[ResultRecord]
+
+
+def records_for_batch(
+    report: BatchReport,
+    *,
+    total: Mapping[str, State],
+    open_windows: Mapping[Window, Mapping[str, State]],
+    closed_windows: Iterable[tuple[Window, Mapping[str, State]]] = (),
+    analyzers: Iterable[Analyzer] = (),
+) -> BatchRecords:
+    """Build the records of a batch from the runner's running states (keyed by ``state_key``).
+
+    ``total``: the total-scope states; ``open_windows``: the states of every window still
+    open after this batch; ``closed_windows``: the final states of windows the watermark
+    closed in this batch (stored with ``final=True``). ``analyzers`` supply the stored
+    spec of each state key (the first analyzer with that key; a key without one is stored
+    with an empty spec and cannot be rebuilt by ``merge_range`` from the key alone).
+    """
+    specs: dict[str, str] = {}
+    for a in analyzers:
+        specs.setdefault(a.state_key(), a.key())
+
+    def make(
+        states: Mapping[str, State], scope: str, window: Window | None, final: bool
+    ) -> list[StateRecord]:
+        return [
+            StateRecord(
+                scope=scope,
+                window_start=window.start if window else None,
+                window_end=window.end if window else None,
+                state_key=key,
+                analyzer_spec=specs.get(key, ""),
+                state=state,
+                final=final,
+            )
+            for key, state in states.items()
+        ]
+
+    out = make(total, "total", None, False)
+    closed = list(closed_windows)
+    closed_starts = {w.start for w, _ in closed}
+    for w, states in open_windows.items():
+        if w.start not in closed_starts:
+            out += make(states, "window", w, False)
+    for w, states in closed:
+        out += make(states, "window", w, True)
+    return BatchRecords(out, metric_records(report), result_records(report))

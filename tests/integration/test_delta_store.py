@@ -431,3 +431,29 @@ def test_maintenance_keeps_data_readable(tmp_path: Path) -> None:
     assert fresh.merge_range("orders", Size(), window(0).start, window(4).end) == NumMatches(2 + 5 + 8 + 11)
     # and replays are still recognised after compaction
     assert commit_batch(fresh, 11) is False
+
+
+def test_quoted_dataset_names_and_closed_windows_via_the_report(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    name = "o'rders"
+    w0, w1 = window(0), window(1)
+    commit_batch(store, 0, dataset=name, states=[size_record(1, "window", w0), size_record(1, "window", w1)])
+    commit_batch(store, 0, dataset="other", query_id="q2", states=[size_record(7, "window", w0)])
+    # batch 1 closes w0 without sending its state again: the report lists it
+    commit_batch(store, 1, dataset=name, states=[size_record(2)], closed=(w0,))
+    assert store.load_states(name) == {
+        ("total", None, SIZE.state_key()): NumMatches(2),
+        ("window", w1.start, SIZE.state_key()): NumMatches(1),
+    }
+    assert store.load_states("other") == {("window", w0.start, SIZE.state_key()): NumMatches(7)}
+    assert [r["batch_id"] for r in store.history(name, "Size").to_pylist()] == [0, 1]
+
+
+def test_maintain_compacts_and_vacuums(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path))
+    for b in range(4):
+        commit_batch(store, b)
+    files_before = len(DeltaTable(store.path(S.METRICS)).file_uris())
+    store.maintain(retention_hours=0)
+    assert len(DeltaTable(store.path(S.METRICS)).file_uris()) < files_before
+    assert store.history("orders", "Size").num_rows == 4

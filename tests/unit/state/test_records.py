@@ -124,3 +124,29 @@ def test_sql_literals() -> None:
     assert lit(None) == "NULL" and lit(True) == "true" and lit(3) == "3"
     with pytest.raises(ValueError):
         lit(T0.replace(tzinfo=None))
+
+
+def test_records_for_batch_marks_closed_windows_final() -> None:
+    from streamdq.state import records_for_batch
+
+    size, mean = Size(), Mean("x")
+    w0, w1 = window(0), window(1)
+    rep = report("orders", "q1", 1, metrics=(ScopedMetric("batch", size_metric(2.0)),))
+    out = records_for_batch(
+        rep,
+        total={size.state_key(): NumMatches(5), "unknown-key": NumMatches(1)},
+        open_windows={w0: {size.state_key(): NumMatches(2)}, w1: {size.state_key(): NumMatches(3)}},
+        closed_windows=[(w0, {size.state_key(): NumMatches(2), mean.state_key(): NumMatches(0)})],
+        analyzers=[size, mean],
+    )
+    got = {(r.scope, r.window_start, r.state_key, r.final) for r in out.states}
+    assert got == {
+        ("total", None, size.state_key(), False),
+        ("total", None, "unknown-key", False),
+        ("window", w1.start, size.state_key(), False),
+        ("window", w0.start, size.state_key(), True),
+        ("window", w0.start, mean.state_key(), True),
+    }
+    specs = {r.state_key: r.analyzer_spec for r in out.states}
+    assert specs[size.state_key()] == size.key() and specs["unknown-key"] == ""
+    assert len(out.metrics) == 1 and len(out.results) == 1
