@@ -132,7 +132,8 @@ def _quote(raw: Column) -> Column:
     return F.concat(F.lit("'"), short, F.lit("'"))
 
 
-def _join_reasons(reasons: Sequence[Column]) -> Column:
+def join_reasons(reasons: Sequence[Column]) -> Column:
+    """The non-NULL reasons joined by "; ", or NULL when there is none."""
     if not reasons:
         return F.lit(None).cast("string")
     joined = F.concat_ws("; ", *reasons)
@@ -217,7 +218,7 @@ def decode_json(
     error = (
         F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload"))
         .when(~decodable, F.lit("undecodable JSON"))
-        .otherwise(_join_reasons(reasons))
+        .otherwise(join_reasons(reasons))
     )
     null_arr = F.lit(None).cast("array<string>")
     unknown = F.when(decodable, F.array_except(F.map_keys(m), names)).otherwise(null_arr)
@@ -289,7 +290,7 @@ def decode_csv(
         type_flags.append(F.when(flag, F.lit(field.name)))
         missing_items.append(F.when(~present, F.lit(field.name)))
     error = F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload")).otherwise(
-        _join_reasons(reasons)
+        join_reasons(reasons)
     )
     ok = raw_c.isNotNull() & (F.trim(raw_c) != "")
     null_arr = F.lit(None).cast("array<string>")

@@ -1,0 +1,305 @@
+"""Start-up validation of a source spec (the run config's ``source:`` mapping).
+
+``validate_source_spec(spec, where="source")`` raises :class:`streamdq.errors.ConfigError` naming
+the key path (``source.format``), the problem and the fix; it returns None for a valid spec. It
+does not touch the network. The schema DDL is parsed only when a SparkSession is active (Spark owns
+the DDL grammar); ``read_source`` parses it again in any case and raises the same error.
+
+Keys per ``type`` (all types also take ``type``):
+
+* kafka: ``bootstrap_servers``, ``topic`` (required), ``starting_offsets``,
+  ``max_records_per_trigger``, ``kafka_options``, ``implementation``, ``offset_timeout_s``,
+  ``read_timeout_s``, ``initial_offset_wait_s``; ``format`` json | csv | clf | raw (default json);
+  ``schema`` (required for json/csv), ``schema_file``, ``required``, ``sep``.
+* files: ``path`` (required), ``format`` json | csv | parquet | text (default json),
+  ``schema`` (required except text), ``schema_file``, ``required``, ``max_files_per_trigger``,
+  ``header``, ``sep``, ``options`` (passed to Spark's reader).
+* clf: ``path`` (required), ``max_files_per_trigger``, ``options``, ``required`` (of the CLF
+  columns); the schema is fixed.
+* generator: ``rows_per_second``, ``seed``, ``start``, ``incidents`` (a list of incident mappings,
+  or a mapping ``{every, duration, kinds, count, first_at}`` for a rolling schedule),
+  ``rows_per_batch``, ``max_rows``, ``max_records_per_trigger``, ``num_partitions``, ``schema``
+  and ``required`` (default: the generator's own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from streamdq.connectors.sources.clf import CLF_COLUMNS
+from streamdq.connectors.sources.decode import parse_schema
+from streamdq.connectors.sources.generator import (
+    GENERATOR_SCHEMA_DDL,
+    INCIDENT_KINDS,
+    Incident,
+    parse_seconds,
+    parse_start_ms,
+    rolling_incidents,
+)
+
+from streamdq.errors import ConfigError
+
+SOURCE_TYPES = ("kafka", "files", "clf", "generator")
+_COMMON = {"type"}
+_DECODE = {"format", "schema", "schema_file", "required", "sep", "header"}
+ALLOWED_KEYS: dict[str, set[str]] = {
+    "kafka": _COMMON
+    | _DECODE
+    | {
+        "bootstrap_servers",
+        "topic",
+        "starting_offsets",
+        "max_records_per_trigger",
+        "kafka_options",
+        "implementation",
+        "offset_timeout_s",
+        "read_timeout_s",
+        "initial_offset_wait_s",
+    },
+    "files": _COMMON | _DECODE | {"path", "max_files_per_trigger", "options"},
+    "clf": _COMMON | {"path", "max_files_per_trigger", "options", "required", "format"},
+    "generator": _COMMON
+    | {
+        "format",
+        "schema",
+        "required",
+        "rows_per_second",
+        "seed",
+        "start",
+        "incidents",
+        "rows_per_batch",
+        "max_rows",
+        "max_records_per_trigger",
+        "num_partitions",
+    },
+}
+PAYLOAD_FORMATS = {"kafka": ("json", "csv", "clf", "raw"), "files": ("json", "csv", "parquet", "text")}
+ROLLING_KEYS = {"every", "duration", "kinds", "count", "first_at"}
+
+
+def _positive_int(spec: Mapping[str, Any], key: str, where: str) -> None:
+    value = spec.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(
+            f"{where}.{key}", f"must be a positive integer, got {value!r}", f"set e.g. {key}: 1000"
+        )
+
+
+def _positive_number(spec: Mapping[str, Any], key: str, where: str) -> None:
+    value = spec.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(
+            f"{where}.{key}", f"must be a positive number, got {value!r}", f"set e.g. {key}: 200"
+        )
+
+
+def _local_path(path: str) -> Path | None:
+    """The local filesystem path, or None for a URI with another scheme (s3a://, hdfs://, ...)."""
+    if path.startswith("file://"):
+        return Path(path[len("file://") :])
+    if "://" in path:
+        return None
+    return Path(path)
+
+
+def _check_path(spec: Mapping[str, Any], where: str) -> None:
+    path = spec.get("path")
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"{where}.path", "is required", "set the directory to watch, e.g. path: /data/in")
+    local = _local_path(path)
+    if local is not None and not any(ch in str(local) for ch in "*?[") and not local.is_dir():
+        raise ConfigError(
+            f"{where}.path",
+            f"directory {path} does not exist",
+            "create it (Spark watches a directory for new files) or correct the path",
+        )
+
+
+def schema_text(spec: Mapping[str, Any], where: str = "source") -> str | None:
+    """The schema DDL of a spec: ``schema`` inline, or the text of ``schema_file`` (DDL or Spark JSON)."""
+    if spec.get("schema") is not None:
+        if spec.get("schema_file") is not None:
+            raise ConfigError(
+                f"{where}.schema_file", "both schema and schema_file are set", "keep one of them"
+            )
+        if not isinstance(spec["schema"], str):
+            raise ConfigError(
+                f"{where}.schema", "must be a Spark DDL string", "write 'id STRING, ts TIMESTAMP'"
+            )
+        return str(spec["schema"])
+    file = spec.get("schema_file")
+    if file is None:
+        return None
+    try:
+        text = Path(os.fspath(file)).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"{where}.schema_file", f"cannot read {file}: {exc.strerror}", "fix the path"
+        ) from None
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        from pyspark.sql.types import StructType
+
+        try:
+            return ", ".join(
+                f"`{f.name}` {f.dataType.simpleString()}"
+                for f in StructType.fromJson(json.loads(stripped)).fields
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(
+                f"{where}.schema_file", f"{file} is not a Spark JSON schema: {exc}", None
+            ) from None
+    return stripped
+
+
+def _check_schema(spec: Mapping[str, Any], where: str, needed: bool) -> list[str] | None:
+    """The schema's field names when it can be parsed now, else None."""
+    text = schema_text(spec, where)
+    if text is None:
+        if needed:
+            raise ConfigError(
+                f"{where}.schema",
+                "is required for this source",
+                "give a Spark DDL like 'id STRING, ts TIMESTAMP'",
+            )
+        return None
+    if SparkSession.getActiveSession() is None:
+        return None
+    return parse_schema(text, f"{where}.schema").fieldNames()
+
+
+def _check_required(spec: Mapping[str, Any], where: str, names: list[str] | None) -> None:
+    req = spec.get("required")
+    if req is None:
+        return
+    if not isinstance(req, list | tuple) or not all(isinstance(r, str) for r in req):
+        raise ConfigError(
+            f"{where}.required", f"must be a list of field names, got {req!r}", "write [order_id, ts]"
+        )
+    if names is not None:
+        for name in req:
+            if name not in names:
+                raise ConfigError(
+                    f"{where}.required",
+                    f"field {name!r} is not in the schema",
+                    f"add it to {where}.schema or remove it from {where}.required",
+                )
+
+
+def _check_incidents(value: Any, where: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - ROLLING_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{where}.{unknown[0]}",
+                "unknown key",
+                f"a rolling schedule takes {', '.join(sorted(ROLLING_KEYS))}",
+            )
+        for kind in value.get("kinds", []):
+            if kind not in INCIDENT_KINDS:
+                raise ConfigError(
+                    f"{where}.kinds", f"unknown kind {kind!r}", f"use {', '.join(INCIDENT_KINDS)}"
+                )
+        incidents_from_config(value, where)
+        return
+    if not isinstance(value, list):
+        raise ConfigError(where, "must be a list of incidents or a rolling schedule", "see docs/sources.md")
+    for n, item in enumerate(value):
+        Incident.from_dict(item, f"{where}[{n}]")
+
+
+def incidents_from_config(value: Any, where: str = "source.incidents") -> tuple[Incident, ...]:
+    """Incidents from config: a list of incident mappings, or a rolling-schedule mapping."""
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        kinds = tuple(value.get("kinds") or INCIDENT_KINDS)
+        first = value.get("first_at")
+        return rolling_incidents(
+            every=parse_seconds(value.get("every", 180), f"{where}.every"),
+            duration=parse_seconds(value.get("duration", 60), f"{where}.duration"),
+            kinds=kinds,
+            count=int(value.get("count", 20)),
+            first_at=None if first is None else parse_seconds(first, f"{where}.first_at"),
+        )
+    return tuple(Incident.from_dict(item, f"{where}[{n}]") for n, item in enumerate(value))
+
+
+def validate_source_spec(spec: Any, where: str = "source") -> None:
+    """Raise ConfigError (key path, problem, fix) if ``spec`` is not a valid source spec."""
+    if not isinstance(spec, Mapping):
+        raise ConfigError(
+            where, f"must be a mapping, got {type(spec).__name__}", "write source: {type: kafka, ...}"
+        )
+    kind = spec.get("type")
+    if kind not in SOURCE_TYPES:
+        raise ConfigError(
+            f"{where}.type", f"unknown source type {kind!r}", f"use one of {', '.join(SOURCE_TYPES)}"
+        )
+    unknown = sorted(set(spec) - ALLOWED_KEYS[kind])
+    if unknown:
+        raise ConfigError(
+            f"{where}.{unknown[0]}",
+            f"unknown key for a {kind} source",
+            f"allowed keys: {', '.join(sorted(ALLOWED_KEYS[kind]))}",
+        )
+    fmt = spec.get("format")
+    if kind in PAYLOAD_FORMATS:
+        fmt = fmt if fmt is not None else "json"
+        if fmt not in PAYLOAD_FORMATS[kind]:
+            raise ConfigError(
+                f"{where}.format", f"unknown value {fmt!r}", f"use one of {', '.join(PAYLOAD_FORMATS[kind])}"
+            )
+    elif fmt is not None and fmt != {"clf": "clf", "generator": "json"}[kind]:
+        raise ConfigError(f"{where}.format", f"a {kind} source has a fixed format", f"remove {where}.format")
+    if kind == "kafka":
+        for key in ("bootstrap_servers", "topic"):
+            if not spec.get(key):
+                raise ConfigError(f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}")
+        from streamdq.connectors.sources.kafka import _validate as validate_kafka
+
+        try:
+            validate_kafka(spec)
+        except ConfigError as exc:
+            if where != "source" and exc.key.startswith("source."):
+                raise ConfigError(where + exc.key[len("source") :], exc.problem, exc.fix) from None
+            raise
+        names = _check_schema(spec, where, needed=fmt in ("json", "csv"))
+        if fmt == "clf":
+            names = list(CLF_COLUMNS)
+        _check_required(spec, where, names)
+    elif kind == "files":
+        _check_path(spec, where)
+        _positive_int(spec, "max_files_per_trigger", where)
+        names = _check_schema(spec, where, needed=fmt != "text")
+        _check_required(spec, where, names)
+    elif kind == "clf":
+        _check_path(spec, where)
+        _positive_int(spec, "max_files_per_trigger", where)
+        _check_required(spec, where, list(CLF_COLUMNS))
+    else:
+        _positive_number(spec, "rows_per_second", where)
+        for key in ("rows_per_batch", "max_rows", "max_records_per_trigger", "num_partitions"):
+            _positive_int(spec, key, where)
+        seed = spec.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ConfigError(f"{where}.seed", f"must be an integer, got {seed!r}", "set e.g. seed: 1")
+        if spec.get("start") is not None:
+            parse_start_ms(spec["start"], f"{where}.start")
+        _check_incidents(spec.get("incidents"), f"{where}.incidents")
+        names = _check_schema({"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)}, where, needed=True)
+        _check_required(spec, where, names)
+    for key in ("options", "kafka_options"):
+        if spec.get(key) is not None and not isinstance(spec[key], Mapping):
+            raise ConfigError(f"{where}.{key}", f"must be a mapping, got {type(spec[key]).__name__}", None)
