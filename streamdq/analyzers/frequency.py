@@ -28,7 +28,8 @@ than ``max_groups`` groups; exact + sketch and sketch + sketch union sketches wi
 summing policy. The bound is the smaller of the two states' bounds.
 
 **Boundedness.** Every state built with an integer ``max_groups`` holds at most
-``max_groups`` groups exactly or a sketch of at most ``2**lg_k <= max_groups`` entries.
+``max_groups`` groups exactly or a sketch of at most ``2**lg_k <= max(max_groups, 32)``
+entries (32 is the smallest tuple sketch).
 Only ``max_groups=None`` (asked for explicitly) keeps an exact table that grows with the
 number of distinct groups, without bound.
 
@@ -381,6 +382,20 @@ def grouped_counts(df: DataFrame, spec: FrequencySpec) -> tuple[DataFrame, int]:
     return grouped, len(keys)
 
 
+def state_from_grouped(
+    arrow: pa.Table, *, n_keys: int, histogram: bool, max_groups: int | None
+) -> FrequencyState:
+    """The state of a fully collected grouped-counts table (``in_scope, k0.., count``).
+
+    Driver-side; the table holds at most ``max_groups`` + 2 rows when bounded.
+    """
+    total = int(pc.sum(arrow["count"]).as_py() or 0)
+    kept = fs.keep_in_scope(arrow, n_keys=n_keys, drop_all_null=not histogram)
+    n = int(pc.sum(kept["count"]).as_py() or 0)
+    table = kept.select([*(f"k{i}" for i in range(n_keys)), "count"])
+    return FrequencyState.from_table(table, n=n, total=total, max_groups=max_groups)
+
+
 def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: int | None) -> FrequencyState:
     """Run the grouped aggregation of ``spec`` over ``df`` and return its state.
 
@@ -395,11 +410,7 @@ def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: i
     limit = None if max_groups is None else max_groups + 3
     arrow = (grouped if limit is None else grouped.limit(limit)).toArrow()
     if limit is None or arrow.num_rows < limit:
-        total = int(pc.sum(arrow["count"]).as_py() or 0)
-        kept = fs.keep_in_scope(arrow, n_keys=n_keys, drop_all_null=not spec.histogram)
-        n = int(pc.sum(kept["count"]).as_py() or 0)
-        table = kept.select([*(f"k{i}" for i in range(n_keys)), "count"])
-        return FrequencyState.from_table(table, n=n, total=total, max_groups=max_groups)
+        return state_from_grouped(arrow, n_keys=n_keys, histogram=spec.histogram, max_groups=max_groups)
     assert max_groups is not None
     lg_k = fs.lg_k_for(max_groups)
     drop = not spec.histogram

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 SERDE = ds.PyLongsSerDe()
 NULL_KEY = "\x00null"
-MIN_LG_K = 4
+MIN_LG_K = 5  # the smallest tuple sketch datasketches builds
 MAX_LG_K = 26
 MAX_LG_ITEMS = 14
 
@@ -56,7 +56,7 @@ class SumCounts(ds.TuplePolicy):
 
 
 def lg_k_for(max_groups: int) -> int:
-    """log2 of the sketch's nominal entries for a bound of ``max_groups`` groups (K <= max_groups)."""
+    """log2 of the sketch's nominal entries for a bound of ``max_groups`` groups (K <= max(max_groups, 32))."""
     return max(MIN_LG_K, min(MAX_LG_K, int(math.floor(math.log2(max(max_groups, 1))))))
 
 

@@ -1,0 +1,162 @@
+"""Bounded mode: beyond max_groups the frequency state becomes a tuple sketch of counts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from pyspark.sql import functions as F
+
+from streamdq import analyze
+from streamdq.analyzers import (
+    CountDistinct,
+    Distinctness,
+    DuplicateRowCount,
+    Entropy,
+    FrequencySpec,
+    FrequencyState,
+    Histogram,
+    MutualInformation,
+    Uniqueness,
+    UniqueValueRatio,
+)
+from streamdq.analyzers.frequency import compute_frequency_state
+from streamdq.analyzers.state import state_from_bytes
+from streamdq.engine.plan import count_jobs
+
+ROWS = 6000
+KEYS = 4000  # keys 0..1999 twice, 2000..3999 once
+MAX_GROUPS = 512
+
+
+def truth() -> dict[str, float]:
+    counts = np.bincount(np.arange(ROWS) % KEYS).astype(float)
+    p = counts / ROWS
+    return {
+        "CountDistinct": float(KEYS),
+        "Uniqueness": float((counts == 1).sum()) / ROWS,
+        "Distinctness": KEYS / ROWS,
+        "UniqueValueRatio": float((counts == 1).sum()) / KEYS,
+        "Entropy": float(-(p * np.log(p)).sum()),
+        "DuplicateRowCount": float(counts[counts > 1].sum()),
+    }
+
+
+@pytest.fixture(scope="module")
+def df(spark):
+    return spark.range(ROWS).select(
+        (F.col("id") % KEYS).alias("k"), (F.col("id") % 7).alias("m"), (F.col("id") % 5).alias("h")
+    )
+
+
+ANALYZERS = [
+    CountDistinct(("k",)),
+    Uniqueness(("k",)),
+    Distinctness(("k",)),
+    UniqueValueRatio(("k",)),
+    Entropy("k"),
+    DuplicateRowCount(("k",)),
+]
+
+
+def test_metrics_from_sketch_are_approximate_and_within_their_bounds(df):
+    ctx = analyze(df, ANALYZERS, max_groups=MAX_GROUPS)
+    expected = truth()
+    for a in ANALYZERS:
+        m = ctx.metric(a)
+        assert m.ok, m
+        assert m.approximate and m.error_bound is not None and m.error_bound > 0, m
+        assert abs(m.value - expected[a.NAME]) <= m.error_bound, (
+            a.NAME,
+            m.value,
+            expected[a.NAME],
+            m.error_bound,
+        )
+
+
+def test_exact_when_under_the_bound(df):
+    ctx = analyze(df, ANALYZERS, max_groups=KEYS)
+    expected = truth()
+    for a in ANALYZERS:
+        m = ctx.metric(a)
+        assert not m.approximate
+        assert m.value == pytest.approx(expected[a.NAME], rel=1e-12)
+
+
+def test_unbounded_only_when_asked(df):
+    state = compute_frequency_state(df, FrequencySpec(("k",)), max_groups=None)
+    assert not state.is_sketch and state.table is not None and state.table.num_rows == KEYS
+
+
+def test_state_size_is_bounded(df):
+    state = compute_frequency_state(df, FrequencySpec(("k",)), max_groups=MAX_GROUPS)
+    assert state.is_sketch
+    assert len(state.counts()) <= MAX_GROUPS
+    assert len(state.to_bytes()) < 40 * MAX_GROUPS
+    assert state.n == ROWS and state.total == ROWS
+
+
+def test_second_job_only_beyond_the_bound(spark, df):
+    spec = FrequencySpec(("k",))
+    with count_jobs(spark) as small:
+        compute_frequency_state(df, spec, max_groups=KEYS)
+    with count_jobs(spark) as big:
+        compute_frequency_state(df, spec, max_groups=MAX_GROUPS)
+    assert big[0] > small[0]
+
+
+def test_merge_exact_and_sketch_parts(df):
+    spec = FrequencySpec(("k",))
+    a = compute_frequency_state(df.where("id < 300"), spec, max_groups=MAX_GROUPS)
+    b = compute_frequency_state(df.where("id >= 300"), spec, max_groups=MAX_GROUPS)
+    assert not a.is_sketch and b.is_sketch
+    expected = truth()
+    for merged in (a.merge(b), b.merge(a)):
+        assert merged.is_sketch and merged.n == ROWS
+        for an in ANALYZERS:
+            m = an.metric(merged)
+            assert m.approximate and abs(m.value - expected[an.NAME]) <= m.error_bound, (an.NAME, m)
+
+
+def test_exact_parts_switch_to_sketch_when_merged_beyond_bound(df):
+    spec = FrequencySpec(("k",))
+    a = compute_frequency_state(df.where("id < 1500"), spec, max_groups=1600)
+    b = compute_frequency_state(df.where("id >= 1500 AND id < 3000"), spec, max_groups=1600)
+    assert not a.is_sketch and not b.is_sketch
+    merged = a.merge(b)
+    assert merged.is_sketch and merged.n == 3000
+    m = CountDistinct(("k",)).metric(merged)
+    assert m.approximate and abs(m.value - 3000) <= m.error_bound
+
+
+def test_sketch_state_round_trips_through_bytes(df):
+    state = compute_frequency_state(df, FrequencySpec(("k",)), max_groups=MAX_GROUPS)
+    back = state_from_bytes(state.to_bytes())
+    assert isinstance(back, FrequencyState) and back == state
+    assert CountDistinct(("k",)).metric(back) == CountDistinct(("k",)).metric(state)
+
+
+def test_histogram_top_bins_from_frequent_items(spark):
+    # one heavy key (1000 rows) among 3000 singletons
+    heavy = spark.range(1000).select(F.lit("heavy").alias("v"))
+    light = spark.range(3000).select(F.col("id").cast("string").alias("v"))
+    df = heavy.unionByName(light)
+    h = Histogram("v", max_detail_bins=3)
+    m = analyze(df, [h], max_groups=256).metric(h)
+    assert m.approximate
+    top = m.value["values"]
+    assert next(iter(top)) == "heavy"
+    assert abs(top["heavy"]["absolute"] - 1000) <= m.error_bound * 4000
+    assert abs(m.value["number_of_bins"] - 3001) <= m.extra["number_of_bins_bound"]
+
+
+def test_mutual_information_on_sketch_is_a_clear_failure(df):
+    mi = MutualInformation(("k", "m"))
+    m = analyze(df, [mi], max_groups=MAX_GROUPS).metric(mi)
+    assert m.failure is not None and "max_groups" in m.failure
+
+
+def test_small_bound_still_gives_metrics(df):
+    m = analyze(df, [CountDistinct(("k",))], max_groups=16).metric(CountDistinct(("k",)))
+    assert m.approximate and math.isfinite(m.value) and abs(m.value - KEYS) <= m.error_bound
