@@ -2,7 +2,8 @@
 
 Every detector is a frozen config dataclass with explicit JSON state: ``initial_state()``,
 ``update(state, point) -> (state, verdict)`` and Deequ's batch form ``detect(series, start, end)``.
-Build one from YAML/JSON with ``detector_from_spec({"type": ..., ...})``.
+Build one from YAML/JSON with ``detector_from_spec({"type": ..., ...})``. docs/detectors.md has the
+catalogue.
 """
 
 from streamdq.detectors.absolute_change import AbsoluteChange
@@ -23,19 +24,27 @@ from streamdq.detectors.batch_normal import BatchNormal
 from streamdq.detectors.holt_winters import HoltWinters
 from streamdq.detectors.online_normal import OnlineNormal
 from streamdq.detectors.relative_rate_of_change import RelativeRateOfChange
+from streamdq.detectors.river_adwin import Adwin
+from streamdq.detectors.river_page_hinkley import PageHinkley
+from streamdq.detectors.river_predictive import RiverPredictive
+from streamdq.detectors.seasonal_buckets import SeasonalBuckets
 from streamdq.detectors.simple_threshold import SimpleThreshold
 
 __all__ = [
     "MAX_DOUBLE",
     "MIN_DOUBLE",
     "AbsoluteChange",
+    "Adwin",
     "BatchNormal",
     "Detector",
     "DetectorState",
     "HoltWinters",
     "OnlineNormal",
+    "PageHinkley",
     "Point",
     "RelativeRateOfChange",
+    "RiverPredictive",
+    "SeasonalBuckets",
     "SimpleThreshold",
     "Verdict",
     "detector_from_spec",

@@ -259,6 +259,10 @@ class Detector(ABC):
         """Judge a non-missing point and learn from it."""
 
     # -- batch form ----------------------------------------------------------------------------
+    def _batch_time(self, index: int) -> float:
+        """The time given to point ``index`` of a plain series in ``detect`` (epoch seconds)."""
+        return float(index)
+
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
         """Indices in ``[start, end)`` flagged when the series is replayed point by point."""
         stop = len(series) if end is None else end
@@ -266,7 +270,7 @@ class Detector(ABC):
         state = self.initial_state()
         flagged = []
         for i, value in enumerate(series[: max(stop, 0)]):
-            state, verdict = self.update(state, Point(time=float(i), value=float(value), seq=i))
+            state, verdict = self.update(state, Point(time=self._batch_time(i), value=float(value), seq=i))
             if verdict.anomalous and i >= start:
                 flagged.append(i)
         return flagged

@@ -1,0 +1,46 @@
+"""ADWIN: river's adaptive-windowing drift detector on a metric series (see ``river_drift``).
+
+Flags the point at which the mean of the recent window differs significantly (confidence ``delta``)
+from the older part; parameters are river's (``delta``, ``clock``, ``max_buckets``,
+``min_window_length``, ``grace_period``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from river import drift
+
+from streamdq.detectors.base import register_detector, require
+from streamdq.detectors.river_drift import RiverDriftDetector
+
+
+@register_detector
+@dataclass(frozen=True)
+class Adwin(RiverDriftDetector):
+    TYPE: ClassVar[str] = "adwin"
+
+    delta: float = 0.002
+    clock: int = 32
+    max_buckets: int = 5
+    min_window_length: int = 5
+    grace_period: int = 10
+
+    def __post_init__(self) -> None:
+        require(0 < self.delta < 1, self.TYPE, "delta", f"must be in (0, 1), got {self.delta}")
+        for key in ("clock", "max_buckets", "min_window_length", "grace_period"):
+            require(getattr(self, key) >= 1, self.TYPE, key, f"must be >= 1, got {getattr(self, key)}")
+
+    def _new_river(self) -> Any:
+        return drift.ADWIN(
+            delta=self.delta,
+            clock=self.clock,
+            max_buckets=self.max_buckets,
+            min_window_length=self.min_window_length,
+            grace_period=self.grace_period,
+        )
+
+    @property
+    def warm_up_points(self) -> int:
+        return self.grace_period
