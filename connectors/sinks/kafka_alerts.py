@@ -133,10 +133,11 @@ class KafkaAlertSink:
             config: dict[str, Any] = {
                 "bootstrap_servers": self.bootstrap_servers,
                 "acks": "all",
-                "retries": 5,
+                "retries": 2**31 - 1,
                 "max_in_flight_requests_per_connection": 1,
                 "enable_idempotence": False,
                 "request_timeout_ms": int(self.send_timeout * 1000),
+                "delivery_timeout_ms": int(max(120.0, 4 * self.send_timeout) * 1000),
                 "max_block_ms": int(self.send_timeout * 1000),
                 "reconnect_backoff_max_ms": int(self.max_backoff * 1000),
                 "client_id": f"streamdq-alerts-{self.name}",
@@ -146,52 +147,75 @@ class KafkaAlertSink:
         return self._producer
 
     def _close_producer(self) -> None:
+        """Close the producer; records it could not send within a second are aborted (its
+        sender thread is force-closed) so they cannot arrive after the journal resends them
+        from a new sink: the journal, not the old producer, owns undelivered alerts."""
         producer, self._producer = self._producer, None
-        if producer is not None:
+        if producer is None:
+            return
+        try:
+            producer.close(timeout=1)
+        except Exception:  # noqa: BLE001 - e.g. flush timed out with the broker away
+            sender = getattr(producer, "_sender", None)
             with contextlib.suppress(Exception):
-                producer.close(timeout=2)
+                if sender is not None:
+                    sender.force_close()
+
+    def _reap(self, inflight: dict[int, Any]) -> bool:
+        """Record finished sends; True if one failed (its alert is resent later)."""
+        failed = False
+        for seq, future in list(inflight.items()):
+            if not future.is_done:
+                continue
+            del inflight[seq]
+            if future.succeeded():
+                self.journal.mark_delivered(seq, future.value.partition, future.value.offset)
+                self.sent += 1
+            else:
+                failed = True
+                self.last_error = f"{type(future.exception).__name__}: {future.exception}"
+        return failed
 
     def _run(self) -> None:
+        """Send pending alerts, keep their futures until the broker answers.
+
+        A record handed to the producer stays in flight (the producer retries it itself,
+        acks=all) until its future resolves; only then is it marked delivered or, on
+        failure, sent again. Never two live copies of one alert in this process."""
         delays = iter(backoff_delays(self.initial_backoff, self.max_backoff))
+        inflight: dict[int, Any] = {}
         while not self._stop.is_set():
             try:
-                batch = self.journal.pending()
+                failed = self._reap(inflight)
+                batch = [e for e in self.journal.pending() if e.seq not in inflight]
             except Exception as exc:  # noqa: BLE001 - e.g. journal closed during shutdown
                 self.last_error = f"journal: {exc}"
                 return
-            if not batch:
+            if not batch and not inflight and not failed:
                 self._wake.wait(1.0)
                 self._wake.clear()
                 continue
-            futures: list[tuple[int, Any]] = []
-            marked: set[int] = set()
             try:
                 producer = self._ensure_producer()
                 for entry in batch:
-                    future = producer.send(self.topic, key=entry.key.encode(), value=entry.value.encode())
-                    futures.append((entry.seq, future))
+                    inflight[entry.seq] = producer.send(
+                        self.topic, key=entry.key.encode(), value=entry.value.encode()
+                    )
                 producer.flush(timeout=self.send_timeout)
-                for seq, future in futures:
-                    meta = future.get(timeout=self.send_timeout)
-                    self.journal.mark_delivered(seq, meta.partition, meta.offset)
-                    marked.add(seq)
-                    self.sent += 1
-                self.journal.prune()
-                delays = iter(backoff_delays(self.initial_backoff, self.max_backoff))
-                self.last_error = None
+                if not self._reap(inflight) and not failed:
+                    if not inflight:
+                        self.journal.prune()
+                        self.last_error = None
+                        delays = iter(backoff_delays(self.initial_backoff, self.max_backoff))
+                    continue
             except Exception as exc:  # noqa: BLE001 - any broker problem: back off and retry
-                for seq, future in futures:
-                    if seq not in marked and future.is_done and future.succeeded():
-                        self.journal.mark_delivered(seq, future.value.partition, future.value.offset)
-                        self.sent += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
-                delay = next(delays)
-                log.warning(
-                    "kafka sink %s: %s; %d alerts pending, retry in %.1fs",
-                    self.name,
-                    self.last_error,
-                    self.journal.pending_count(),
-                    delay,
-                )
-                self._close_producer()
-                self._stop.wait(delay)
+            delay = next(delays)
+            log.warning(
+                "kafka sink %s: %s; %d alerts pending, retry in %.1fs",
+                self.name,
+                self.last_error,
+                self.journal.pending_count(),
+                delay,
+            )
+            self._stop.wait(delay)
