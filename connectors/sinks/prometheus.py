@@ -12,9 +12,11 @@ datasets x scopes(3) x analyzers, checks x constraints, detectors; never by data
 window starts or batch ids):
 
 Gauges (latest value):
-  streamdq_metric_value{dataset,scope,entity,instance,metric}   scalar metric values; for the
+  streamdq_metric_value{dataset,scope,entity,column,metric}   scalar metric values; for the
       window scope the most recent window's value. Failed and distribution-valued metrics
-      (Histogram, DataType, ApproxQuantiles) are not exported.
+      (Histogram, DataType, ApproxQuantiles) are not exported. ``column`` carries the
+      metric's Deequ *instance* (a column, comma-joined columns, ``*`` for the dataset, or a
+      Compliance name): ``instance`` itself is reserved by Prometheus for the scrape target.
   streamdq_constraint_status{dataset,check,level,constraint_id,constraint,scope}  1 failing, 0 passing
   streamdq_check_status{dataset,check,level}        0 Success, 1 Warning, 2 Error
   streamdq_last_batch_id{dataset}, streamdq_last_batch_timestamp_seconds{dataset}
@@ -29,7 +31,7 @@ Counters (since the exporter started):
   streamdq_batches_total{dataset}
   streamdq_rows_total{dataset,counter}              sums of the batch counters (input_rows, late_rows...)
   streamdq_constraint_failures_total{dataset,check,level,constraint_id,constraint,scope}
-  streamdq_anomalies_total{dataset,scope,entity,instance,metric,detector}
+  streamdq_anomalies_total{dataset,scope,entity,column,metric,detector}
   streamdq_alerts_total{dataset,kind,severity}
 """
 
@@ -50,10 +52,10 @@ from streamdq.connectors.sinks.base import SeenBatches
 from streamdq.alerts.alert import Alert
 from streamdq.report import BatchReport
 
-METRIC_LABELS = ("dataset", "scope", "entity", "instance", "metric")
+METRIC_LABELS = ("dataset", "scope", "entity", "column", "metric")
 CONSTRAINT_LABELS = ("dataset", "check", "level", "constraint_id", "constraint", "scope")
 CHECK_LABELS = ("dataset", "check", "level")
-ANOMALY_LABELS = ("dataset", "scope", "entity", "instance", "metric", "detector")
+ANOMALY_LABELS = ("dataset", "scope", "entity", "column", "metric", "detector")
 ALERT_LABELS = ("dataset", "kind", "severity")
 STATUS_CODE = {"Success": 0, "Warning": 1, "Error": 2}
 

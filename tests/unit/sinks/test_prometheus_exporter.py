@@ -34,10 +34,10 @@ def test_values_health_and_counters():
     r3 = make_report(3)
     c.update(r3, alerts_for(r3)[0])
     s = scrape(c)
-    assert s[("streamdq_metric_value", lab(dataset="orders", scope="batch", entity="Column", instance="amount",
+    assert s[("streamdq_metric_value", lab(dataset="orders", scope="batch", entity="Column", column="amount",
                                            metric="Completeness"))] == 0.8
     # window scope: the most recent window wins, whatever the order in the report
-    assert s[("streamdq_metric_value", lab(dataset="orders", scope="window", entity="Dataset", instance="*",
+    assert s[("streamdq_metric_value", lab(dataset="orders", scope="window", entity="Dataset", column="*",
                                            metric="Size"))] == 120.0
     # distribution-valued and failed metrics are not exported
     assert not [k for k in s if k[0] == "streamdq_metric_value" and dict(k[1])["metric"] == "Histogram"]
@@ -53,7 +53,7 @@ def test_values_health_and_counters():
     assert s[("streamdq_state_commit_seconds", lab(dataset="orders"))] == 0.25
     assert s[("streamdq_rows_per_second", lab(dataset="orders"))] == 500.0
     assert s[("streamdq_input_rows", lab(dataset="orders"))] == 1000.0
-    assert s[("streamdq_anomalies_total", lab(dataset="orders", scope="window", entity="Column", instance="amount",
+    assert s[("streamdq_anomalies_total", lab(dataset="orders", scope="window", entity="Column", column="amount",
                                              metric="Mean", detector="OnlineNormal"))] == 1.0
     assert s[("streamdq_alerts_total", lab(dataset="orders", kind="violation", severity="Error"))] == 1.0
 
