@@ -60,7 +60,7 @@ from streamdq.state.records import (
     StateRecord,
     dedupe_keys,
 )
-from streamdq.state.sql import conj, lit
+from streamdq.state.sql import lit
 
 from streamdq.analyzers.state import State
 from streamdq.report import BatchReport
@@ -96,7 +96,7 @@ class DeltaStateStore:
         *,
         storage_options: dict[str, str] | None = None,
         checkpoint_every: int = 100,
-        compact_every: int = 1000,
+        compact_every: int = 100,
         retention_hours: float | None = None,
         max_retries: int = 20,
         history_scan: int = 50,
@@ -272,30 +272,44 @@ class DeltaStateStore:
     def _merge_latest(
         self, rows: pa.Table, closed: list[datetime], query_id: str, batch_id: int, dataset: str
     ) -> bool:
+        """Replace the dataset's ``states_latest`` partition by (old rows - replaced - closed) + new.
+
+        The old rows are read from the same snapshot the overwrite commits against, so a
+        concurrent writer of the same partition makes the commit fail and retry.
+        """
+        closed_set = set(closed)
+
         def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
-            merger = dt.merge(
-                rows,
-                predicate=conj(
-                    "t.dataset = s.dataset",
-                    "t.scope = s.scope",
-                    "t.state_key = s.state_key",
-                    "t.window_start IS NOT DISTINCT FROM s.window_start",
-                ),
-                source_alias="s",
-                target_alias="t",
+            old = dt.to_pyarrow_dataset(file_pruning_predicate=f"dataset = {lit(dataset)}").to_table(
+                filter=pads.field("dataset") == dataset
+            )
+            new_keys = set(
+                zip(
+                    rows.column("scope").to_pylist(),
+                    rows.column("window_start").to_pylist(),
+                    rows.column("state_key").to_pylist(),
+                    strict=True,
+                )
+            )
+            keep = [
+                (scope, ws, key) not in new_keys and not (scope == "window" and ws in closed_set)
+                for scope, ws, key in zip(
+                    old.column("scope").to_pylist(),
+                    old.column("window_start").to_pylist(),
+                    old.column("state_key").to_pylist(),
+                    strict=True,
+                )
+            ]
+            fresh = rows.filter(pc.invert(pc.fill_null(rows.column("final"), False)))
+            merged = pa.concat_tables([old.filter(pa.array(keep, pa.bool_())), fresh])
+            write_deltalake(
+                dt,
+                merged,
+                mode="overwrite",
+                predicate=f"dataset = {lit(dataset)}",
                 commit_properties=props,
                 post_commithook_properties=hooks,
             )
-            merger = merger.when_matched_delete("s.final = true").when_matched_update_all()
-            merger = merger.when_not_matched_insert_all("s.final = false")
-            if closed:
-                windows = ", ".join(lit(w) for w in sorted(set(closed)))
-                merger = merger.when_not_matched_by_source_delete(
-                    conj(
-                        f"t.dataset = {lit(dataset)}", "t.scope = 'window'", f"t.window_start IN ({windows})"
-                    )
-                )
-            merger.execute()
 
         return self._write_once(S.STATES_LATEST, query_id, batch_id, dataset, write)
 

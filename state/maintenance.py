@@ -25,8 +25,12 @@ def checkpoint(dt: DeltaTable) -> None:
     dt.cleanup_metadata()
 
 
-def compact(dt: DeltaTable) -> dict[str, Any]:
-    metrics = dt.optimize.compact()
+TARGET_FILE_BYTES = 16 * 1024 * 1024
+
+
+def compact(dt: DeltaTable, target_size: int = TARGET_FILE_BYTES) -> dict[str, Any]:
+    """Bin-pack files smaller than ``target_size`` (files already that large are left alone)."""
+    metrics = dt.optimize.compact(target_size=target_size)
     dt.update_incremental()
     checkpoint(dt)
     return metrics
