@@ -27,7 +27,6 @@ Contract (DESIGN.md section 3, "Detector"):
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import math
@@ -166,8 +165,9 @@ def is_missing(value: float | None) -> bool:
 class Detector(ABC):
     """Base of every detector; subclasses are ``@dataclass(frozen=True)`` and ``@register_detector``.
 
-    Subclasses implement ``_initial_core()`` and ``_step(core, point)``; ``_step`` may mutate the
-    ``core`` dict it is given (it is a private copy) and returns it with the verdict.
+    Subclasses implement ``_initial_core()`` and ``_step(core, point)``. ``_step`` gets a shallow copy
+    of the core dict: it may assign its keys but must replace, never mutate in place, the lists and
+    dicts inside (they are shared with the caller's state, which must stay unchanged).
     """
 
     TYPE: ClassVar[str]
@@ -224,7 +224,7 @@ class Detector(ABC):
                 False,
                 message=f"replayed point seq={point.seq} (last seen {last_seq}); verdict no longer kept",
             )
-        core = copy.deepcopy(state["core"])
+        core = dict(state["core"])
         if is_missing(point.value) and not self.HANDLES_MISSING:
             verdict = Verdict(False, message="missing value: skipped")
         else:

@@ -85,7 +85,7 @@ class SeasonalBuckets(Detector):
         label = f"{self.bucket}={key}"
         stats = core["buckets"].get(key, [0.0, 0.0, 0.0])
         if stats[0] < self.min_points_per_bucket:
-            core["buckets"][key] = welford_add(stats, value)
+            core["buckets"] = {**core["buckets"], key: welford_add(stats, value)}
             missing = int(self.min_points_per_bucket - stats[0])
             return core, Verdict(
                 False,
@@ -104,5 +104,5 @@ class SeasonalBuckets(Detector):
             else f"value {value} within [{lower}, {upper}] for bucket {label}"
         )
         if not anomalous or self.learn_from_anomalies:
-            core["buckets"][key] = welford_add(stats, value)
+            core["buckets"] = {**core["buckets"], key: welford_add(stats, value)}
         return core, Verdict(anomalous, lower, upper, score, message=message)

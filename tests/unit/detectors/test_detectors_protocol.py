@@ -9,11 +9,16 @@ import pytest
 
 from streamdq.detectors import (
     AbsoluteChange,
+    Adwin,
     BatchNormal,
     Detector,
+    HoltWinters,
     OnlineNormal,
+    PageHinkley,
     Point,
     RelativeRateOfChange,
+    RiverPredictive,
+    SeasonalBuckets,
     SimpleThreshold,
     Verdict,
     detector_from_spec,
@@ -28,6 +33,11 @@ DETECTORS: list[Detector] = [
     SimpleThreshold(upper_bound=10.0, lower_bound=-1.0),
     AbsoluteChange(max_rate_decrease=-3.0, order=2),
     RelativeRateOfChange(max_rate_increase=1.5),
+    HoltWinters(period=2, refit_every=2),
+    SeasonalBuckets(bucket="hour_of_day", min_points_per_bucket=2),
+    RiverPredictive(model="snarimax", period=2, warmup=2, calibration=1),
+    Adwin(grace_period=2),
+    PageHinkley(min_instances=2),
 ]
 
 
@@ -87,7 +97,7 @@ def test_registry_lists_types() -> None:
 
 @pytest.mark.parametrize("detector", DETECTORS, ids=lambda d: d.TYPE)
 def test_replay_returns_stored_verdict_and_leaves_state_unchanged(detector: Detector) -> None:
-    values = [1.0, 2.0, 1.5, 2.5, 1.0, 50.0, 2.0]
+    values = [1.0, 2.0, 1.5, 2.5, 1.0, 50.0, 2.0, 1.0, 2.5]
     state, verdicts = feed(detector, values)
     before = dump_state(state)
     for seq in (len(values) - 1, len(values) - 2, 0):
