@@ -160,7 +160,9 @@ class FrequencyState(State):
         self.n = int(n)
         self.total = int(total)
         self.max_groups = max_groups
-        self.table = None if table is None else _canonical_table(table)
+        # a table without rows carries nothing but a schema: normalized away, so that all
+        # states of zero groups are equal (and serialize equally)
+        self.table = None if table is None or table.num_rows == 0 else _canonical_table(table)
         self.sketch = sketch
         self.items = items
 
@@ -277,6 +279,10 @@ class FrequencyState(State):
 
     # -- algebra -----------------------------------------------------------------------
     def merge(self, other: Self) -> Self:
+        if other.is_empty:  # the identity, whatever bound it was built with
+            return self
+        if self.is_empty:
+            return other
         bound = _min_bound(self.max_groups, other.max_groups)
         n, total = self.n + other.n, self.total + other.total
         if self.sketch is None and other.sketch is None:
@@ -339,10 +345,24 @@ class FrequencyState(State):
             raise StateFormatError(f"corrupt frequency state payload: {exc}") from exc
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FrequencyState) and self.payload() == other.payload()
+        """Equal counts, totals, bound and groups (tables compared by value, not bytes:
+        Arrow buffers may differ in padding and in slots under NULLs)."""
+        if not isinstance(other, FrequencyState):
+            return False
+        same = (self.n, self.total, self.max_groups, self.sketch, self.items) == (
+            other.n,
+            other.total,
+            other.max_groups,
+            other.sketch,
+            other.items,
+        )
+        if not same or (self.table is None) != (other.table is None):
+            return False
+        return self.table is None or (other.table is not None and self.table.equals(other.table))
 
     def __hash__(self) -> int:
-        return hash(self.payload())
+        rows = 0 if self.table is None else self.table.num_rows
+        return hash((self.n, self.total, self.max_groups, self.sketch, rows))
 
     def __repr__(self) -> str:
         kind = (

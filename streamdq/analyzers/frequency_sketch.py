@@ -94,6 +94,7 @@ def build(keys: Iterable[str], counts: Iterable[int], lg_k: int) -> tuple[bytes,
             continue
         sketch.update(k, c)
         items.update(k, c)
+    sketch.trim()  # at most 2**lg_k entries
     return sketch.compact().serialize(SERDE), items.serialize()
 
 
@@ -137,6 +138,7 @@ def build_partition(
         for k, c in zip(keys, table["count"].to_pylist(), strict=True):
             sketch.update(k, int(c))
             items.update(k, int(c))
+    sketch.trim()
     out: dict[str, Any] = {
         "sketch": [sketch.compact().serialize(SERDE)],
         "items": [items.serialize()],
