@@ -2,10 +2,12 @@
 
 Layout: one root (local directory or object-store URI) holding the tables described in
 ``streamdq.state.schemas``. No JVM, no Spark writer: the driver appends small Arrow
-tables with ``deltalake.write_deltalake`` and upserts with ``DeltaTable.merge``.
+tables with ``deltalake.write_deltalake``, replaces a dataset's partition of
+``states_latest`` (predicate overwrite) and upserts ``detectors`` with ``DeltaTable.merge``.
 
 Exactly once (DESIGN.md section 5)
     ``commit(query_id, batch_id, ...)`` writes the tables in ``schemas.COMMIT_ORDER``.
+    The data tables are written concurrently, the report after all succeeded.
     Every write carries a Delta application transaction ``(app_id(query_id), batch_id)``
     and is skipped when that table already holds a transaction version >= batch_id, so a
     crash between two tables' writes is repaired by replaying the batch. Each check is
@@ -16,7 +18,7 @@ Exactly once (DESIGN.md section 5)
 
 Consistent reads
     Readers see committed batches only. ``states_latest`` and ``detectors`` are
-    snapshot tables (upserted per batch); when the newest write of a dataset to them
+    snapshot tables (rewritten per batch); when the newest write of a dataset to them
     belongs to a batch whose report is missing (a crash inside ``commit``), reads use the
     table version just before that write (Delta time travel), so the replayed batch is
     recomputed from the states it originally started from. The append-only tables
@@ -40,7 +42,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -100,6 +104,7 @@ class DeltaStateStore:
         retention_hours: float | None = None,
         max_retries: int = 20,
         history_scan: int = 50,
+        parallel_writes: bool = True,
     ) -> None:
         if checkpoint_every < 1 or compact_every < 1:
             raise ValueError("checkpoint_every and compact_every must be >= 1")
@@ -110,6 +115,8 @@ class DeltaStateStore:
         self.retention_hours = retention_hours
         self.max_retries = max_retries
         self.history_scan = history_scan
+        self.parallel_writes = parallel_writes
+        self._pool: ThreadPoolExecutor | None = None
         self._tables: dict[str, DeltaTable] = {}
 
     # -- tables -----------------------------------------------------------------------
@@ -244,30 +251,59 @@ class DeltaStateStore:
         state_rows = T.state_table(
             dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
         )
-        wrote = False
-        if state_rows.num_rows:
-            wrote |= self._append(S.STATES, state_rows, query_id, batch_id, dataset)
         closed = [w.start for w in report.closed_windows]
+        # Build every table first (bad input fails before anything is written), then write
+        # the data tables concurrently (delta-rs releases the GIL; on object stores each
+        # commit is a few round trips), and the report only once all of them succeeded.
+        writes: list[Callable[[], bool]] = []
+        if state_rows.num_rows:
+            writes.append(partial(self._append, S.STATES, state_rows, query_id, batch_id, dataset))
         if state_rows.num_rows or closed:
-            wrote |= self._merge_latest(state_rows, closed, query_id, batch_id, dataset)
+            writes.append(partial(self._merge_latest, state_rows, closed, query_id, batch_id, dataset))
         if metrics:
-            wrote |= self._append(S.METRICS, T.metric_table(metrics, report), query_id, batch_id, dataset)
+            rows = T.metric_table(metrics, report)
+            writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
         if results:
-            wrote |= self._append(S.RESULTS, T.result_table(results, report), query_id, batch_id, dataset)
+            rows = T.result_table(results, report)
+            writes.append(partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset))
         if quarantine is not None and quarantine.num_rows:
             rows = T.quarantine_table(
                 quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
             )
-            wrote |= self._append(S.QUARANTINE, rows, query_id, batch_id, dataset)
+            writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
         if detector_states:
             rows = T.detector_table(
                 detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
             )
-            wrote |= self._merge_detectors(rows, query_id, batch_id, dataset)
+            writes.append(partial(self._merge_detectors, rows, query_id, batch_id, dataset))
+        wrote = any(self._run_all(writes))
         wrote |= self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
         if wrote:
             self._maybe_maintain()
         return wrote
+
+    def _run_all(self, writes: list[Callable[[], bool]]) -> list[bool]:
+        """Run the table writes (concurrently when ``parallel_writes``); re-raise the first error
+        after all have finished, so no write is left running when ``commit`` returns."""
+        if not self.parallel_writes or len(writes) < 2:
+            return [w() for w in writes]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=len(S.COMMIT_ORDER), thread_name_prefix="streamdq-state"
+            )
+        futures = [self._pool.submit(w) for w in writes]
+        wait(futures)
+        for f in futures:
+            exc = f.exception()
+            if exc is not None:
+                raise exc
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        """Release the writer threads (the store stays usable; they are recreated on demand)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _merge_latest(
         self, rows: pa.Table, closed: list[datetime], query_id: str, batch_id: int, dataset: str

@@ -457,3 +457,16 @@ def test_maintain_compacts_and_vacuums(tmp_path: Path) -> None:
     store.maintain(retention_hours=0)
     assert len(DeltaTable(store.path(S.METRICS)).file_uris()) < files_before
     assert store.history("orders", "Size").num_rows == 4
+
+
+def test_spark_reads_the_tables_through_arrow(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    """The docs/state.md recipe for clusters without the Delta jars: deltalake -> Arrow -> Spark."""
+    store = DeltaStateStore(str(tmp_path))
+    for b in range(3):
+        commit_batch(store, b, states=[size_record(b + 1)])
+    metrics = spark.createDataFrame(DeltaTable(store.path(S.METRICS)).to_pyarrow_table())
+    got = metrics.where("name = 'Size' AND scope = 'batch'").orderBy("batch_id").select("value").collect()
+    assert [r.value for r in got] == [0.0, 1.0, 2.0]
+    states = spark.createDataFrame(DeltaTable(store.path(S.STATES)).to_pyarrow_table())
+    assert states.schema["state"].dataType.typeName() == "binary"
+    assert states.count() == 3
