@@ -151,6 +151,14 @@ def require(condition: bool, kind: str, key: str, message: str) -> None:
         raise ValueError(f"detector {kind!r}: key {key!r}: {message}")
 
 
+INT_MAX = 2**31 - 1  # Deequ's "to the end" (Int.MaxValue)
+
+
+def resolve_end(end: int | None) -> int:
+    """``end=None`` means "to the end of the series", as Deequ's default ``Int.MaxValue``."""
+    return INT_MAX if end is None else end
+
+
 def check_interval(kind: str, start: int, end: int) -> None:
     if start > end:
         raise ValueError(
@@ -265,7 +273,7 @@ class Detector(ABC):
 
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
         """Indices in ``[start, end)`` flagged when the series is replayed point by point."""
-        stop = len(series) if end is None else end
+        stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         state = self.initial_state()
         flagged = []

@@ -3,7 +3,7 @@
 Batch form (exact Deequ semantics): the reference is every point outside the search interval
 (all points with ``include_interval``); a point in the interval is anomalous if it is outside
 ``[mean - lower_factor*sd, mean + upper_factor*sd]``; error if the series is empty or, excluding the
-interval, nothing remains. Mean and sample sd come from breeze's Welford update (sd = 0 for one point).
+interval (clamped to the series, as Deequ's ``AnomalyDetector`` passes it), nothing remains. Mean and sample sd come from breeze's Welford update (sd = 0 for one point).
 
 Online form: the reference is the history before the point (the interval is the new point), so the
 verdict for point i equals ``detect(series[:i+1], i, i+1)`` while every point is learned
@@ -25,6 +25,7 @@ from streamdq.detectors.base import (
     check_interval,
     register_detector,
     require,
+    resolve_end,
     warming_up,
 )
 from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_empty, welford_of
@@ -83,11 +84,13 @@ class BatchNormal(Detector):
         return core, Verdict(anomalous, lower, upper, score, message=message)
 
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
-        stop = len(series) if end is None else end
+        stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         if not series:
             raise ValueError(f"detector {self.TYPE!r}: data series is empty, can't calculate mean/stddev")
-        if not self.include_interval and stop - start >= len(series):
+        # the interval clamped to the series, as Deequ's AnomalyDetector passes it
+        interval_length = max(0, min(stop, len(series)) - min(start, len(series)))
+        if not self.include_interval and interval_length >= len(series):
             raise ValueError(
                 f"detector {self.TYPE!r}: excluding the search interval [{start}, {stop}) leaves no values "
                 "to calculate mean and stddev (set include_interval or shorten the interval)"

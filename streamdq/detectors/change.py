@@ -27,6 +27,7 @@ from streamdq.detectors.base import (
     Verdict,
     check_interval,
     require,
+    resolve_end,
     warming_up,
 )
 
@@ -100,7 +101,7 @@ class ChangeDetector(Detector):
         return core, Verdict(anomalous, lower, upper, change, message=message)
 
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
-        stop = len(series) if end is None else end
+        stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         first = max(start - self.order, 0)
         values = [float(v) for v in series[first:stop]]

@@ -36,11 +36,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamdq.detectors.base import Detector, Point, Verdict, is_missing, register_detector, require
+from streamdq.detectors.base import INT_MAX, Detector, Point, Verdict, is_missing, register_detector, require
 from streamdq.detectors.holt_winters_model import HWModel, fit, forecasts, smooth
 from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_of
 
-INT_MAX = 2**31 - 1
 RESIDUAL_SCALES = ("abs_stddev", "rmse")
 
 

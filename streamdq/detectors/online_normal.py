@@ -28,6 +28,7 @@ from streamdq.detectors.base import (
     check_interval,
     register_detector,
     require,
+    resolve_end,
 )
 
 
@@ -102,7 +103,7 @@ class OnlineNormal(Detector):
         return core, verdict
 
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
-        stop = len(series) if end is None else end
+        stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         skip = len(series) * self.ignore_start_percentage
         core = self._initial_core()

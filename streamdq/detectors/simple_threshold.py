@@ -19,6 +19,7 @@ from streamdq.detectors.base import (
     check_interval,
     register_detector,
     require,
+    resolve_end,
 )
 
 
@@ -55,6 +56,6 @@ class SimpleThreshold(Detector):
         return core, Verdict(anomalous, self.lower_bound, self.upper_bound, None, message=message)
 
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
-        stop = len(series) if end is None else end
+        stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         return [i for i in range(start, min(stop, len(series))) if self._outside(float(series[i]))]

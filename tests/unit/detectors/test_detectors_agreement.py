@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamdq.detectors import (
     AbsoluteChange,
@@ -79,3 +81,40 @@ def test_change_detectors_agree_with_detect(seed: int, detector: Detector) -> No
     assert online_flags(detector, values) == flags
     # and on a search interval: online flags restricted to the interval (enough history before it)
     assert detector.detect(values, 30, 60) == [i for i in flags if 30 <= i < 60]
+
+
+values_strategy = st.lists(
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False), min_size=1, max_size=60
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=values_strategy, pct=st.sampled_from([0.0, 0.1, 0.25, 0.5]), learn=st.booleans())
+def test_online_normal_agreement_property(values: list[float], pct: float, learn: bool) -> None:
+    batch = OnlineNormal(1.5, 2.0, ignore_start_percentage=pct, learn_from_anomalies=learn)
+    online = OnlineNormal(1.5, 2.0, min_points=math.ceil(len(values) * pct), learn_from_anomalies=learn)
+    assert online_flags(online, values) == batch.detect(values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=values_strategy, order=st.integers(min_value=1, max_value=3), start=st.integers(0, 70))
+def test_change_agreement_property(values: list[float], order: int, start: int) -> None:
+    for detector in (AbsoluteChange(-50.0, 50.0, order=order), RelativeRateOfChange(0.5, 2.0, order=order)):
+        flags = online_flags(detector, values)
+        # with enough history before `start`, the batch form flags exactly the online flags in the interval
+        expected = [i for i in flags if i >= max(start, order)]
+        assert detector.detect(values, start) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=values_strategy, replay_at=st.integers(0, 59))
+def test_replaying_any_point_changes_nothing(values: list[float], replay_at: int) -> None:
+    detector = BatchNormal(min_points=1, learn_from_anomalies=False)
+    state = detector.initial_state()
+    verdicts = []
+    for i, value in enumerate(values):
+        state, verdict = detector.update(state, Point(float(i), value, i))
+        verdicts.append(verdict)
+    seq = min(replay_at, len(values) - 1)
+    again, verdict = detector.update(state, Point(0.0, 123.0, seq))
+    assert again == state and verdict == verdicts[seq]
