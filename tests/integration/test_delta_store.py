@@ -470,3 +470,9 @@ def test_spark_reads_the_tables_through_arrow(tmp_path: Path, spark) -> None:  #
     states = spark.createDataFrame(DeltaTable(store.path(S.STATES)).to_pyarrow_table())
     assert states.schema["state"].dataType.typeName() == "binary"
     assert states.count() == 3
+
+
+def test_store_satisfies_the_protocol(tmp_path: Path) -> None:
+    from streamdq.state import StateStore
+
+    assert isinstance(DeltaStateStore(str(tmp_path)), StateStore)
