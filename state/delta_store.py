@@ -378,6 +378,8 @@ class DeltaStateStore:
             log.warning(
                 "table %s: ignoring uncommitted writes of %s after version %s", name, dataset, version
             )
+            if version < 0:
+                return S.SCHEMAS[name].empty_table()
             dt = DeltaTable(self.path(name), version=version, storage_options=self.storage_options)
         return dt.to_pyarrow_dataset(file_pruning_predicate=f"dataset = {lit(dataset)}").to_table(
             filter=pads.field("dataset") == dataset
