@@ -1,11 +1,12 @@
 """Per-point cost of every detector's online ``update`` after 100 and after 10,000 points of history.
 
 For each detector: feed ``history`` points of an hourly seasonal series (sine with period 24, noise,
-rare spikes), then time ``--measure`` further updates (amortised: Holt-Winters refits included; best
-of three runs from the same state) and record the size of the state (``dump_state`` bytes). Constant cost per point means the two timings
+rare spikes), then time ``--measure`` further updates (amortised: Holt-Winters refits included;
+process CPU time, best of ``--repeats`` runs from the same state, interleaved across history lengths)
+and record the size of the state (``dump_state`` bytes). Constant cost per point means the two timings
 are about equal and the state does not grow.
 
-    python bench/detectors/run.py [--measure 240] [--histories 100,10000]
+    python bench/detectors/run.py [--measure 240] [--histories 100,10000] [--repeats 5]
 
 Last line: ``RESULT detectors key=value ...`` with microseconds per point for each detector and
 history length, and ``max_ratio`` = the largest cost(10,000) / cost(100) over all detectors.
@@ -25,6 +26,7 @@ from streamdq.detectors import (
     Adwin,
     BatchNormal,
     Detector,
+    DetectorState,
     HoltWinters,
     OnlineNormal,
     PageHinkley,
@@ -66,28 +68,44 @@ def name_of(detector: Detector) -> str:
     return f"{detector.TYPE}_{model}" if isinstance(model, str) else detector.TYPE
 
 
-def measure(detector: Detector, history: int, count: int, repeats: int = 3) -> tuple[float, int]:
-    """Microseconds per update (best of ``repeats`` runs of the same ``count`` updates from the same
-    state: ``update`` is pure, and the best run is the least disturbed by other load) and state bytes."""
+def prepare(detector: Detector, history: int, count: int) -> tuple[DetectorState, list[Point]]:
+    """The state after ``history`` points and the next ``count`` points to time."""
     values = series(history + count)
     points = [Point(START + timedelta(hours=i), values[i], i) for i in range(history + count)]
     state = detector.initial_state()
     for point in points[:history]:
         state, _ = detector.update(state, point)
-    best = math.inf
+    return state, points[history:]
+
+
+def timed(detector: Detector, state: DetectorState, points: list[Point]) -> tuple[float, DetectorState]:
+    """CPU seconds of the process (all threads) for updating ``state`` with ``points``: CPU time, not
+    wall time, because the benchmark machine is shared."""
+    started = time.process_time()
+    for point in points:
+        state, _ = detector.update(state, point)
+    return time.process_time() - started, state
+
+
+def measure(detector: Detector, histories: list[int], count: int, repeats: int) -> list[tuple[float, int]]:
+    """Per history: (best microseconds per update over ``repeats`` interleaved runs, state bytes).
+    ``update`` is pure, so every run starts from the same state; interleaving the history lengths
+    spreads any background load evenly over them."""
+    prepared = [prepare(detector, history, count) for history in histories]
+    best = [math.inf] * len(histories)
+    final: list[DetectorState] = [state for state, _ in prepared]
     for _ in range(repeats):
-        current = state
-        started = time.perf_counter()
-        for point in points[history:]:
-            current, _ = detector.update(current, point)
-        best = min(best, time.perf_counter() - started)
-    return best / count * 1e6, len(dump_state(current))
+        for k, (state, points) in enumerate(prepared):
+            elapsed, final[k] = timed(detector, state, points)
+            best[k] = min(best[k], elapsed)
+    return [(best[k] / count * 1e6, len(dump_state(final[k]))) for k in range(len(histories))]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--measure", type=int, default=240, help="timed updates per detector and history")
     parser.add_argument("--histories", default="100,10000", help="comma-separated history lengths")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per history (the best counts)")
     args = parser.parse_args()
     histories = [int(h) for h in args.histories.split(",")]
 
@@ -98,8 +116,9 @@ def main() -> None:
         name = name_of(detector)
         row = f"{name:<32}"
         costs = []
-        for history in histories:
-            cost, size = measure(detector, history, args.measure)
+        for history, (cost, size) in zip(
+            histories, measure(detector, histories, args.measure, args.repeats), strict=True
+        ):
             costs.append(cost)
             results[f"{name}_us_{history}"] = cost
             results[f"{name}_state_bytes_{history}"] = size
