@@ -158,8 +158,9 @@ PARTITIONS: dict[str, list[str]] = {
 }
 
 # Columns the caller may set in a quarantine table; the store fills dataset, batch_id,
-# query_id and date (and ingested_at when missing).
-QUARANTINE_CALLER_COLUMNS = frozenset(SCHEMAS[QUARANTINE].names) - {"dataset", "batch_id", "query_id", "date"}
+# query_id and date (and ingested_at when missing). dataset/batch_id/query_id may be
+# present but must then equal the commit's values.
+QUARANTINE_CALLER_COLUMNS = frozenset(SCHEMAS[QUARANTINE].names) - {"date"}
 QUARANTINE_REQUIRED = ("reason", "raw")
 
 # Written in this order by ``DeltaStateStore.commit``; ``reports`` is last: the commit marker.

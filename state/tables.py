@@ -163,8 +163,10 @@ def quarantine_table(
     """Normalize a caller's quarantine rows to the ``quarantine`` schema.
 
     Required columns: ``reason``, ``raw`` (binary payloads are decoded as UTF-8 with
-    replacement). Optional: ``source``, ``topic``, ``partition``, ``offset``, ``file``,
-    ``line``, ``event_time``, ``ingested_at``. Unknown columns are an error naming them.
+    replacement). Optional: ``source`` (e.g. the source coordinates as JSON), ``topic``,
+    ``partition``, ``offset``, ``file``, ``line``, ``event_time``, ``ingested_at``, and
+    ``dataset``/``batch_id``/``query_id`` (must equal the commit's). Unknown columns are
+    an error naming them.
     """
     names = set(table.column_names)
     unknown = names - S.QUARANTINE_CALLER_COLUMNS
@@ -173,6 +175,14 @@ def quarantine_table(
             f"quarantine table has unknown columns {sorted(unknown)}; allowed: "
             f"{sorted(S.QUARANTINE_CALLER_COLUMNS)}"
         )
+    expected = {"dataset": dataset, "batch_id": batch_id, "query_id": query_id}
+    for name, value in expected.items():
+        if name in names:
+            found = set(table.column(name).to_pylist()) - {None}
+            if found - {value}:
+                raise ValueError(
+                    f"quarantine column {name!r} has {sorted(map(str, found))}, the commit is for {value!r}"
+                )
     missing = [c for c in S.QUARANTINE_REQUIRED if c not in names]
     if missing:
         raise ValueError(f"quarantine table lacks required columns {missing}")

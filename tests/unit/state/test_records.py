@@ -150,3 +150,20 @@ def test_records_for_batch_marks_closed_windows_final() -> None:
     specs = {r.state_key: r.analyzer_spec for r in out.states}
     assert specs[size.state_key()] == size.key() and specs["unknown-key"] == ""
     assert len(out.metrics) == 1 and len(out.results) == 1
+
+
+def test_quarantine_accepts_the_runner_columns_when_consistent() -> None:
+    now = datetime(2026, 2, 3, tzinfo=UTC)
+    runner = pa.table(
+        {
+            "dataset": ["d"],
+            "batch_id": pa.array([2], pa.int64()),
+            "reason": ["late"],
+            "raw": ['{"a":1}'],
+            "source": ['{"topic":"t","partition":0,"offset":5}'],
+        }
+    )
+    q = T.quarantine_table(runner, dataset="d", batch_id=2, query_id="q", ingested_at=now)
+    assert q.to_pylist()[0]["source"] == '{"topic":"t","partition":0,"offset":5}'
+    with pytest.raises(ValueError, match="'batch_id'"):
+        T.quarantine_table(runner, dataset="d", batch_id=3, query_id="q", ingested_at=now)
