@@ -145,6 +145,11 @@ def _coerce(kind: str, key: str, annotation: str, value: Any) -> Any:
     raise TypeError(f"detector {kind!r}: unsupported field annotation {annotation!r} for {key!r}")
 
 
+def _annotation(kind: Any) -> str:
+    """A field annotation as text ("float | None"), whether or not the module postponed annotations."""
+    return kind.__name__ if isinstance(kind, type) else str(kind)
+
+
 def require(condition: bool, kind: str, key: str, message: str) -> None:
     """Raise ``ValueError`` naming the detector type and spec key unless ``condition`` holds."""
     if not condition:
@@ -202,7 +207,7 @@ class Detector(ABC):
                 raise ValueError(
                     f"detector {cls.TYPE!r}: unknown key {key!r} (allowed: {', '.join(sorted(fields))})"
                 )
-            kwargs[key] = _coerce(cls.TYPE, key, str(fields[key].type), value)
+            kwargs[key] = _coerce(cls.TYPE, key, _annotation(fields[key].type), value)
         for name, field in fields.items():
             no_default = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
             if no_default and name not in kwargs:
