@@ -65,8 +65,9 @@ class VerificationResult:
                 if r.message:
                     lines.append(f"       {r.message}")
         lines.append("\nMetrics:")
+        width = min(48, max((len(m.instance) for m in self.metrics.values()), default=0))
         for m in self.metrics.values():
-            lines.append(f"  {m.entity:<11} {m.instance:<24} {m.name:<22} {_value(m)}")
+            lines.append(f"  {m.name:<20} {m.instance:<{width}}  {_value(m)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -81,15 +82,28 @@ def _value(m: Metric | None) -> str:
     v = m.value
     if isinstance(v, float):
         text = repr(v) if not math.isfinite(v) else f"{v:.6g}"
+    elif isinstance(v, dict) and isinstance(v.get("values"), dict):
+        text = _distribution(v)
     elif isinstance(v, dict):
-        text = json.dumps(v, sort_keys=True, default=str)
-        if len(text) > 80:
-            text = text[:77] + "..."
+        text = ", ".join(f"{k}: {_num(x)}" for k, x in v.items())
     else:
         text = str(v)
     if m.approximate and m.error_bound is not None:
         text += f" (approx, ±{m.error_bound:.3g})"
     return text
+
+
+def _num(x: Any) -> str:
+    return f"{x:.6g}" if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
+def _distribution(v: dict[str, Any], top: int = 4) -> str:
+    """``5 bins: DE 0.2, FR 0.2, ...``: the largest non-empty bins of a Histogram/DataType."""
+    entries = [(k, e) for k, e in v["values"].items() if e.get("absolute")]
+    entries.sort(key=lambda kv: (-kv[1]["absolute"], kv[0]))
+    shown = ", ".join(f"{k} {_num(float(e['ratio']))}" for k, e in entries[:top])
+    more = ", ..." if len(entries) > top else ""
+    return f"{v.get('number_of_bins', len(entries))} bins: {shown}{more}"
 
 
 def overall_status(results: Iterable[CheckResult]) -> str:
