@@ -9,7 +9,8 @@ too). Runs once on the driver at start-up.
 
 Spec keys per type (``type`` is required; ``name`` is optional everywhere; the alert
 sinks kafka, webhook and email also take ``min_severity: Warning|Error`` and ``kinds:
-[violation, anomaly, resolved]``):
+[violation, anomaly, resolved]``; webhook and email take a per-sink ``cooldown_seconds`` and
+``rate_limit_per_minute``):
 
 - ``console``: ``stream`` (stdout|stderr), ``verbose`` (bool), ``only_changes`` (bool)
 - ``jsonl``: ``path`` (required)
@@ -131,7 +132,14 @@ def _kinds(path: str, value: Any) -> list[str]:
     return [_one_of("violation", "anomaly", "resolved")(f"{path}[{i}]", v) for i, v in enumerate(value)]
 
 
+def _non_negative(path: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"{path}: expected a number >= 0, got {value!r}")
+    return float(value)
+
+
 ALERT_KEYS: dict[str, Check] = {"min_severity": _one_of("Warning", "Error"), "kinds": _kinds}
+THROTTLE_KEYS: dict[str, Check] = {"cooldown_seconds": _non_negative, "rate_limit_per_minute": _positive_int}
 
 # type -> {key: (required, check)}
 SCHEMAS: dict[str, dict[str, tuple[bool, Check]]] = {
@@ -156,6 +164,7 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Check]]] = {
         "send": (False, _one_of("alerts", "reports")),
         "max_attempts": (False, _positive_int),
         **{k: (False, c) for k, c in ALERT_KEYS.items()},
+        **{k: (False, c) for k, c in THROTTLE_KEYS.items()},
     },
     "email": {
         "host": (True, _str),
@@ -170,6 +179,7 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Check]]] = {
         "subject_prefix": (False, _str),
         "timeout_seconds": (False, _positive_number),
         **{k: (False, c) for k, c in ALERT_KEYS.items()},
+        **{k: (False, c) for k, c in THROTTLE_KEYS.items()},
     },
 }
 
@@ -271,6 +281,8 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
             timeout_seconds=spec.get("timeout_seconds", 10.0),
             send=spec.get("send", "alerts"),
             max_attempts=spec.get("max_attempts"),
+            cooldown_seconds=spec.get("cooldown_seconds", 0.0),
+            rate_limit_per_minute=spec.get("rate_limit_per_minute"),
             **alert_opts,
         )
     if kind == "email":
@@ -289,6 +301,8 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
             password_env=spec.get("password_env"),
             subject_prefix=spec.get("subject_prefix", "[streamdq]"),
             timeout_seconds=spec.get("timeout_seconds", 15.0),
+            cooldown_seconds=spec.get("cooldown_seconds", 0.0),
+            rate_limit_per_minute=spec.get("rate_limit_per_minute"),
             **alert_opts,
         )
     raise ConfigError(f"{where}.type: unknown sink type {kind!r}")  # unreachable after validation

@@ -10,6 +10,7 @@ each alert with its numbers (metric, value, expected bound, scope/window, times,
 id), one block per alert. A batch without (selected) alerts sends nothing. Permanent SMTP
 errors (5xx, e.g. a rejected recipient or bad credentials) drop the message with an error
 log; others are retried. Idempotent per ``(query_id, batch_id)`` within the process.
+``cooldown_seconds`` and ``rate_limit_per_minute`` throttle this sink only (``AlertThrottle``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from streamdq.connectors.sinks.base import (
+    AlertThrottle,
     BackgroundRetrier,
     PermanentDeliveryError,
     SeenBatches,
@@ -91,8 +93,11 @@ class EmailSink:
         initial_backoff: float = 1.0,
         max_backoff: float = 300.0,
         max_attempts: int | None = None,
+        cooldown_seconds: float = 0.0,
+        rate_limit_per_minute: int | None = None,
     ) -> None:
         self.name = name
+        self.throttle = AlertThrottle(cooldown_seconds, rate_limit_per_minute)
         self.host, self.port = host, port
         self.sender, self.to = sender, list(to)
         self.starttls, self.use_ssl = starttls, use_ssl
@@ -122,7 +127,7 @@ class EmailSink:
     def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
         if not self._seen.first_time(report.query_id, report.batch_id):
             return
-        chosen = filter_alerts(alerts, min_severity=self.min_severity, kinds=self.kinds)
+        chosen = self.throttle.admit(filter_alerts(alerts, min_severity=self.min_severity, kinds=self.kinds))
         if chosen:
             self.retrier.submit(self.build_message(report, chosen))
 

@@ -8,7 +8,8 @@ can de-duplicate retries. With ``send: reports`` the body is instead the whole
 
 Responses 2xx are delivered; 408, 429 and 5xx and network errors are retried; other 4xx
 are permanent (the payload or URL is wrong) and the item is dropped with an error log.
-Idempotent per ``(query_id, batch_id)`` within the process.
+Idempotent per ``(query_id, batch_id)`` within the process. ``cooldown_seconds`` and
+``rate_limit_per_minute`` throttle this sink only (``AlertThrottle``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import urllib.request
 from typing import Any
 
 from streamdq.connectors.sinks.base import (
+    AlertThrottle,
     BackgroundRetrier,
     PermanentDeliveryError,
     SeenBatches,
@@ -46,9 +48,12 @@ class WebhookSink:
         initial_backoff: float = 0.5,
         max_backoff: float = 60.0,
         max_attempts: int | None = None,
+        cooldown_seconds: float = 0.0,
+        rate_limit_per_minute: int | None = None,
     ) -> None:
         self.name = name
         self.url = url
+        self.throttle = AlertThrottle(cooldown_seconds, rate_limit_per_minute)
         self.headers = dict(headers or {})
         self.timeout = timeout_seconds
         self.send = send
@@ -67,7 +72,7 @@ class WebhookSink:
     def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
         if not self._seen.first_time(report.query_id, report.batch_id):
             return
-        chosen = filter_alerts(alerts, min_severity=self.min_severity, kinds=self.kinds)
+        chosen = self.throttle.admit(filter_alerts(alerts, min_severity=self.min_severity, kinds=self.kinds))
         if self.send == "reports":
             body: dict[str, Any] = {"report": report.to_dict(), "alerts": [a.to_dict() for a in chosen]}
             key = f"{report.query_id}/{report.batch_id}"

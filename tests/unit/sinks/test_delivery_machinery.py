@@ -7,6 +7,7 @@ import time
 
 from streamdq.connectors.sinks.base import BackgroundRetrier, PermanentDeliveryError, filter_alerts
 from streamdq.connectors.sinks.journal import AlertJournal
+
 from tests.unit.sinks.conftest import alerts_for, make_report
 
 
@@ -85,3 +86,26 @@ def test_filter_alerts_by_severity_and_kind():
     alerts, _ = alerts_for(make_report(2))
     assert {a.kind for a in filter_alerts(alerts, min_severity="Error")} == {"violation"}
     assert {a.kind for a in filter_alerts(alerts, kinds=["anomaly"])} == {"anomaly"}
+
+
+def test_per_sink_throttle_cooldown_rate_limit_and_resolved_always_pass():
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from streamdq.connectors.sinks.base import AlertThrottle
+
+    (violation, _anomaly), state = alerts_for(make_report(2))
+    (resolved,), _ = alerts_for(make_report(3, failing=False), state)
+
+    def at(alert, seconds, key="c"):
+        return replace(
+            alert, processing_time=violation.processing_time + timedelta(seconds=seconds), constraint_id=key
+        )
+
+    t = AlertThrottle(cooldown_seconds=30)
+    assert t.admit([at(violation, 0)]) and not t.admit([at(violation, 10)]) and t.admit([at(violation, 31)])
+    assert t.admit([at(resolved, 32)]) and t.held_back == 1
+    r = AlertThrottle(rate_limit_per_minute=2)
+    admitted = r.admit([at(violation, 0, "a"), at(violation, 1, "b"), at(violation, 2, "c")])
+    assert [a.constraint_id for a in admitted] == ["a", "b"]
+    assert [a.constraint_id for a in r.admit([at(violation, 61, "d")])] == ["d"]

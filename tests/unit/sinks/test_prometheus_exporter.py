@@ -6,8 +6,8 @@ import urllib.request
 
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-
 from streamdq.connectors.sinks.prometheus import PrometheusSink, ReportCollector
+
 from tests.unit.sinks.conftest import alerts_for, make_report
 
 
@@ -34,17 +34,42 @@ def test_values_health_and_counters():
     r3 = make_report(3)
     c.update(r3, alerts_for(r3)[0])
     s = scrape(c)
-    assert s[("streamdq_metric_value", lab(dataset="orders", scope="batch", entity="Column", column="amount",
-                                           metric="Completeness"))] == 0.8
+    assert (
+        s[
+            (
+                "streamdq_metric_value",
+                lab(dataset="orders", scope="batch", entity="Column", column="amount", metric="Completeness"),
+            )
+        ]
+        == 0.8
+    )
     # window scope: the most recent window wins, whatever the order in the report
-    assert s[("streamdq_metric_value", lab(dataset="orders", scope="window", entity="Dataset", column="*",
-                                           metric="Size"))] == 120.0
+    assert (
+        s[
+            (
+                "streamdq_metric_value",
+                lab(dataset="orders", scope="window", entity="Dataset", column="*", metric="Size"),
+            )
+        ]
+        == 120.0
+    )
     # distribution-valued and failed metrics are not exported
     assert not [k for k in s if k[0] == "streamdq_metric_value" and dict(k[1])["metric"] == "Histogram"]
-    assert not [k for k in s if k[0] == "streamdq_metric_value" and dict(k[1])["scope"] == "total"
-                and dict(k[1])["metric"] == "Mean"]
-    cl = lab(dataset="orders", check="orders-basic", level="Error", constraint_id="c-compl-amount",
-             constraint="Completeness(amount) >= 0.95", scope="batch")
+    assert not [
+        k
+        for k in s
+        if k[0] == "streamdq_metric_value"
+        and dict(k[1])["scope"] == "total"
+        and dict(k[1])["metric"] == "Mean"
+    ]
+    cl = lab(
+        dataset="orders",
+        check="orders-basic",
+        level="Error",
+        constraint_id="c-compl-amount",
+        constraint="Completeness(amount) >= 0.95",
+        scope="batch",
+    )
     assert s[("streamdq_constraint_status", cl)] == 1.0
     assert s[("streamdq_constraint_failures_total", cl)] == 1.0
     assert s[("streamdq_check_status", lab(dataset="orders", check="orders-basic", level="Error"))] == 2.0
@@ -53,8 +78,22 @@ def test_values_health_and_counters():
     assert s[("streamdq_state_commit_seconds", lab(dataset="orders"))] == 0.25
     assert s[("streamdq_rows_per_second", lab(dataset="orders"))] == 500.0
     assert s[("streamdq_input_rows", lab(dataset="orders"))] == 1000.0
-    assert s[("streamdq_anomalies_total", lab(dataset="orders", scope="window", entity="Column", column="amount",
-                                             metric="Mean", detector="OnlineNormal"))] == 1.0
+    assert (
+        s[
+            (
+                "streamdq_anomalies_total",
+                lab(
+                    dataset="orders",
+                    scope="window",
+                    entity="Column",
+                    column="amount",
+                    metric="Mean",
+                    detector="OnlineNormal",
+                ),
+            )
+        ]
+        == 1.0
+    )
     assert s[("streamdq_alerts_total", lab(dataset="orders", kind="violation", severity="Error"))] == 1.0
 
     assert c.update(r3.as_replayed(), alerts_for(r3)[0]) is False  # replay: nothing counted twice

@@ -75,6 +75,14 @@ def test_the_documented_run_config_sinks_validate():
             [{"type": "webhook", "url": "http://h/x", "min_severity": "Info"}],
             "sinks[0].min_severity: expected one of Warning, Error, got 'Info'",
         ),
+        (
+            [{"type": "webhook", "url": "http://h/x", "rate_limit_per_minute": 0}],
+            "sinks[0].rate_limit_per_minute: expected an integer >= 1, got 0",
+        ),
+        (
+            [{"type": "kafka", "topic": "t", "bootstrap_servers": "h:1", "cooldown_seconds": 5}],
+            "sinks[0].cooldown_seconds: unknown key for a kafka sink",
+        ),
         ([{"type": "console"}, {"type": "console"}], "sinks[1].name: duplicate sink name 'console'"),
         ({"type": "console"}, "sinks: expected a list"),
         (["console"], "sinks[0]: expected a mapping"),
