@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import UTC, timedelta
 from functools import reduce
 from pathlib import Path
 
@@ -476,3 +476,62 @@ def test_store_satisfies_the_protocol(tmp_path: Path) -> None:
     from streamdq.state import StateStore
 
     assert isinstance(DeltaStateStore(str(tmp_path)), StateStore)
+
+
+def test_the_streaming_handler_commits_restores_and_replays_through_the_store(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    """End to end with the engine's foreachBatch handler on static frames: a restarted
+    handler restores totals and open windows from the store; a replayed batch re-emits
+    the stored report; a crash inside commit is repaired and never double counts."""
+    from datetime import datetime
+
+    from streamdq.checks.check import Check, Level
+    from streamdq.engine.handler import BatchHandler, BatchJudge
+
+    schema = "ts timestamp, name string, x double"
+    checks = [Check(Level.ERROR, "orders").is_complete("name").has_size(">= 1", scope="total")]
+
+    def handler(store: DeltaStateStore) -> BatchHandler:
+        return BatchHandler(
+            dataset="orders",
+            query_id="q1",
+            judge=BatchJudge(checks),
+            window_seconds=60,
+            watermark_seconds=10,
+            event_time="ts",
+            store=store,
+        )
+
+    def t(m: int, s: int = 0) -> datetime:
+        return datetime(2026, 1, 1, 12, m, s)
+
+    def total_size(rep) -> float:  # type: ignore[no-untyped-def]
+        return next(m.metric.value for m in rep.metrics if m.scope == "total" and m.metric.name == "Size")
+
+    b0 = spark.createDataFrame([(t(0, 5), "a", 1.0), (t(0, 30), None, 2.0)], schema)
+    b1 = spark.createDataFrame([(t(0, 40), "c", 3.0)], schema)
+    b2 = spark.createDataFrame([(t(1, 20), "d", 4.0), (t(1, 30), "e", 5.0)], schema)
+    first = handler(DeltaStateStore(str(tmp_path)))
+    r0 = first.handle(b0, 0)
+    assert total_size(r0) == 2.0
+    # batch 1 crashes right before its report is written
+    with pytest.raises(CrashAt):
+        handler(crashing_store(tmp_path, S.REPORTS)).handle(b1, 1)
+    # restart: batch 0 is replayed by Spark (stored report re-emitted), then batch 1 is recomputed
+    restarted = handler(DeltaStateStore(str(tmp_path)))
+    replay = restarted.handle(b0, 0)
+    assert replay.replayed and replay.batch_id == 0 and total_size(replay) == 2.0
+    r1 = restarted.handle(b1, 1)
+    assert total_size(r1) == 3.0  # not 4: the uncommitted first attempt is not counted
+    r2 = restarted.handle(b2, 2)
+    assert total_size(r2) == 5.0
+    assert [w.start.replace(tzinfo=None) for w in r2.closed_windows] == [t(0)]
+    store = DeltaStateStore(str(tmp_path))
+    assert store.last_committed_batch("q1") == 2
+    t0, t1, t2 = (t(m).replace(tzinfo=UTC) for m in range(3))
+    assert store.merge_range("orders", Size(), t0, t1) == NumMatches(3)  # the closed 12:00 window
+    assert store.merge_range("orders", Size(), t0, t2) == NumMatches(5)  # plus the open 12:01 window
+    keys = [
+        (r["batch_id"], r["scope"], r["window_start"]) for r in rows(store, S.METRICS) if r["name"] == "Size"
+    ]
+    assert len(keys) == len(set(keys)), "no duplicate (batch, scope, window) metric rows"
+    assert {k[0] for k in keys} == {0, 1, 2}
