@@ -41,7 +41,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -342,19 +341,67 @@ class KafkaStreamReader(DataSourceStreamReader):
         """Nothing to do: offsets live in Spark's checkpoint, not in a consumer group."""
 
     # -- executor side -------------------------------------------------------
-    def read(self, partition: InputPartition) -> Iterator[tuple]:
+    def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KafkaPartitionRange)
         return read_range(self.cfg, partition, self.read_timeout)
 
 
-def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0) -> Iterator[tuple]:
-    """Yield Spark kafka rows for offsets ``[rng.start, rng.end)`` of one partition.
+def arrow_schema() -> Any:
+    """The Arrow schema Spark expects for :data:`KAFKA_SCHEMA` batches (UTC timestamps)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import (
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        TimestampType,
+    )
 
-    Opens its own consumer (assign + seek, no group). Waits for records the broker already
-    acknowledged, e.g. across a broker restart, up to ``read_timeout`` seconds without progress.
+    spark_schema = StructType(
+        [
+            StructField("key", BinaryType()),
+            StructField("value", BinaryType()),
+            StructField("topic", StringType()),
+            StructField("partition", IntegerType()),
+            StructField("offset", LongType()),
+            StructField("timestamp", TimestampType()),
+            StructField("timestampType", IntegerType()),
+        ]
+    )
+    return to_arrow_schema(spark_schema, timezone="UTC")
+
+
+def records_to_batch(records: list[Any], schema: Any) -> Any:
+    """kafka-python ``ConsumerRecord`` list -> one ``pyarrow.RecordBatch`` in ``schema``."""
+    import pyarrow as pa
+
+    ts = pa.array([r.timestamp for r in records], type=pa.int64())
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([r.key for r in records], type=pa.binary()),
+            pa.array([r.value for r in records], type=pa.binary()),
+            pa.array([r.topic for r in records], type=pa.string()),
+            pa.array([r.partition for r in records], type=pa.int32()),
+            pa.array([r.offset for r in records], type=pa.int64()),
+            ts.cast(pa.timestamp("ms", tz="UTC")).cast(schema.field("timestamp").type),
+            pa.array([int(r.timestamp_type or 0) for r in records], type=pa.int32()),
+        ],
+        schema=schema,
+    )
+
+
+def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0) -> Iterator[Any]:
+    """Yield ``pyarrow.RecordBatch``es (Spark kafka schema) for offsets ``[rng.start, rng.end)``.
+
+    Opens its own consumer (assign + seek, no group) and closes it at the end. Waits for records
+    the broker already acknowledged, e.g. across a broker restart, failing only after
+    ``read_timeout`` seconds without progress. Offsets missing inside the range (compaction,
+    transaction markers) are skipped; records at or after ``rng.end`` are never returned.
     """
     from kafka import KafkaConsumer, TopicPartition
 
+    schema = arrow_schema()
     tp = TopicPartition(rng.topic, rng.partition)
     deadline = time.monotonic() + read_timeout
     consumer = None
@@ -371,8 +418,9 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
         consumer.seek(tp, rng.start)
         position = rng.start
         while position < rng.end:
-            batch = consumer.poll(timeout_ms=500, max_records=min(5000, rng.end - position))
-            records = batch.get(tp, [])
+            polled = consumer.poll(timeout_ms=500, max_records=min(10000, rng.end - position))
+            records = polled.get(tp, [])
+            keep = []
             for r in records:
                 if r.offset >= rng.end:  # a gap up to the range end
                     position = rng.end
@@ -383,16 +431,10 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
                     log.warning(
                         "kafka source: %s starts at offset %d (records before it are gone)", rng, r.offset
                     )
-                yield (
-                    r.key,
-                    r.value,
-                    r.topic,
-                    r.partition,
-                    r.offset,
-                    datetime.fromtimestamp(r.timestamp / 1000.0, tz=UTC) if r.timestamp is not None else None,
-                    int(r.timestamp_type) if r.timestamp_type is not None else 0,
-                )
+                keep.append(r)
                 position = r.offset + 1
+            if keep:
+                yield records_to_batch(keep, schema)
             if records:
                 deadline = time.monotonic() + read_timeout
                 continue
