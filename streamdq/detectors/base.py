@@ -18,7 +18,9 @@ Contract (DESIGN.md section 3, "Detector"):
 * Warm-up: until a detector has enough history it answers ``warming_up=True`` with a message saying
   how many more points it waits for, and never flags.
 * ``learn_from_anomalies`` (per detector; the default follows Deequ) says whether a point flagged as
-  anomalous is folded into the learned statistics.
+  anomalous is folded into the learned statistics. Detectors that do not learn flagged points also
+  take ``relearn_after=N``: from the N-th consecutive anomaly on, flagged points are learned anyway
+  (a lasting level shift becomes the new normal instead of alerting forever; online form only).
 * ``detect(series, start=0, end=None) -> list[int]`` is Deequ's batch form: the indices inside the
   search interval ``[start, end)`` that are anomalous. For the Deequ strategies it reproduces Deequ's
   semantics exactly (SEMANTICS.md "Anomaly detection"); for the others it replays the series through
@@ -221,6 +223,7 @@ class Detector(ABC):
             "type": self.TYPE,
             "last_seq": None,
             "points": 0,
+            "streak": 0,
             "recent": [],
             "core": self._initial_core(),
         }
@@ -237,17 +240,27 @@ class Detector(ABC):
                 False,
                 message=f"replayed point seq={point.seq} (last seen {last_seq}); verdict no longer kept",
             )
-        core = dict(state["core"])
+        streak = state.get("streak", 0)
         if is_missing(point.value) and not self.HANDLES_MISSING:
-            verdict = Verdict(False, message="missing value: skipped")
+            core, verdict = state["core"], Verdict(False, message="missing value: skipped")
         else:
-            core, verdict = self._step(core, point)
+            core, verdict = self._step(dict(state["core"]), point)
+            streak = streak + 1 if verdict.anomalous else 0
+            relearn_after = getattr(self, "relearn_after", None)
+            if relearn_after and streak >= relearn_after and not getattr(self, "learn_from_anomalies", True):
+                # a run of anomalies is a new normal: learn this point after all (same verdict)
+                learner = dataclasses.replace(self, learn_from_anomalies=True)  # type: ignore[type-var]
+                core, _ = learner._step(dict(state["core"]), point)
+                verdict = dataclasses.replace(
+                    verdict, message=f"{verdict.message}; learned anyway after {streak} consecutive anomalies"
+                )
         recent = [*state["recent"], [point.seq, verdict.to_dict()]][-REPLAY_MEMORY:]
         new_state = {
             "format": STATE_FORMAT,
             "type": self.TYPE,
             "last_seq": point.seq,
             "points": state["points"] + 1,
+            "streak": streak,
             "recent": recent,
             "core": core,
         }

@@ -56,8 +56,15 @@ class HoltWinters(Detector):
     history_periods: int = 4
     refit_every: int = 24
     learn_from_anomalies: bool = False
+    relearn_after: int | None = None
 
     def __post_init__(self) -> None:
+        require(
+            self.relearn_after is None or self.relearn_after >= 1,
+            self.TYPE,
+            "relearn_after",
+            f"must be >= 1 or null, got {self.relearn_after}",
+        )
         require(self.period >= 1, self.TYPE, "period", f"must be >= 1, got {self.period}")
         require(self.z > 0, self.TYPE, "z", f"must be > 0, got {self.z}")
         require(

@@ -48,8 +48,15 @@ class OnlineNormal(Detector):
     ignore_start_percentage: float = 0.1
     min_points: int = 10
     learn_from_anomalies: bool = False
+    relearn_after: int | None = None
 
     def __post_init__(self) -> None:
+        require(
+            self.relearn_after is None or self.relearn_after >= 1,
+            self.TYPE,
+            "relearn_after",
+            f"must be >= 1 or null, got {self.relearn_after}",
+        )
         require(
             self.lower_factor is not None or self.upper_factor is not None,
             self.TYPE,

@@ -56,8 +56,15 @@ class SeasonalBuckets(Detector):
     min_points_per_bucket: int = 3
     min_stddev: float = 0.0
     learn_from_anomalies: bool = False
+    relearn_after: int | None = None
 
     def __post_init__(self) -> None:
+        require(
+            self.relearn_after is None or self.relearn_after >= 1,
+            self.TYPE,
+            "relearn_after",
+            f"must be >= 1 or null, got {self.relearn_after}",
+        )
         require(
             self.bucket in BUCKETS,
             self.TYPE,

@@ -175,3 +175,17 @@ def test_state_errors() -> None:
         load_state(b"{not json")
     with pytest.raises(ValueError, match="belongs to detector type 'online_normal'"):
         BatchNormal().update(OnlineNormal().initial_state(), Point(0.0, 1.0, 0))
+
+
+def test_relearn_after_applies_only_to_runs_of_anomalies() -> None:
+    values = [1.0, 1.2, 0.8, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.1] + [20.0] * 30
+    _, stuck = feed(OnlineNormal(min_points=5), values)
+    _, adapting = feed(OnlineNormal(min_points=5, relearn_after=2), values)
+    assert all(v.anomalous for v in stuck[10:])
+    assert [v.anomalous for v in adapting[10:13]] == [True, True, False]
+    assert adapting[11].message.endswith("learned anyway after 2 consecutive anomalies")
+    # an isolated anomaly is still not learned
+    _, single = feed(OnlineNormal(min_points=5, relearn_after=2), [*values[:10], 20.0, 1.0, 20.0])
+    assert [v.anomalous for v in single[10:]] == [True, False, True]
+    with pytest.raises(ValueError, match="'relearn_after'"):
+        OnlineNormal(relearn_after=0)
