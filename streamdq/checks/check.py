@@ -58,6 +58,8 @@ class Check:
     constraints: tuple[Constraint, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ValueError(f"check description: got {self.description!r}; expected a non-empty string")
         object.__setattr__(self, "level", Level.parse(self.level))
         object.__setattr__(self, "constraints", tuple(self.constraints))
 

@@ -140,6 +140,13 @@ def test_constraint_id_is_stable_and_ignores_the_threshold():
     assert r.constraint_results[0].constraint_id == a.constraint_id("orders")
 
 
+def test_check_needs_a_description():
+    with pytest.raises(ValueError, match="expected a non-empty string"):
+        Check(Level.ERROR, "  ")
+    with pytest.raises(ValueError, match="expected 'error' or 'warning'"):
+        Check("fatal", "x")
+
+
 def test_builder_is_immutable():
     base = Check(Level.ERROR, "x")
     more = base.is_complete("a")

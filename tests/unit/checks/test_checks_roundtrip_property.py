@@ -56,7 +56,7 @@ def constraint(draw, check: Check) -> Check:
 def checks(draw) -> list[Check]:
     out = []
     for _ in range(draw(st.integers(1, 3))):
-        check = Check(draw(st.sampled_from(list(Level))), draw(TEXT))
+        check = Check(draw(st.sampled_from(list(Level))), draw(TEXT.filter(str.strip)))
         for _ in range(draw(st.integers(1, 4))):
             check = draw(constraint(check))
         out.append(check)
