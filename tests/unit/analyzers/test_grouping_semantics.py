@@ -153,7 +153,8 @@ def test_mutual_information_fails_when_no_pair_survives(spark):
 def test_missing_column_is_a_failure_for_that_analyzer_only(aaab):
     bad, good = Uniqueness(("nope",)), Uniqueness(("v",))
     ctx = analyze(aaab, [bad, good])
-    assert ctx.metric(bad).failure is not None and "nope" in ctx.metric(bad).failure
+    failure = ctx.metric(bad).failure
+    assert failure is not None and "nope" in failure
     assert ctx.metric(good).value == 0.25
 
 
