@@ -63,7 +63,18 @@ def load_checks(path: str | Path) -> list[Check]:
 
 
 def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
-    """Parse checks from YAML/JSON text; ``file`` names the source in error messages."""
+    """Parse checks from YAML/JSON text; ``file`` names the source in error messages.
+
+    A ``file`` ending in ``.json`` is parsed as strict JSON (tabs allowed, exact JSON error
+    positions); anything else as YAML (which also reads most JSON)."""
+    if file.endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=file
+            ) from None
+        return suite_from_dict(data, file=file)
     try:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:

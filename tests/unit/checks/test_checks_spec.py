@@ -219,6 +219,20 @@ def test_errors_name_file_path_and_expectation(text, message):
     assert str(err.value) == message
 
 
+def test_json_files_are_strict_json(tmp_path):
+    good = tmp_path / "c.json"
+    good.write_text('{\n\t"checks": [{"description": "d", "constraints": [{"is_complete": "id"}]}]\n}\n')
+    assert load_checks(good) == [Check(Level.ERROR, "d").is_complete("id")]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"checks": [\n  {"description": "d",}\n]}')
+    with pytest.raises(ConfigError) as err:
+        load_checks(bad)
+    assert (
+        str(err.value)
+        == f"{bad}: line 2, column 23: invalid JSON: Expecting property name enclosed in double quotes"
+    )
+
+
 def test_missing_file_names_it(tmp_path):
     missing = tmp_path / "nope.yaml"
     with pytest.raises(ConfigError) as err:
