@@ -181,6 +181,8 @@ class ConstraintKind:
     doc: str = ""
     validate: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
     """Cross-parameter check: None when fine, else ``(key, expectation)``."""
+    validate_assertion: Callable[[Mapping[str, Any], Assertion], str | None] | None = None
+    """Checks the assertion against the parameters: None when fine, else the expectation."""
     evaluate: Evaluator | None = None
     """Replaces metric + assertion evaluation (returns status and message)."""
     takes_assertion: bool = True
@@ -311,6 +313,10 @@ class Constraint:
             if not k.takes_assertion:
                 raise ConfigError(f"{kind} takes no assertion", file=file, path=f"{prefix}assertion")
             parsed = parse_assertion(assertion, path=f"{prefix}assertion", file=file)
+        if parsed is not None and k.validate_assertion is not None:
+            problem_text = k.validate_assertion(out, parsed)
+            if problem_text is not None:
+                raise ConfigError(problem_text, file=file, path=f"{prefix}assertion")
         if where is not None and (not isinstance(where, str) or not where.strip()):
             raise ConfigError(
                 f"got {where!r}; expected a Spark SQL predicate string", file=file, path=f"{prefix}where"

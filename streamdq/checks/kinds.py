@@ -22,6 +22,7 @@ from typing import Any
 
 from streamdq.analyzers.base import Analyzer, analyzer_class
 from streamdq.analyzers.metric import Metric
+from streamdq.checks.assertion import Assertion
 from streamdq.checks.constraint import (
     ConstraintKind,
     Evaluator,
@@ -74,6 +75,15 @@ def _histogram_value(params: Mapping[str, Any], metric: Metric) -> Any:
     if key is None:
         return metric.value
     return metric.value["values"][key][params.get("value", "ratio")]
+
+
+def _histogram_assertion(params: Mapping[str, Any], assertion: Assertion) -> str | None:
+    if params.get("key") is None and assertion.serializable:
+        return (
+            f"{assertion.describe()!r} needs a histogram key: expected key: <value> "
+            "(or, in Python code, a callable receiving the whole distribution)"
+        )
+    return None
 
 
 def _data_type_ratio(params: Mapping[str, Any], metric: Metric) -> float:
@@ -239,6 +249,7 @@ def _register() -> None:
             ),
             lambda p, w: make("Histogram", column=p["column"], max_detail_bins=p.get("max_bins"), where=w),
             value=_histogram_value,
+            validate_assertion=_histogram_assertion,
             default_assertion=None,
             doc="the ratio (or absolute count) of one histogram key; an absent key fails",
         )

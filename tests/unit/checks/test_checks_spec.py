@@ -191,6 +191,11 @@ ERRORS = [
         "expected one of 'Null', 'Fractional', 'Integral', 'Boolean', 'String', 'Numeric'",
     ),
     (
+        "checks:\n- description: d\n  constraints:\n  - has_histogram_values: {column: a, assertion: '> 0.1'}\n",
+        "checks.yaml: checks[0].constraints[0].has_histogram_values.assertion: '> 0.1' needs a histogram key: "
+        "expected key: <value> (or, in Python code, a callable receiving the whole distribution)",
+    ),
+    (
         "checks:\n- level: error\n  constraints:\n  - is_complete: a\n",
         "checks.yaml: checks[0].description: got None; expected a non-empty description (string)",
     ),
