@@ -84,7 +84,46 @@ def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
         raise ConfigError(f"{where}: invalid YAML: {exc.problem}{hint}", file=file) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", file=file) from None
-    return suite_from_dict(data, file=file)
+    try:
+        return suite_from_dict(data, file=file)
+    except ConfigError as exc:
+        line = line_of(text, exc.key)
+        if line is None:
+            raise
+        raise ConfigError(exc.key, f"{exc.problem} (line {line})", exc.fix, file) from None
+
+
+def line_of(text: str, path: str) -> int | None:
+    """The 1-based line of the YAML node at ``path`` (``checks[0].constraints[2].x``), or of
+    its nearest existing parent; None when the text does not compose or ``path`` is empty."""
+    if not path:
+        return None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    lines: dict[str, int] = {}
+
+    def walk(node: yaml.Node, here: str) -> None:
+        if here:
+            lines.setdefault(here, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = str(key.value)
+                lines.setdefault(f"{here}.{name}" if here else name, key.start_mark.line + 1)
+                walk(value, f"{here}.{name}" if here else name)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, f"{here}[{i}]")
+
+    if root is not None:
+        walk(root, "")
+    while path:
+        if path in lines:
+            return lines[path]
+        cut = max(path.rfind("."), path.rfind("["))
+        path = path[:cut] if cut > 0 else ""
+    return None
 
 
 def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:

@@ -217,11 +217,29 @@ ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("text", "message"), ERRORS)
-def test_errors_name_file_path_and_expectation(text, message):
+# the YAML line of the offending node (or of its nearest parent), appended to each message
+ERROR_LINES = [5, 4, 5, 4, 4, 4, 3, 4, None, 2, None, None, 3, 4, 4, 4, 4, 4, 4, 4, 2, 4, 4, 4]
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"), [(t, m, n) for (t, m), n in zip(ERRORS, ERROR_LINES, strict=True)]
+)
+def test_errors_name_file_path_line_and_expectation(text, message, line):
     with pytest.raises(ConfigError) as err:
         loads_suite(text, file="checks.yaml")
-    assert str(err.value) == message
+    assert str(err.value) == (message if line is None else f"{message} (line {line})")
+
+
+def test_line_of_finds_nested_nodes_and_nearest_parent():
+    from streamdq.checks.spec import line_of
+
+    text = (
+        "checks:\n- description: d\n  constraints:\n  - is_complete: a\n  - has_size:\n      assertion: x\n"
+    )
+    assert line_of(text, "checks[0].constraints[1].has_size.assertion") == 6
+    assert line_of(text, "checks[0].constraints[1].has_size.missing") == 5
+    assert line_of(text, "checks[0].constraints[0]") == 4
+    assert line_of(text, "") is None
 
 
 def test_json_files_are_strict_json(tmp_path):
