@@ -95,6 +95,10 @@ class BatchNormal(Detector):
                 f"detector {self.TYPE!r}: excluding the search interval [{start}, {stop}) leaves no values "
                 "to calculate mean and stddev (set include_interval or shorten the interval)"
             )
-        reference = list(series) if self.include_interval else [*series[:start], *series[stop:]]
-        lower, upper = self.bounds(welford_of(float(v) for v in reference))
+        lower, upper = self.bounds_for(series, start, stop)
         return [i for i in range(start, min(stop, len(series))) if series[i] > upper or series[i] < lower]
+
+    def bounds_for(self, series: Sequence[float], start: int, end: int) -> tuple[float, float]:
+        """Deequ's threshold for the search interval ``[start, end)`` (no validation)."""
+        reference = list(series) if self.include_interval else [*series[:start], *series[end:]]
+        return self.bounds(welford_of(float(v) for v in reference))

@@ -85,13 +85,18 @@ class OnlineNormal(Detector):
         upper = mean + (MAX_DOUBLE if self.upper_factor is None else self.upper_factor) * sd
         lower = mean - (MAX_DOUBLE if self.lower_factor is None else self.lower_factor) * sd
         anomalous = judge and not (lower <= value <= upper)
+        score = _z(value, mean, sd)
+        if anomalous and not self.learn_from_anomalies:
+            mean, sn = last_mean, last_sn
+            # Deequ reports the bounds of an ignored anomaly around the restored mean (with the sd
+            # that includes the point); the decision above used the mean including the point.
+            upper = mean + (MAX_DOUBLE if self.upper_factor is None else self.upper_factor) * sd
+            lower = mean - (MAX_DOUBLE if self.lower_factor is None else self.lower_factor) * sd
         if anomalous:
             message = f"value {value} is not in bounds [{lower}, {upper}] (running mean {mean}, sd {sd})"
         else:
             message = f"value {value} within [{lower}, {upper}]"
-        verdict = Verdict(anomalous, lower, upper, _z(value, mean, sd), message=message)
-        if anomalous and not self.learn_from_anomalies:
-            mean, sn = last_mean, last_sn
+        verdict = Verdict(anomalous, lower, upper, score, message=message)
         return {"i": i + 1, "mean": mean, "sn": sn}, verdict
 
     def _step(self, core: dict[str, Any], point: Point) -> tuple[dict[str, Any], Verdict]:
