@@ -44,7 +44,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 log = logging.getLogger("streamdq.connectors.kafka")
@@ -238,8 +243,12 @@ class KafkaDataSource(DataSource):
         return KafkaStreamReader(dict(self.options))
 
 
-class KafkaStreamReader(DataSourceStreamReader):
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets from the broker on the driver side; records read by executors (see module doc).
+
+    ``Trigger.AvailableNow``: the log-end offsets at query start are the target; the query
+    reads up to them (respecting the per-trigger limit, without asking the broker again, so an
+    outage cannot end it early) and then stops.
 
     Picklable: holds only plain options; every consumer is opened inside the call that uses it.
     """
@@ -257,23 +266,30 @@ class KafkaStreamReader(DataSourceStreamReader):
         self.read_timeout = float(self.options.get("read_timeout_s", "300"))
         self.initial_wait = float(self.options.get("initial_offset_wait_s", "60"))
         self._unreachable_since: float | None = None
+        self._last_latest: Offsets | None = None
+        self._target: Offsets | None = None
 
     # -- driver side ---------------------------------------------------------
-    def initialOffset(self) -> dict:
-        """Resolve ``starting_offsets`` against the broker (waits up to ``initial_offset_wait_s``)."""
+    def _lookup_patiently(self, what: str) -> tuple[Offsets, Offsets]:
+        """Offsets from the broker, retrying for up to ``initial_offset_wait_s`` seconds."""
         deadline = time.monotonic() + self.initial_wait
         while True:
             try:
                 lo, hi = _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
-                break
+                self._last_latest = hi
+                return lo, hi
             except Exception as e:
                 if time.monotonic() > deadline:
                     raise RuntimeError(
-                        f"kafka source: cannot resolve starting offsets of {self.topics} on "
+                        f"kafka source: cannot resolve {what} of {self.topics} on "
                         f"{self.cfg['bootstrap_servers']}: {e!r}"
                     ) from e
                 log.warning("kafka source: broker not answering yet (%r); retrying", e)
                 time.sleep(1.0)
+
+    def initialOffset(self) -> dict:
+        """Resolve ``starting_offsets`` against the broker (waits up to ``initial_offset_wait_s``)."""
+        lo, hi = self._lookup_patiently("starting offsets")
         out: Offsets = {}
         for topic in self.topics:
             out[topic] = {}
@@ -296,10 +312,28 @@ class KafkaStreamReader(DataSourceStreamReader):
             return ReadMaxRows(self.max_records)
         return ReadAllAvailable()
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Fix the target: the log-end offsets now (waits up to ``initial_offset_wait_s``)."""
+        _, self._target = self._lookup_patiently("the AvailableNow target offsets")
+
+    def reportLatestOffset(self) -> dict | None:
+        """The log-end offsets seen by the last successful lookup (for query progress)."""
+        return self._last_latest
+
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """End offset of the next microbatch; ``start`` unchanged (no data) if the broker is down."""
+        if self._target is not None:  # AvailableNow: read up to the fixed target, no broker call
+            end_t: Offsets = {
+                t: {p: max(int(start.get(t, {}).get(p, 0)), e) for p, e in parts.items()}
+                for t, parts in self._target.items()
+            }
+            start_t: Offsets = {
+                t: {p: int(start.get(t, {}).get(p, 0)) for p in parts} for t, parts in end_t.items()
+            }
+            return spread_limit(start_t, end_t, limit.max_rows) if isinstance(limit, ReadMaxRows) else end_t
         try:
             lo, hi = _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
+            self._last_latest = hi
         except Exception as e:
             if self._unreachable_since is None:
                 self._unreachable_since = time.monotonic()

@@ -190,3 +190,33 @@ def test_query_survives_broker_outage_and_resumes(spark: Any, topic_name: str, t
         assert sorted(sink.values) == sorted(v.encode() for v in expected)
     finally:
         broker.close()
+
+
+def test_trigger_available_now_reads_the_backlog_then_stops(
+    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, tmp_path: Path
+) -> None:
+    kafka_broker.create_topic(topic_name, partitions=3)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(30)])
+    spec = {"bootstrap_servers": servers, "topic": topic_name, "max_records_per_trigger": 12}
+    sink = Collector()
+
+    def run_available_now() -> None:
+        q = (
+            read_kafka_raw(spark, spec)
+            .writeStream.foreachBatch(sink)
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert q.awaitTermination(180), "an AvailableNow query must stop by itself"
+        assert q.exception() is None
+
+    run_available_now()
+    assert sink.nonempty_sizes() == [12, 12, 6]
+    produce(servers, topic_name, [f"w{i}" for i in range(6)])
+    run_available_now()  # same checkpoint: only the new records
+    assert sink.nonempty_sizes() == [12, 12, 6, 6]
+    assert sorted(sink.values) == sorted(
+        [f"v{i}".encode() for i in range(30)] + [f"w{i}".encode() for i in range(6)]
+    )
