@@ -16,6 +16,7 @@ fails with a message saying so.
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -43,6 +44,12 @@ def sql_literal(value: Any) -> str:
     """A Spark SQL literal: strings single-quoted with backslash and quote escaped."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and not math.isfinite(value):
+        return (
+            f"CAST('{'-' if value < 0 else ''}Infinity' AS DOUBLE)"
+            if value == value
+            else "CAST('NaN' AS DOUBLE)"
+        )
     if isinstance(value, int | float):
         return repr(value)
     text = str(value).replace("\\", "\\\\").replace("'", "\\'")
@@ -446,10 +453,12 @@ def _contained_in(p: Mapping[str, Any], where: str | None) -> Analyzer:
             where,
         )
     lower, upper = p["lower_bound"], p["upper_bound"]
-    lo_op = ">=" if p.get("include_lower", True) is not False else ">"
-    hi_op = "<=" if p.get("include_upper", True) is not False else "<"
+    closed_lo = p.get("include_lower", True) is not False
+    closed_hi = p.get("include_upper", True) is not False
+    lo_op, hi_op = (">=" if closed_lo else ">"), ("<=" if closed_hi else "<")
+    interval = f"{'[' if closed_lo else '('}{lower}, {upper}{']' if closed_hi else ')'}"
     return _compliance(
-        f"{column} between {lower} and {upper}",
+        f"{column} between {interval}",
         f"{c} IS NULL OR ({c} {lo_op} {sql_literal(lower)} AND {c} {hi_op} {sql_literal(upper)})",
         [column],
         where,

@@ -210,8 +210,9 @@ def test_contained_in_values_and_ranges(df, spark):
         .is_contained_in("x", lower_bound=1, upper_bound=4, include_upper=False, assertion="== 0.75")
         .is_contained_in("x", lower_bound=1, upper_bound=4, include_lower=False, assertion="== 0.75")
         .is_contained_in("y", lower_bound=5, upper_bound=6, assertion="== 0.75")  # NULL passes
+        .is_contained_in("x", lower_bound=-math.inf, upper_bound=3, assertion="== 0.75")
     )
-    assert statuses(df, c) == [S] * 8
+    assert statuses(df, c) == [S] * 9
     quoted = spark.createDataFrame([("it's",), ("back\\slash",), (None,)], "v string")
     assert statuses(quoted, check().is_contained_in("v", ["it's", "back\\slash"])) == [S]
 

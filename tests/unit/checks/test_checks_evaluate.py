@@ -207,3 +207,24 @@ def test_constraint_create_validates_in_code_too():
         )
     with pytest.raises(ConfigError, match="missing required key 'assertion'"):
         CHECK.add_constraint("has_mean", column="a")
+
+
+def test_sql_literals_and_identifiers_are_quoted():
+    from streamdq.checks.kinds import sql_ident, sql_literal
+
+    assert sql_literal("it's") == "'it\\'s'"
+    assert sql_literal("a\\b") == "'a\\\\b'"
+    assert sql_literal(3) == "3" and sql_literal(2.5) == "2.5" and sql_literal(True) == "TRUE"
+    assert sql_literal(float("-inf")) == "CAST('-Infinity' AS DOUBLE)"
+    assert sql_ident("we`ird col") == "`we``ird col`"
+    c = CHECK.is_contained_in("v", ["it's", 1]).constraints[0]
+    assert c.analyzer.predicate == "`v` IS NULL OR `v` IN ('it\\'s', 1)"
+    assert CHECK.is_contained_in("v", []).constraints[0].analyzer.predicate == "`v` IS NULL OR `v` IN ('')"
+    rng = (
+        CHECK.is_contained_in("v", lower_bound=0, upper_bound=1, include_lower=False).constraints[0].analyzer
+    )
+    assert rng.predicate == "`v` IS NULL OR (`v` > 0.0 AND `v` <= 1.0)"
+    assert rng.name == "v between (0.0, 1.0]"
+    assert CHECK.is_non_negative("v").constraints[0].analyzer.predicate == (
+        "COALESCE(CAST(`v` AS DOUBLE), 0.0) >= 0"
+    )
