@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from streamdq.connectors.sources import validate_source_spec
+
 from streamdq.errors import ConfigError
 
 KAFKA = {
