@@ -21,7 +21,7 @@ input gives a state with ``n == 0`` (each metric decides: 0.0 or an empty failur
 
 ``FrequencyState`` is either **exact** (an Arrow table ``k0..k{m-1}, count`` sorted by
 key, serialized as Arrow IPC inside the state payload, never pickled) or **sketch** (a
-DataSketches tuple sketch of counts plus a frequent-items sketch, see
+DataSketches tuple sketch of counts plus, for string keys, a frequent-items sketch, see
 ``frequency_sketch``). Both carry the exact ``n`` and ``total``. Merge adds counts:
 exact + exact sums the tables and switches to the sketch form when the result has more
 than ``max_groups`` groups; exact + sketch and sketch + sketch union sketches with a
@@ -53,14 +53,14 @@ import io
 import json
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streamdq.analyzers import frequency_sketch as fs
@@ -154,8 +154,8 @@ class FrequencyState(State):
         sketch: bytes | None = None,
         items: bytes | None = None,
     ) -> None:
-        if (sketch is None) != (items is None):
-            raise ValueError("a sketch-form FrequencyState needs both the tuple and the items sketch")
+        if sketch is None and items is not None:
+            raise ValueError("a frequent-items sketch comes only with a tuple sketch")
         if sketch is not None and max_groups is None:
             raise ValueError("a sketch-form FrequencyState needs max_groups")
         self.n = int(n)
@@ -183,16 +183,19 @@ class FrequencyState(State):
     def to_sketch(self, max_groups: int) -> FrequencyState:
         """This state in sketch form at bound ``max_groups`` (driver-side, bounded input)."""
         lg_k = fs.lg_k_for(max_groups)
-        if self.sketch is not None and self.items is not None:
+        if self.sketch is not None:
             sketch, items = fs.union([(self._tuple(), self.items)], lg_k)
         else:
             table = self.table
-            keys: list[str] = []
+            keys: list[str | int] = []
             counts: list[int] = []
+            with_items = False
             if table is not None and table.num_rows:
-                keys = fs.canonical_keys([table[c] for c in table.column_names if c != "count"])
+                key_columns = [table[c] for c in table.column_names if c != "count"]
+                keys = fs.canonical_keys(key_columns)
                 counts = table["count"].to_pylist()
-            sketch, items = fs.build(keys, counts, lg_k)
+                with_items = len(key_columns) == 1 and pa.types.is_string(key_columns[0].type)
+            sketch, items = fs.build(keys, counts, lg_k, with_items=with_items)
         return FrequencyState(n=self.n, total=self.total, max_groups=max_groups, sketch=sketch, items=items)
 
     # -- properties --------------------------------------------------------------------
@@ -277,9 +280,10 @@ class FrequencyState(State):
             keys = [c for c in self.table.column_names if c != "count"]
             ordered = self.table.sort_by([("count", "descending"), (keys[0], "ascending")])
             head = ordered.slice(0, limit)
-            names = fs.canonical_keys([head[keys[0]]])
+            names = [str(k) for k in fs.canonical_keys([head[keys[0]]])]
             return list(zip(names, (int(v) for v in head["count"].to_pylist()), strict=True)), 0.0
-        assert self.items is not None
+        if self.items is None:
+            raise ValueError("this sketch-form state has no frequent-items sketch (not a string grouping)")
         sk = fs.load_items(self.items)
         rows = sk.get_frequent_items(fs.ds.frequent_items_error_type.NO_FALSE_NEGATIVES)
         ordered_rows = sorted(rows, key=lambda r: (-int(r[1]), r[0]))[:limit]
@@ -311,7 +315,7 @@ class FrequencyState(State):
             if s.sketch is None and (s.table is None or s.table.num_rows == 0):
                 continue
             sk = s if s.sketch is not None else s.to_sketch(bound)
-            assert sk.sketch is not None and sk.items is not None
+            assert sk.sketch is not None
             parts.append((sk._tuple(), sk.items))
         sketch, items = fs.union(parts, fs.lg_k_for(bound))
         return type(self)(n=n, total=total, max_groups=bound, sketch=sketch, items=items)
@@ -325,8 +329,8 @@ class FrequencyState(State):
             "max_groups": self.max_groups,
         }
         blobs: list[bytes]
-        if self.sketch is not None and self.items is not None:
-            blobs = [self.sketch, self.items]
+        if self.sketch is not None:
+            blobs = [self.sketch] if self.items is None else [self.sketch, self.items]
         elif self.table is not None:
             blobs = [_table_bytes(self.table)]
         else:
@@ -347,7 +351,7 @@ class FrequencyState(State):
                 pos += length
             common = {"n": header["n"], "total": header["total"], "max_groups": header["max_groups"]}
             if header["kind"] == SKETCH:
-                return cls(**common, sketch=blobs[0], items=blobs[1])
+                return cls(**common, sketch=blobs[0], items=blobs[1] if len(blobs) > 1 else None)
             table = pa.ipc.open_stream(blobs[0]).read_all() if blobs else None
             return cls(**common, table=table)
         except (KeyError, IndexError, ValueError, struct.error, pa.ArrowInvalid) as exc:
@@ -392,11 +396,15 @@ def estimate_kwargs(state: FrequencyState, bound: float) -> dict[str, Any]:
     return {"approximate": True, "error_bound": float(bound)}
 
 
-def grouped_counts(df: DataFrame, spec: FrequencySpec) -> tuple[DataFrame, int]:
+def grouped_counts(
+    df: DataFrame, spec: FrequencySpec, segment: Sequence[Column] = ()
+) -> tuple[DataFrame, int]:
     """The grouped aggregation of ``spec``: columns ``in_scope, k0.., count``; and the key arity.
 
     Rows out of scope collapse into one ``in_scope = false`` group (their keys NULL), so
-    the unfiltered row count comes out of the same pass.
+    the unfiltered row count comes out of the same pass. ``segment`` columns (e.g. an
+    event-time window), when given, lead the grouping as ``s0..`` so one pass yields the
+    counts of every segment.
     """
     columns = spec.resolve_columns(df.columns)
     scope = in_scope(spec.where)
@@ -407,7 +415,10 @@ def grouped_counts(df: DataFrame, spec: FrequencySpec) -> tuple[DataFrame, int]:
     else:
         keys = [col(c) for c in columns]
     named = [(F.when(scope, k) if spec.where is not None else k).alias(f"k{i}") for i, k in enumerate(keys)]
-    grouped = df.groupBy(scope.alias("in_scope"), *named).agg(F.count(F.lit(1)).cast("long").alias("count"))
+    segs = [c.alias(f"s{i}") for i, c in enumerate(segment)]
+    grouped = df.groupBy(*segs, scope.alias("in_scope"), *named).agg(
+        F.count(F.lit(1)).cast("long").alias("count")
+    )
     return grouped, len(keys)
 
 
@@ -444,11 +455,16 @@ def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: i
     lg_k = fs.lg_k_for(max_groups)
     drop = not spec.histogram
 
+    with_items = spec.histogram
+
     def build(batches: Any) -> Any:
-        return fs.build_partition(batches, n_keys=n_keys, drop_all_null=drop, lg_k=lg_k)
+        return fs.build_partition(
+            batches, n_keys=n_keys, drop_all_null=drop, lg_k=lg_k, with_items=with_items
+        )
 
     parts = grouped.mapInArrow(build, fs.PARTITION_DDL).collect()
-    sketch, items = fs.union([(bytes(p["sketch"]), bytes(p["items"])) for p in parts], lg_k)
+    blobs = [(bytes(p["sketch"]), None if p["items"] is None else bytes(p["items"])) for p in parts]
+    sketch, items = fs.union(blobs, lg_k)
     n = sum(int(p["n"]) for p in parts)
     total = sum(int(p["total"]) for p in parts)
     return FrequencyState(n=n, total=total, max_groups=max_groups, sketch=sketch, items=items)

@@ -10,9 +10,9 @@ table is replaced by two Apache DataSketches sketches, built and merged with the
   distinct keys with inclusion probability theta, and the count of a retained key is
   EXACT (every partial sketch that saw the key kept it, since theta only decreases and
   the union sums the summaries).
-* a **frequent-items sketch** (``frequent_strings_sketch``) over the same keys weighted
-  by their counts: estimates of the heaviest keys (Histogram's top bins) with guaranteed
-  lower/upper bounds.
+* for histogram groupings only (string keys), a **frequent-items sketch**
+  (``frequent_strings_sketch``) over the same keys weighted by their counts: estimates of
+  the heaviest keys (Histogram's top bins) with guaranteed lower/upper bounds.
 
 Both are built from *grouped counts* (one update per distinct key of a batch, never per
 row): on the driver from a bounded Arrow table, or on the executors in a single
@@ -20,8 +20,10 @@ row): on the driver from a bounded Arrow table, or on the executors in a single
 was tried first: its bytes do not load correctly in the Python package (summaries come
 back garbled and key hashes differ), so it is not used.
 
-Keys are hashed as canonical strings (``canonical_keys``): the value itself for one
-column, JSON of the values for several columns; NULL is a distinct marker.
+Keys are hashed in a canonical form (``canonical_keys``): the value itself for one string
+or integer column, its string cast for other single columns, JSON of the values for
+several columns; NULL is a distinct marker. The same function runs on the driver and on
+the executors over the same Arrow types, so a key hashes the same in every batch.
 """
 
 from __future__ import annotations
@@ -76,8 +78,10 @@ def _column_strings(arr: pa.Array | pa.ChunkedArray) -> list[str | None]:
         return [None if v is None else repr(v) for v in arr.to_pylist()]
 
 
-def canonical_keys(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[str]:
-    """One canonical string per row of the key columns (the hashed identity of a group)."""
+def canonical_keys(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[str | int]:
+    """One canonical key per row of the key columns (the hashed identity of a group)."""
+    if len(columns) == 1 and pa.types.is_integer(columns[0].type):
+        return [NULL_KEY if v is None else v for v in columns[0].to_pylist()]
     per = [_column_strings(c) for c in columns]
     if len(per) == 1:
         return [NULL_KEY if v is None else v for v in per[0]]
@@ -86,28 +90,36 @@ def canonical_keys(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[str]:
     ]
 
 
-def build(keys: Iterable[str], counts: Iterable[int], lg_k: int) -> tuple[bytes, bytes]:
-    """Serialized (tuple sketch, frequent-items sketch) of ``keys`` weighted by ``counts``."""
+def build(
+    keys: Iterable[str | int], counts: Iterable[int], lg_k: int, *, with_items: bool
+) -> tuple[bytes, bytes | None]:
+    """Serialized tuple sketch (and frequent-items sketch when asked) of ``keys`` weighted by ``counts``."""
     sketch = ds.update_tuple_sketch(SumCounts(), lg_k)
-    items = ds.frequent_strings_sketch(lg_items_for(lg_k))
+    items = ds.frequent_strings_sketch(lg_items_for(lg_k)) if with_items else None
     for k, c in zip(keys, counts, strict=True):
         c = int(c)
         if c <= 0:
             continue
         sketch.update(k, c)
-        items.update(k, c)
+        if items is not None:
+            items.update(str(k), c)
     sketch.trim()  # at most 2**lg_k entries
-    return sketch.compact().serialize(SERDE), items.serialize()
+    return sketch.compact().serialize(SERDE), None if items is None else items.serialize()
 
 
-def union(parts: Iterable[tuple[Any, bytes]], lg_k: int) -> tuple[bytes, bytes]:
-    """Union of sketch pairs (tuple sketch as bytes or loaded, items sketch as bytes), summing counts."""
+def union(parts: Sequence[tuple[Any, bytes | None]], lg_k: int) -> tuple[bytes, bytes | None]:
+    """Union of (tuple sketch as bytes or loaded, items sketch bytes or None), summing counts.
+
+    The result has an items sketch only when every part has one.
+    """
     u = ds.tuple_union(SumCounts(), lg_k)
-    items = ds.frequent_strings_sketch(lg_items_for(lg_k))
+    with_items = all(it is not None for _, it in parts)
+    items = ds.frequent_strings_sketch(lg_items_for(lg_k)) if with_items else None
     for sk, it in parts:
         u.update(load_tuple(bytes(sk)) if isinstance(sk, bytes | bytearray) else sk)
-        items.merge(ds.frequent_strings_sketch.deserialize(it))
-    return u.get_result().serialize(SERDE), items.serialize()
+        if items is not None and it is not None:
+            items.merge(ds.frequent_strings_sketch.deserialize(it))
+    return u.get_result().serialize(SERDE), None if items is None else items.serialize()
 
 
 def load_tuple(blob: bytes) -> ds.compact_tuple_sketch:
@@ -119,7 +131,7 @@ def load_items(blob: bytes) -> ds.frequent_strings_sketch:
 
 
 def build_partition(
-    batches: Iterator[pa.RecordBatch], *, n_keys: int, drop_all_null: bool, lg_k: int
+    batches: Iterator[pa.RecordBatch], *, n_keys: int, drop_all_null: bool, lg_k: int, with_items: bool
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body over grouped counts (``in_scope``, ``k0..``, ``count``).
 
@@ -128,7 +140,7 @@ def build_partition(
     unfiltered row count ``total``. Runs on the executors.
     """
     sketch = ds.update_tuple_sketch(SumCounts(), lg_k)
-    items = ds.frequent_strings_sketch(lg_items_for(lg_k))
+    items = ds.frequent_strings_sketch(lg_items_for(lg_k)) if with_items else None
     n = 0
     total = 0
     for batch in batches:
@@ -139,11 +151,12 @@ def build_partition(
         keys = canonical_keys([table[f"k{i}"] for i in range(n_keys)])
         for k, c in zip(keys, table["count"].to_pylist(), strict=True):
             sketch.update(k, int(c))
-            items.update(k, int(c))
+            if items is not None:
+                items.update(str(k), int(c))
     sketch.trim()
     out: dict[str, Any] = {
         "sketch": [sketch.compact().serialize(SERDE)],
-        "items": [items.serialize()],
+        "items": [None if items is None else items.serialize()],
         "n": [n],
         "total": [total],
     }

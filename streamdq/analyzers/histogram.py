@@ -9,7 +9,8 @@ False). ``max_detail_bins`` outside 1..1000 -> Failure. Empty input -> zero bins
 success, as in Deequ).
 
 From the sketch form (more than ``max_groups`` keys): the top bins come from the
-frequent-items sketch (absolute counts are estimates within its guaranteed bounds;
+frequent-items sketch (at most ``max_detail_bins`` of the keys it still tracks, so fewer
+when many keys weigh the same; absolute counts are estimates within its guaranteed bounds;
 ``error_bound`` = the widest count uncertainty divided by the ratio denominator), and
 ``number_of_bins`` is the distinct-key estimate (its 3-sigma bound in ``extra``).
 """
