@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -56,6 +57,13 @@ class SegmentedResult:
     segments: dict[Any, SegmentRow] = field(default_factory=dict)
     failures: dict[Analyzer, str] = field(default_factory=dict)
     jobs: int = 0
+
+
+def _normalize(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A segment key as ``collect()`` renders it: Arrow gives tz-aware timestamps, Row naive local."""
+    return tuple(
+        v.astimezone().replace(tzinfo=None) if isinstance(v, datetime) and v.tzinfo else v for v in key
+    )
 
 
 def _segment_equals(segment: list[Column], key: tuple[Any, ...]) -> Column:
@@ -154,13 +162,7 @@ class AnalysisPlan:
             for row in self._run_scan(df, scan, segment, list(extra or []), out.failures):
                 out.segments[row.segment] = row
             if grouping:
-                segments = list(out.segments)
-                for seg in segments:
-                    part = df if len(segments) == 1 else df.filter(_segment_equals(segment, seg))
-                    res = PlanResult()
-                    self._run_grouping(part, grouping, res)
-                    out.segments[seg].states.update(res.states)
-                    out.failures.update(res.failures)
+                self._run_grouping_segmented(df, grouping, segment, out)
         out.jobs = jobs[0]
         return out
 
@@ -227,6 +229,51 @@ class AnalysisPlan:
             seg_row.extra = list(values[offset : offset + len(extra)])
             out.append(seg_row)
         return out
+
+    def _run_grouping_segmented(
+        self, df: DataFrame, analyzers: list[GroupingAnalyzer], segment: list[Column], out: SegmentedResult
+    ) -> None:
+        """One grouped pass per spec with the segment columns leading the grouping.
+
+        The grouped counts of all segments are collected at once (bounded by
+        ``max_groups + 3`` rows per segment present); a segment that exceeds the bound is
+        recomputed alone through the bounded-sketch path.
+        """
+        from streamdq.analyzers.frequency import compute_frequency_state, grouped_counts, state_from_grouped
+
+        sets: dict[Any, list[GroupingAnalyzer]] = {}
+        for a in analyzers:
+            sets.setdefault(a.frequency_spec(), []).append(a)
+        segments = list(out.segments)
+        k = len(segment)
+        for spec, members in sets.items():
+            try:
+                grouped, n_keys = grouped_counts(df, spec, segment)
+                per_segment = self.max_groups + 3
+                limit = per_segment * max(len(segments), 1)
+                arrow = grouped.limit(limit).toArrow()
+                keys = arrow.select([f"s{i}" for i in range(k)]).to_pylist()
+                rows_of: dict[tuple[Any, ...], list[int]] = {}
+                for i, key in enumerate(keys):
+                    rows_of.setdefault(_normalize(tuple(key[f"s{j}"] for j in range(k))), []).append(i)
+                body = arrow.drop_columns([f"s{i}" for i in range(k)])
+                for seg in segments:
+                    idx = rows_of.get(seg, [])
+                    if len(idx) >= per_segment or arrow.num_rows >= limit:
+                        part = df.filter(_segment_equals(segment, seg))
+                        state = compute_frequency_state(part, spec, max_groups=self.max_groups)
+                    else:
+                        state = state_from_grouped(
+                            body.take(idx),
+                            n_keys=n_keys,
+                            histogram=spec.histogram,
+                            max_groups=self.max_groups,
+                        )
+                    for a in members:
+                        out.segments[seg].states[a] = state
+            except Exception as exc:
+                for a in members:
+                    out.failures[a] = _reason(exc)
 
     # -- grouping ------------------------------------------------------------------------
     def _run_grouping(self, df: DataFrame, analyzers: list[GroupingAnalyzer], result: PlanResult) -> None:

@@ -98,4 +98,24 @@ def test_empty_batch_is_not_judged(spark, checks):
     handler = _handler(checks)
     report = handler.handle(spark.createDataFrame([], SCHEMA), 0)
     assert report.counters["input_rows"] == 0
-    assert not [c for c in report.check_results if c.check == "batch" and c.constraint_results[0].scope == "batch"]
+    assert not [
+        c for c in report.check_results if c.check == "batch" and c.constraint_results[0].scope == "batch"
+    ]
+
+
+def test_grouping_states_per_window_in_one_pass(spark):
+    """Uniqueness per window and in total equals a batch analysis over the same rows."""
+    from streamdq.analyzers import Uniqueness
+
+    checks = [Check(Level.ERROR, "ids").is_unique("name", scope="window")]
+    handler = _handler(checks)
+    rows1 = [(_t(0, 1), "a", 1.0, None), (_t(0, 2), "b", 1.0, None), (_t(1, 1), "a", 1.0, None)]
+    rows2 = [(_t(0, 3), "b", 1.0, None), (_t(1, 2), "c", 1.0, None), (_t(2, 30), "z", 1.0, None)]
+    handler.handle(spark.createDataFrame(rows1, SCHEMA), 0)
+    report = handler.handle(spark.createDataFrame(rows2, SCHEMA), 1)
+    union = spark.createDataFrame(rows1 + rows2, SCHEMA)
+    expected_total = analyze(union, [Uniqueness(("name",))]).metric(Uniqueness(("name",))).value
+    assert _metric(report, "total", "Uniqueness", "name").value == expected_total
+    first = [w for w in report.closed_windows if w.start.replace(tzinfo=None) == _t(0)][0]
+    # window 12:00 holds a, b, b -> one unique of three rows
+    assert _metric(report, "window", "Uniqueness", "name", first.start).value == pytest.approx(1 / 3)
