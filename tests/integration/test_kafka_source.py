@@ -220,3 +220,29 @@ def test_trigger_available_now_reads_the_backlog_then_stops(
     assert sorted(sink.values) == sorted(
         [f"v{i}".encode() for i in range(30)] + [f"w{i}".encode() for i in range(6)]
     )
+
+
+def test_partitions_added_while_running_are_read_from_earliest(
+    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, tmp_path: Path
+) -> None:
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewPartitions
+
+    kafka_broker.create_topic(topic_name, partitions=1)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"one{i}" for i in range(5)], partitions=1)
+    sink = Collector()
+    q = start(spark, {"bootstrap_servers": servers, "topic": topic_name}, sink, tmp_path / "ck")
+    q.processAllAvailable()
+    assert len(sink.values) == 5
+    admin = KafkaAdminClient(bootstrap_servers=servers)
+    admin.create_partitions({topic_name: NewPartitions(total_count=3)})
+    admin.close()
+    produce(servers, topic_name, [f"three{i}" for i in range(9)], partitions=3)
+    wait_for(lambda: len(sink.values) >= 14, 180, q)
+    q.processAllAvailable()
+    q.stop()
+    assert sorted(sink.values) == sorted(
+        [f"one{i}".encode() for i in range(5)] + [f"three{i}".encode() for i in range(9)]
+    )
+    assert {p for rows in sink.batches.values() for (_, p, _, _, _) in rows} == {0, 1, 2}
