@@ -56,7 +56,10 @@ class Histogram(GroupingAnalyzer):
         reason = self._bins_problem()
         if reason is not None:
             return self.failed(reason)
-        top, count_error = state.top_items(self.max_detail_bins)
+        try:
+            top, count_error = state.top_items(self.max_detail_bins)
+        except ValueError as exc:
+            return self.failed(f"Histogram: {exc}")
         groups, groups_bound = state.count_groups()
         denominator = state.total
         values: dict[str, dict[str, Any]] = {}
