@@ -1,0 +1,124 @@
+"""Judging ``has_no_anomalies`` constraints with detectors: the bridge between checks and detectors.
+
+``AnomalyEvaluator`` implements the checks' evaluator signature ``(constraint, metric, context) ->
+(status, message)`` (``streamdq.checks.kinds.set_anomaly_evaluator``). It keeps one detector state
+per watched series, keyed by ``series_key(dataset, constraint)`` (the detector spec is part of the
+key: changing the detector configuration starts a fresh state, the old one is left unused).
+
+Where it runs: on the driver, from the engine's judge step, once per point of the series (per
+microbatch for ``scope=batch``/``total``, per closed window for ``scope=window``). The engine passes
+in ``context``: ``seq`` (int, required: the batch id, or the window index e.g. window start // window
+length, strictly increasing), optionally ``time`` (window end / processing time; defaults to ``seq``)
+and ``dataset``. It persists ``dump()`` with the other states and restores with ``load()``; since
+every detector is replay-safe, re-judging a replayed batch returns the stored verdict and leaves the
+state unchanged. The engine should pass its own instance per query as ``context["anomaly_evaluator"]``
+rather than installing a process-wide one (``install()`` exists for one-shot batch use).
+
+Verdicts: anomalous -> ``Failure`` with the detector's message; warming up -> ``Success`` with the
+"waiting for N more points" message; a failed or missing metric -> ``Failure`` with the reason (the
+detector is advanced with a missing value so seasonal detectors keep their phase). ``last_verdicts``
+holds the verdict of each series judged in the current call so the engine can build
+``report.Anomaly`` records (detector, value, lower, upper, score).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from streamdq.detectors.base import (
+    DetectorState,
+    Point,
+    Verdict,
+    detector_from_spec,
+    dump_state,
+    load_state,
+)
+
+SUCCESS = "Success"  # streamdq.report.SUCCESS / FAILURE (not imported: detectors stay light)
+FAILURE = "Failure"
+
+
+def series_key(dataset: str, constraint: Any) -> str:
+    """Stable id of the series a ``has_no_anomalies`` constraint watches (dataset, metric, detector,
+    where, scope)."""
+    payload = json.dumps(
+        {
+            "dataset": dataset,
+            "params": dict(constraint.params),
+            "where": getattr(constraint, "where", None),
+            "scope": getattr(constraint, "scope", None),
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def validate_detector_spec(spec: Any) -> tuple[str, str] | None:
+    """``(key, message)`` if ``spec`` is not a valid detector spec, else None (for fail-fast config
+    validation of ``has_no_anomalies``; the message names the offending spec key)."""
+    try:
+        detector_from_spec(spec)
+    except ValueError as exc:
+        return "detector", str(exc)
+    return None
+
+
+class AnomalyEvaluator:
+    """Stateful evaluator of ``has_no_anomalies``; see the module docstring for the contract."""
+
+    def __init__(self, states: Mapping[str, DetectorState] | None = None) -> None:
+        self.states: dict[str, DetectorState] = dict(states or {})
+        self.last_verdicts: dict[str, Verdict] = {}
+
+    def __call__(self, constraint: Any, metric: Any, context: Mapping[str, Any]) -> tuple[str, str | None]:
+        if "seq" not in context:
+            return FAILURE, (
+                "has_no_anomalies: the engine must pass context['seq'] (batch id or window index) "
+                "so that the detector can judge the point and stay replay-safe"
+            )
+        detector = detector_from_spec(constraint.params["detector"])
+        key = series_key(str(context.get("dataset", "")), constraint)
+        state = self.states.get(key)
+        if state is None or state.get("type") != detector.TYPE:
+            state = detector.initial_state()
+        ok = metric is not None and metric.ok
+        value = float(metric.value) if ok and metric.value is not None else None
+        seq = int(context["seq"])
+        time = context.get("time", float(seq))
+        state, verdict = detector.update(state, Point(time=time, value=value, seq=seq))
+        self.states[key] = state
+        self.last_verdicts[key] = verdict
+        if metric is None:
+            return FAILURE, "has_no_anomalies: no metric computed for this point"
+        if not ok:
+            return FAILURE, str(metric.failure)
+        if verdict.anomalous:
+            return FAILURE, f"anomaly ({detector.TYPE}): {verdict.message}"
+        if verdict.warming_up:
+            return SUCCESS, verdict.message
+        return SUCCESS, None
+
+    def dump(self) -> dict[str, bytes]:
+        """Every series' detector state as canonical bytes (for the state store)."""
+        return {key: dump_state(state) for key, state in self.states.items()}
+
+    @classmethod
+    def load(cls, blobs: Mapping[str, bytes]) -> AnomalyEvaluator:
+        """Inverse of ``dump``."""
+        return cls({key: load_state(blob) for key, blob in blobs.items()})
+
+
+def install(evaluator: AnomalyEvaluator | None = None) -> AnomalyEvaluator:
+    """Install ``evaluator`` (a new one by default) as the process-wide ``has_no_anomalies``
+    evaluator (``streamdq.checks.kinds.set_anomaly_evaluator``) and return it. For one-shot batch
+    use; streaming jobs pass their own instance in ``context['anomaly_evaluator']``."""
+    from streamdq.checks.kinds import set_anomaly_evaluator
+
+    evaluator = evaluator or AnomalyEvaluator()
+    set_anomaly_evaluator(evaluator)
+    return evaluator
