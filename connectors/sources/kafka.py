@@ -33,7 +33,6 @@ from streamdq.errors import ConfigError
 
 NATIVE_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 IMPLEMENTATIONS = ("auto", "native", "python")
-_registered: set[int] = set()
 
 
 def native_kafka_available(spark: SparkSession) -> bool:
@@ -95,6 +94,21 @@ def _validate(spec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def native_options(s: Mapping[str, Any]) -> dict[str, str]:
+    """Options of Spark's native ``kafka`` source for a validated spec (see ``_validate``)."""
+    opts = {
+        "kafka.bootstrap.servers": str(s["bootstrap_servers"]),
+        "subscribe": str(s["topic"]),
+        "startingOffsets": str(s["starting_offsets"]),
+        "failOnDataLoss": "false",
+    }
+    if s.get("max_records_per_trigger") is not None:
+        opts["maxOffsetsPerTrigger"] = str(s["max_records_per_trigger"])
+    for k, v in (s.get("kafka_options") or {}).items():
+        opts[str(k) if str(k).startswith("kafka.") else f"kafka.{k}"] = str(v)
+    return opts
+
+
 def read_kafka_raw(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     """A streaming DataFrame over ``spec['topic']`` with Spark's kafka columns (see module doc).
 
@@ -112,27 +126,16 @@ def read_kafka_raw(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
             fix="add org.apache.spark:spark-sql-kafka-0-10 to spark.jars.packages, or use auto/python",
         )
     if impl == "native":
-        reader = (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", s["bootstrap_servers"])
-            .option("subscribe", s["topic"])
-            .option("startingOffsets", s["starting_offsets"])
-            .option("failOnDataLoss", "false")
-        )
-        if s["max_records_per_trigger"] is not None:
-            reader = reader.option("maxOffsetsPerTrigger", str(s["max_records_per_trigger"]))
-        for k, v in s["kafka_options"].items():
-            key = str(k) if str(k).startswith("kafka.") else f"kafka.{k}"
-            reader = reader.option(key, str(v))
+        reader = spark.readStream.format("kafka")
+        for k, v in native_options(s).items():
+            reader = reader.option(k, v)
         return reader.load().select(
             "key", "value", "topic", "partition", "offset", "timestamp", "timestampType"
         )
 
     from streamdq.connectors.sources.kafka_datasource import FORMAT_NAME, register
 
-    if id(spark) not in _registered:
-        register(spark)
-        _registered.add(id(spark))
+    register(spark)  # idempotent; cheap
     reader = (
         spark.readStream.format(FORMAT_NAME)
         .option("bootstrap_servers", s["bootstrap_servers"])

@@ -8,7 +8,12 @@ import pickle
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from streamdq.connectors.sources.kafka import _validate
+from streamdq.connectors.sources.kafka import (
+    _validate,
+    native_kafka_available,
+    native_options,
+    read_kafka_raw,
+)
 from streamdq.connectors.sources.kafka_datasource import (
     KafkaPartitionRange,
     KafkaStreamReader,
@@ -107,3 +112,23 @@ def test_reader_and_ranges_are_picklable_and_ranges_skip_empty_partitions() -> N
         ("orders", 2, 0, 2),
     ]
     assert pickle.loads(pickle.dumps(parts[0])).end == 9
+
+
+def test_native_options_map_spec_keys_to_sparks_kafka_options() -> None:
+    s = _validate({**BASE, "max_records_per_trigger": 500, "kafka_options": {"security.protocol": "SSL"}})
+    assert native_options(s) == {
+        "kafka.bootstrap.servers": "127.0.0.1:9092",
+        "subscribe": "orders",
+        "startingOffsets": "earliest",
+        "failOnDataLoss": "false",
+        "maxOffsetsPerTrigger": "500",
+        "kafka.security.protocol": "SSL",
+    }
+
+
+def test_without_the_kafka_jar_auto_uses_python_and_native_fails_fast(spark) -> None:
+    assert not native_kafka_available(spark)  # no spark-sql-kafka jar on this machine
+    with pytest.raises(ConfigError, match="source.implementation"):
+        read_kafka_raw(spark, {**BASE, "implementation": "native"})
+    df = read_kafka_raw(spark, {**BASE, "implementation": "python"})  # lazy: no broker contacted yet
+    assert df.isStreaming and df.columns[:2] == ["key", "value"]
