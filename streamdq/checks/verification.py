@@ -43,6 +43,43 @@ class VerificationResult:
     def failed_constraints(self) -> list[ConstraintResult]:
         return [r for r in self.constraint_results if r.failed]
 
+    def check_results_as_rows(self) -> list[dict[str, Any]]:
+        """One flat row per constraint (Deequ's checkResultsAsDataFrame), JSON-safe."""
+        return [
+            {
+                "check": r.check,
+                "check_level": r.level,
+                "check_status": c.status,
+                "constraint": r.constraint,
+                "constraint_id": r.constraint_id,
+                "constraint_status": r.status,
+                "constraint_message": r.message or "",
+                "scope": r.scope,
+            }
+            for c in self.check_results
+            for r in c.constraint_results
+        ]
+
+    def metrics_as_rows(self) -> list[dict[str, Any]]:
+        """One row per successful scalar metric (Deequ's successMetricsAsDataFrame)."""
+        return [
+            {"entity": m.entity, "instance": m.instance, "name": m.name, "value": m.scalar}
+            for m in self.metrics.values()
+            if m.scalar is not None
+        ]
+
+    def check_results_as_dataframe(self, spark: Any) -> Any:
+        schema = (
+            "check string, check_level string, check_status string, constraint string, "
+            "constraint_id string, constraint_status string, constraint_message string, scope string"
+        )
+        return spark.createDataFrame(self.check_results_as_rows(), schema)
+
+    def metrics_as_dataframe(self, spark: Any) -> Any:
+        return spark.createDataFrame(
+            self.metrics_as_rows(), "entity string, instance string, name string, value double"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,

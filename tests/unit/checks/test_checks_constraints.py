@@ -250,3 +250,19 @@ def test_verify_runs_all_scan_shareable_constraints_in_one_pass(df):
     grouped = verify(df, [scan.is_unique("id").has_uniqueness(["id"], "== 1").is_unique("item")])
     assert grouped.jobs > baseline  # one more pass per grouping set ({id} and {item})
     assert grouped.jobs <= baseline + 2 * max(baseline, 2)
+
+
+def test_results_as_rows_and_dataframes(df, spark):
+    result = verify(
+        df, [check().is_complete("att").has_size("== 4"), Check(Level.WARNING, "w").has_mean("x", "> 0")]
+    )
+    rows = result.check_results_as_rows()
+    assert [(r["check"], r["constraint_status"], r["check_status"]) for r in rows] == [
+        ("t", F, "Error"),
+        ("t", S, "Error"),
+        ("w", S, "Success"),
+    ]
+    frame = result.check_results_as_dataframe(spark)
+    assert frame.count() == 3
+    metrics = {(r["name"], r["instance"]): r["value"] for r in result.metrics_as_dataframe(spark).collect()}
+    assert metrics == {("Completeness", "att"): 0.75, ("Size", "*"): 4.0, ("Mean", "x"): 2.5}
