@@ -21,6 +21,7 @@ from streamdq.detectors.base import (
     register_detector,
 )
 from streamdq.detectors.batch_normal import BatchNormal
+from streamdq.detectors.evaluator import AnomalyEvaluator
 from streamdq.detectors.holt_winters import HoltWinters
 from streamdq.detectors.online_normal import OnlineNormal
 from streamdq.detectors.relative_rate_of_change import RelativeRateOfChange
@@ -35,6 +36,7 @@ __all__ = [
     "MIN_DOUBLE",
     "AbsoluteChange",
     "Adwin",
+    "AnomalyEvaluator",
     "BatchNormal",
     "Detector",
     "DetectorState",

@@ -14,7 +14,8 @@ Contract (DESIGN.md section 3, "Detector"):
   costs the same whatever the length of the history: every state is bounded.
 * Replay safety: a point whose ``seq`` is <= the last ``seq`` seen returns the stored verdict of that
   ``seq`` (the last ``REPLAY_MEMORY`` verdicts are kept) and the state unchanged.
-* A missing value (``None``/NaN) is skipped: not anomalous, state unchanged apart from the seq.
+* A missing value (``None``/NaN) is skipped: not anomalous, state unchanged apart from the seq
+  (detectors with ``HANDLES_MISSING``, i.e. Holt-Winters, advance with their forecast instead).
 * Warm-up: until a detector has enough history it answers ``warming_up=True`` with a message saying
   how many more points it waits for, and never flags.
 * ``learn_from_anomalies`` (per detector; the default follows Deequ) says whether a point flagged as
