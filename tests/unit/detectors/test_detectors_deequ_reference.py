@@ -19,6 +19,7 @@ from streamdq.detectors import (
     OnlineNormal,
     Point,
     RelativeRateOfChange,
+    SimpleThreshold,
 )
 from streamdq.detectors.absolute_change import nth_difference
 from streamdq.detectors.holt_winters import HoltWinters
@@ -242,3 +243,15 @@ def test_holt_winters_deequ_weekly_cases() -> None:
 @pytest.mark.parametrize(("series", "count"), [(MILK, 7), (CAR_SALES, 3)], ids=["milk", "car_sales"])
 def test_holt_winters_deequ_monthly_real_data_counts(series: list[int], count: int) -> None:
     assert len(HoltWinters.deequ(12).detect([float(v) for v in series], 36, 48)) == count
+
+
+# -- SimpleThresholdStrategyTest -------------------------------------------------------------------
+def test_simple_threshold_deequ_cases() -> None:
+    data = [-1.0, 2.0, 3.0, 0.5]
+    strategy = SimpleThreshold(upper_bound=1.0)
+    assert strategy.detect(data, 0, 4) == [1, 2]
+    assert strategy.detect(data) == [1, 2]
+    assert strategy.detect([]) == []
+    assert SimpleThreshold(lower_bound=-0.5, upper_bound=1.0).detect(data) == [0, 1, 2]
+    with pytest.raises(ValueError, match="lower_bound"):
+        SimpleThreshold(lower_bound=2.0, upper_bound=1.0)
