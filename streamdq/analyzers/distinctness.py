@@ -1,7 +1,8 @@
 """Distinctness: #distinct keys / n (rows left after the where-filter and the all-NULL drop).
 
-Grouping analyzer; no rows left -> empty Failure. From the sketch form: the theta
-estimate of the distinct keys / exact n, flagged approximate.
+Grouping analyzer; no rows left -> empty Failure. From the sketch form: the mean of
+1/c over the sampled rows (ratio estimator, ``FrequencyState.row_share``), flagged
+approximate; an all-unique sample gives exactly 1.0.
 """
 
 from __future__ import annotations
@@ -33,5 +34,8 @@ class Distinctness(GroupingAnalyzer):
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         if state.n == 0:
             return self.empty_failure()
-        groups, bound = state.count_groups()
-        return self.ok(groups / state.n, **estimate_kwargs(state, bound / state.n))
+        if not state.approximate:
+            groups, _ = state.count_groups()
+            return self.ok(groups / state.n)
+        value, bound = state.row_share(lambda c: 1.0 / c)
+        return self.ok(value, **estimate_kwargs(state, bound))

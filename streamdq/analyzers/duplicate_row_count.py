@@ -2,7 +2,8 @@
 
 It counts every row involved (not the extra copies). ``columns=()`` means all columns of
 the input. Grouping analyzer (where-filter, all-NULL drop, group). No rows -> 0.0. From
-the sketch form: Horvitz-Thompson estimate over the sampled keys, flagged approximate.
+the sketch form: n times the share of sampled rows whose key repeats (ratio estimator,
+``FrequencyState.row_share``), flagged approximate; 0.0 when the sample has no repeat.
 """
 
 from __future__ import annotations
@@ -27,5 +28,8 @@ class DuplicateRowCount(GroupingAnalyzer):
         return FrequencySpec(tuple(self.columns), self.where)
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
-        value, bound = state.sum_over_groups(lambda c: np.where(c > 1, c, 0.0))
-        return self.ok(float(value), **estimate_kwargs(state, bound))
+        if not state.approximate:
+            value, _ = state.sum_over_groups(lambda c: np.where(c > 1, c, 0.0))
+            return self.ok(float(value))
+        share, bound = state.row_share(lambda c: (c > 1).astype(np.float64))
+        return self.ok(share * state.n, **estimate_kwargs(state, bound * state.n))

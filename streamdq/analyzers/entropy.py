@@ -1,7 +1,8 @@
 """Entropy: -sum_k (c_k/n) ln(c_k/n) over the values of one column (natural log).
 
 Grouping analyzer (where-filter, NULL rows dropped, group). No rows -> empty Failure.
-From the sketch form: Horvitz-Thompson estimate over the sampled keys, flagged approximate.
+From the sketch form: the mean of -ln(c/n) over the sampled rows (ratio estimator,
+``FrequencyState.row_share``), flagged approximate.
 """
 
 from __future__ import annotations
@@ -34,5 +35,8 @@ class Entropy(GroupingAnalyzer):
             p = c / n
             return np.asarray(-p * np.log(p))
 
-        value, bound = state.sum_over_groups(term)
+        if not state.approximate:
+            value, _ = state.sum_over_groups(term)
+            return self.ok(value)
+        value, bound = state.row_share(lambda c: -np.log(c / n))
         return self.ok(value, **estimate_kwargs(state, bound))

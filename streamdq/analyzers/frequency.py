@@ -37,12 +37,12 @@ number of distinct groups, without bound.
 **Estimates from the sketch form** (all flagged ``approximate=True``; ``error_bound`` is
 an absolute bound on the metric value at about 3 standard deviations): the retained
 keys are a uniform sample of the distinct keys with inclusion probability theta, and
-their counts are exact. A count of keys satisfying a predicate (groups, singletons) is
-the theta-sketch estimate of the filtered sketch, with the sketch's own 3-sigma bounds;
-a sum over keys of f(c_k) (entropy terms, duplicate rows) is the Horvitz-Thompson
-estimate ``sum_sample f(c_k) / theta`` with variance ``(1 - theta) / theta**2 *
-sum_sample f(c_k)**2``; a proportion over keys (UniqueValueRatio) is the sample
-proportion. Histogram's top bins come from the frequent-items sketch (counts within
+their counts are exact. A count of keys (CountDistinct, Histogram's number of bins) is
+the theta-sketch estimate with the sketch's own 3-sigma bounds. A per-row mean of a
+function of the row's key count (Uniqueness, Distinctness, Entropy, DuplicateRowCount
+/ n) is a ratio estimator over the sampled keys (``row_share``: theta cancels, so an
+all-unique sample gives exactly 1.0 Uniqueness); a proportion over keys
+(UniqueValueRatio) is the sample proportion. Histogram's top bins come from the frequent-items sketch (counts within
 its guaranteed bounds); its number of bins is the distinct-key estimate.
 """
 
@@ -267,6 +267,31 @@ class FrequencyState(State):
             return est, 0.0
         var = (1.0 - theta) / theta**2 * float((values**2).sum())
         return est, SIGMAS * math.sqrt(var)
+
+    def row_share(self, f: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+        """(estimate, absolute bound) of (1/n) * sum over groups of ``c_k * f(c_k)``.
+
+        That is the mean of ``f(count of the row's key)`` over the n rows (Uniqueness:
+        f = [c == 1]; Distinctness: f = 1/c; Entropy: f = -ln(c/n)). Exact: computed over
+        all groups. Sketch: the ratio estimator ``sum_s c f(c) / sum_s c`` over the sampled
+        keys (theta cancels, so an all-unique sample gives exactly 1.0 for Uniqueness),
+        with the delta-method variance ``(1 - theta) / (theta n)**2 * sum_s (c f(c) - R c)**2``,
+        floored at ``3 / m`` of the value range for a sample of m keys (the rule of three:
+        what the sample has not seen may still exist).
+        """
+        c = self.counts().astype(np.float64)
+        y = c * np.asarray(f(c), dtype=np.float64)
+        if self.sketch is None:
+            return (float(y.sum()) / self.n if self.n else 0.0), 0.0
+        total = float(c.sum())
+        if total == 0.0:
+            return 0.0, 1.0
+        ratio = float(y.sum()) / total
+        theta = self.theta
+        residual = float(((y - ratio * c) ** 2).sum())
+        var = (1.0 - theta) / (theta * max(self.n, 1)) ** 2 * residual
+        floor = (1.0 - theta) * 3.0 / len(c)
+        return ratio, max(SIGMAS * math.sqrt(var), floor)
 
     def top_items(self, limit: int) -> tuple[list[tuple[str, int]], float]:
         """The ``limit`` heaviest keys by count desc, key asc, and the max count error.

@@ -2,14 +2,16 @@
 
 Grouping analyzer (shares the grouped pass of its ``FrequencySpec``): where-filter, drop
 rows whose grouping columns are all NULL, group; value = #groups with c_k = 1 / n.
-No rows left -> empty Failure. From the sketch form: estimated singletons / exact n,
-flagged approximate.
+No rows left -> empty Failure. From the sketch form: the share of sampled rows whose key
+is a singleton (ratio estimator, see ``FrequencyState.row_share``), flagged approximate;
+an all-unique sample gives exactly 1.0, so ``is_unique`` still holds on large batches.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
@@ -35,5 +37,8 @@ class Uniqueness(GroupingAnalyzer):
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         if state.n == 0:
             return self.empty_failure()
-        singletons, bound = state.count_groups(lambda c: c == 1)
-        return self.ok(singletons / state.n, **estimate_kwargs(state, bound / state.n))
+        if not state.approximate:
+            singletons, _ = state.count_groups(lambda c: c == 1)
+            return self.ok(singletons / state.n)
+        value, bound = state.row_share(lambda c: (c == 1).astype(np.float64))
+        return self.ok(value, **estimate_kwargs(state, bound))

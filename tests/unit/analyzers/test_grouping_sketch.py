@@ -160,3 +160,13 @@ def test_mutual_information_on_sketch_is_a_clear_failure(df):
 def test_small_bound_still_gives_metrics(df):
     m = analyze(df, [CountDistinct(("k",))], max_groups=16).metric(CountDistinct(("k",)))
     assert m.approximate and math.isfinite(m.value) and abs(m.value - KEYS) <= m.error_bound
+
+
+def test_all_unique_column_stays_exactly_unique_in_sketch_mode(spark):
+    df = spark.range(3000).select(F.col("id").cast("string").alias("id"))
+    u, d, dup = Uniqueness(("id",)), Distinctness(("id",)), DuplicateRowCount(("id",))
+    ctx = analyze(df, [u, d, dup], max_groups=64)
+    for a in (u, d):
+        m = ctx.metric(a)
+        assert m.approximate and m.value == 1.0 and m.error_bound is not None and m.error_bound > 0
+    assert ctx.metric(dup).value == 0.0 and ctx.metric(dup).approximate
