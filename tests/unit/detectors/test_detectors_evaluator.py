@@ -81,3 +81,31 @@ def test_install_and_validate_detector_spec() -> None:
         "detector 'online_normal': unknown key 'lower' (allowed: ignore_start_percentage, learn_from_anomalies, "
         "lower_factor, min_points, relearn_after, upper_factor)",
     )
+
+
+def test_yaml_has_no_anomalies_with_holt_winters_on_window_row_counts() -> None:
+    from streamdq.checks.spec import loads_suite
+
+    suite = loads_suite(
+        "checks:\n"
+        "- description: orders volume\n"
+        "  level: warning\n"
+        "  constraints:\n"
+        "  - has_no_anomalies:\n"
+        "      metric: {analyzer: Size}\n"
+        "      detector: {type: holt_winters, period: 4, refit_every: 4}\n"
+        "      scope: window\n"
+    )
+    (check,) = suite.checks
+    (constraint,) = check.constraints
+    evaluator = AnomalyEvaluator()
+    pattern = [100.0, 200.0, 300.0, 200.0]
+    series = pattern * 5 + [100.0, 900.0, 300.0]
+    statuses = []
+    for seq, value in enumerate(series):
+        metric = Metric("Dataset", "Size", "*", value=value)
+        context = {"anomaly_evaluator": evaluator, "seq": seq, "time": float(seq * 3600), "dataset": "orders"}
+        statuses.append(check.evaluate({constraint.analyzer: metric}, scope="window", context=context))
+    flagged = [i for i, r in enumerate(statuses) if r.constraint_results[0].status == FAILURE]
+    assert flagged == [21]
+    assert str(statuses[0].constraint_results[0].message).startswith("warming up: waiting for 7 more points")
