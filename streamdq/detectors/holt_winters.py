@@ -14,7 +14,9 @@ windows with ``period=24``, daily with ``period=7``, monthly with ``period=12``,
   the root mean square of the one-step residuals (``residual_scale="rmse"``, default, with ``z=3``) or
   the sample stddev of the absolute residuals (``"abs_stddev"``: Deequ's rule with ``z=1.96``, see
   ``HoltWinters.deequ``); the residual statistics come from the fit and are updated with each accepted
-  point. Deequ's rule flags about a quarter of the points of a Gaussian series (1.96 * 0.6 sigma),
+  point. ``min_width`` (default 0, Deequ) is a floor on the half-width ``z * scale``: a perfectly
+  regular series has residuals of 0, and without a floor any deviation at all is anomalous.
+  Deequ's rule flags about a quarter of the points of a Gaussian series (1.96 * 0.6 sigma),
   which online, where flagged points are not learned, snowballs: hence the different default.
 * With ``learn_from_anomalies=False`` (default) an anomalous point is replaced by its forecast in the
   model update and in the history buffer, so a spike neither bends the model nor enters later refits.
@@ -52,6 +54,7 @@ class HoltWinters(Detector):
     period: int = 24
     z: float = 3.0
     residual_scale: str = "rmse"
+    min_width: float = 0.0
     min_history: int | None = None
     history_periods: int = 4
     refit_every: int = 24
@@ -67,6 +70,7 @@ class HoltWinters(Detector):
         )
         require(self.period >= 1, self.TYPE, "period", f"must be >= 1, got {self.period}")
         require(self.z > 0, self.TYPE, "z", f"must be > 0, got {self.z}")
+        require(self.min_width >= 0, self.TYPE, "min_width", f"must be >= 0, got {self.min_width}")
         require(
             self.residual_scale in RESIDUAL_SCALES,
             self.TYPE,
@@ -148,7 +152,7 @@ class HoltWinters(Detector):
         model = HWModel(level, trend, tuple(season))
         alpha, beta, gamma = core["params"]
         forecast = model.forecast()
-        width = self.z * self._scale(core["resid"])
+        width = max(self.z * self._scale(core["resid"]), self.min_width)
         lower, upper = forecast - width, forecast + width
         if missing:
             verdict = Verdict(
@@ -159,7 +163,7 @@ class HoltWinters(Detector):
             value = float(point.value)  # type: ignore[arg-type]
             error = value - forecast
             anomalous = abs(error) > width
-            score = abs(error) / (width / self.z) if width > 0 else (0.0 if error == 0 else math.inf)
+            score = abs(error) / width * self.z if width > 0 else (0.0 if error == 0 else math.inf)
             if anomalous:
                 message = f"forecasted {forecast} for observed value {value}, outside [{lower}, {upper}]"
             else:
@@ -195,7 +199,7 @@ class HoltWinters(Detector):
         training = [float(v) for v in series[:start]]
         alpha, beta, gamma = fit(training, self.period)
         model, residuals = smooth(training, self.period, alpha, beta, gamma)
-        width = self.z * self._scale(self._resid_stats(residuals))
+        width = max(self.z * self._scale(self._resid_stats(residuals)), self.min_width)
         predicted = forecasts(model, horizon, alpha, beta, gamma)
         tested = series[start : start + horizon]
         return [

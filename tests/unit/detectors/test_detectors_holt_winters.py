@@ -186,3 +186,14 @@ def test_relearn_after_turns_a_lasting_level_shift_into_the_new_normal() -> None
     # the run at the shift ends; a refit on a buffer that still holds the step may flag an odd hour
     assert len(adapting_flags) <= 16
     assert all(verdict.anomalous for verdict in adapting[shift : shift + 3])
+
+
+def test_min_width_floors_the_interval_of_a_perfectly_regular_series() -> None:
+    values: list[float] = [100.0, 200.0, 300.0, 200.0] * 6 + [101.0, 205.0, 300.0]
+    _, strict = run_online(HoltWinters(period=4), values)
+    _, floored = run_online(HoltWinters(period=4, min_width=10.0), values)
+    assert [i for i, v in enumerate(strict) if v.anomalous] == [24, 25]
+    assert not any(v.anomalous for v in floored)
+    assert floored[25].upper is not None and floored[25].upper - floored[25].lower == pytest.approx(20.0)
+    with pytest.raises(ValueError, match="'min_width'"):
+        HoltWinters(min_width=-1.0)
