@@ -15,8 +15,10 @@ state unchanged. The engine should pass its own instance per query as ``context[
 rather than installing a process-wide one (``install()`` exists for one-shot batch use).
 
 Verdicts: anomalous -> ``Failure`` with the detector's message; warming up -> ``Success`` with the
-"waiting for N more points" message; a failed or missing metric -> ``Failure`` with the reason (the
-detector is advanced with a missing value so seasonal detectors keep their phase). ``last_verdicts``
+"waiting for N more points" message; a failed or missing metric -> ``Failure`` with the reason,
+except an empty metric under a ``where`` filter -> ``Success`` (the checks' rule for every
+constraint); either way the detector is advanced with a missing value so seasonal detectors keep
+their phase. ``last_verdicts``
 holds the verdict of each series judged in the current call so the engine can build
 ``report.Anomaly`` records (detector, value, lower, upper, score).
 """
@@ -96,6 +98,8 @@ class AnomalyEvaluator:
         if metric is None:
             return FAILURE, "has_no_anomalies: no metric computed for this point"
         if not ok:
+            if getattr(metric, "empty", False) and getattr(constraint, "where", None) is not None:
+                return SUCCESS, None  # as every constraint: a where-filter that leaves no row passes
             return FAILURE, str(metric.failure)
         if verdict.anomalous:
             return FAILURE, f"anomaly ({detector.TYPE}): {verdict.message}"

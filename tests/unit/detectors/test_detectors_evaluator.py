@@ -109,3 +109,16 @@ def test_yaml_has_no_anomalies_with_holt_winters_on_window_row_counts() -> None:
     flagged = [i for i, r in enumerate(statuses) if r.constraint_results[0].status == FAILURE]
     assert flagged == [21]
     assert str(statuses[0].constraint_results[0].message).startswith("warming up: waiting for 7 more points")
+
+
+def test_empty_metric_under_where_passes_like_every_constraint() -> None:
+    filtered = Check(Level.WARNING, "orders").has_no_anomalies(
+        MEAN, {"type": "batch_normal"}, scope="window", where="country = 'DE'"
+    )
+    (constraint,) = filtered.constraints
+    evaluator = AnomalyEvaluator()
+    context = {"anomaly_evaluator": evaluator, "seq": 0}
+    result = filtered.evaluate({constraint.analyzer: point(None)}, scope="window", context=context)
+    assert result.constraint_results[0].status == SUCCESS
+    (state,) = evaluator.states.values()
+    assert state["last_seq"] == 0
