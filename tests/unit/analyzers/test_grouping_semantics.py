@@ -163,3 +163,31 @@ def test_typed_keys_group_as_in_spark(spark):
     ctx = analyze(df, [CountDistinct(("x",)), Uniqueness(("x",))])
     assert ctx.metric(CountDistinct(("x",))).value == 2.0
     assert ctx.metric(Uniqueness(("x",))).value == pytest.approx(1 / 3)
+
+
+def test_key_types_survive_merge_and_sketch_conversion(spark):
+    import datetime as dt
+    from decimal import Decimal
+
+    from streamdq.analyzers.frequency import FrequencySpec, compute_frequency_state
+
+    rows = [
+        (i, i % 4, float(i % 4), i % 2 == 0, dt.date(2024, 1, 1 + i % 4), dt.datetime(2024, 1, 1, i % 4),
+         Decimal(i % 4), bytes([i % 4, 255]))
+        for i in range(12)
+    ]  # fmt: skip
+    schema = "idx int, i long, d double, b boolean, dt date, ts timestamp, dec decimal(10,2), bin binary"
+    df = spark.createDataFrame(rows, schema)
+    first, second = df.where("idx < 5"), df.where("idx >= 5")
+    for column in ("i", "d", "b", "dt", "ts", "dec", "bin"):
+        spec = FrequencySpec((column,))
+        whole = compute_frequency_state(df, spec, max_groups=100)
+        merged = compute_frequency_state(first, spec, max_groups=100).merge(
+            compute_frequency_state(second, spec, max_groups=100)
+        )
+        expected = 2.0 if column == "b" else 4.0
+        assert CountDistinct((column,)).metric(whole).value == expected, column
+        assert CountDistinct((column,)).metric(merged).value == expected, column
+        assert Uniqueness((column,)).metric(merged) == Uniqueness((column,)).metric(whole)
+        sketched = whole.to_sketch(32)
+        assert sketched.is_sketch and CountDistinct((column,)).metric(sketched).value == expected, column
