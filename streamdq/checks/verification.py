@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -35,6 +35,7 @@ class VerificationResult:
     check_results: tuple[CheckResult, ...]
     metrics: dict[Analyzer, Metric] = field(default_factory=dict, compare=False)
     jobs: int = 0
+    checks: tuple[Check, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def constraint_results(self) -> list[ConstraintResult]:
@@ -98,7 +99,7 @@ class VerificationResult:
             lines.append(f"\n[{c.status}] {c.check} (level {c.level})")
             for r in c.constraint_results:
                 mark = "ok  " if not r.failed else "FAIL"
-                lines.append(f"  {mark} {r.constraint}  -> {_value(r.metric)}")
+                lines.append(f"  {mark} {r.constraint}  -> {self._judged(r)}")
                 if r.message:
                     lines.append(f"       {r.message}")
         lines.append("\nMetrics:")
@@ -106,6 +107,23 @@ class VerificationResult:
         for m in self.metrics.values():
             lines.append(f"  {m.name:<20} {m.instance:<{width}}  {_value(m)}")
         return "\n".join(lines)
+
+    def _judged(self, r: ConstraintResult) -> str:
+        """The value the assertion judged (e.g. a data type ratio), else the metric."""
+        if r.metric is not None and r.metric.ok:
+            for check in self.checks:
+                if check.description != r.check:
+                    continue
+                for c in check.constraints:
+                    if c.constraint_id(check.description) == r.constraint_id:
+                        try:
+                            value = c.definition.value(c.params, r.metric)
+                        except Exception:  # the message already says why
+                            break
+                        if isinstance(value, int | float) and not isinstance(value, bool):
+                            return _value(replace(r.metric, value=float(value)))
+                        break
+        return _value(r.metric)
 
     def __str__(self) -> str:
         return self.render_text()
@@ -160,4 +178,4 @@ def verify(
     analyzers = list(dict.fromkeys(a for c in checks for a in c.required_analyzers(None)))
     ctx = analyze(df, analyzers, max_groups=max_groups)
     results = tuple(c.evaluate(ctx.metrics, scope=None) for c in checks)
-    return VerificationResult(overall_status(results), results, dict(ctx.metrics), ctx.jobs)
+    return VerificationResult(overall_status(results), results, dict(ctx.metrics), ctx.jobs, tuple(checks))

@@ -143,10 +143,13 @@ def test_profile_is_one_fused_pass(files, spark, capsys):
     assert "\nage (int)" in text and "\nname (string)" in text
 
 
-def test_demo_runs(capsys):
-    assert main(["demo", "--rows", "2000"]) == 0
+def test_batch_demo_runs(capsys):
+    assert main(["demo", "--batch", "--rows", "2000"]) == 0
     out = capsys.readouterr().out
     assert "Verification: Warning" in out
     assert "[Success] orders are complete and consistent" in out
     assert "[Warning] orders look as usual" in out
     assert "bulk orders need manual review" in out
+    # constraint lines show the judged value, not the whole distribution
+    assert "has_data_type(column='amount', data_type='Numeric')  -> 1\n" in out
+    assert "has_number_of_distinct_values(column='country') <= 5.0  -> 5\n" in out
