@@ -46,17 +46,9 @@ MAX_LG_K = 12
 MAX_LG_ITEMS = 14
 
 
-class SumCounts(ds.TuplePolicy):
-    """Tuple-sketch policy: the summary of a key is the sum of its counts."""
-
-    def create_summary(self) -> int:
-        return 0
-
-    def update_summary(self, summary: int, update: int) -> int:
-        return summary + update
-
-    def __call__(self, summary: int, update: int) -> int:
-        return summary + update
+# Tuple-sketch policy of the datasketches package: the summary of a key is the sum of
+# its counts, on update and on union.
+SumCounts = ds.AccumulatorPolicy
 
 
 def lg_k_for(max_groups: int) -> int:
