@@ -40,7 +40,7 @@ from streamdq.analyzers.state import State
 from streamdq.engine.analysis import metrics_from_states
 from streamdq.engine.plan import AnalysisPlan
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_for
-from streamdq.report import BatchReport, CheckResult, ScopedMetric, Window
+from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +56,21 @@ def _as_utc(value: datetime | None) -> datetime | None:
 
 
 class BatchJudge:
-    """What judges metrics: checks (with scopes) and detectors. Pure Python, no Spark."""
+    """What judges metrics: checks (with scopes) and the detectors of ``has_no_anomalies``.
 
-    def __init__(self, checks: Sequence[Any]) -> None:
+    Pure Python, no Spark. Detector states live in ``evaluator`` (one per query), are
+    persisted with every batch commit and restored on restart; a replayed point leaves them
+    unchanged (detectors are replay-safe on ``seq``).
+    """
+
+    def __init__(self, checks: Sequence[Any], dataset: str = "", evaluator: Any = None) -> None:
         self.checks = list(checks)
+        self.dataset = dataset
+        if evaluator is None:
+            from streamdq.detectors.evaluator import AnomalyEvaluator
+
+            evaluator = AnomalyEvaluator()
+        self.evaluator = evaluator
 
     def analyzers(self) -> list[Analyzer]:
         out: list[Analyzer] = []
@@ -68,14 +79,77 @@ class BatchJudge:
         return list(dict.fromkeys(out))
 
     def evaluate(
-        self, metrics: Mapping[Analyzer, Metric], scope: str, window: Window | None = None
-    ) -> list[CheckResult]:
-        results = []
+        self,
+        metrics: Mapping[Analyzer, Metric],
+        scope: str,
+        window: Window | None = None,
+        *,
+        seq: int = 0,
+        time: datetime | None = None,
+    ) -> tuple[list[CheckResult], list[Anomaly]]:
+        """Check results at ``scope`` and the anomalies the detectors flagged for this point.
+
+        ``seq`` is the point's position in its series (batch id for batch/total scope, window
+        index for windows); ``time`` its timestamp (seasonal detectors use it).
+        """
+        context = {
+            "seq": seq,
+            "time": time if time is not None else float(seq),
+            "dataset": self.dataset,
+            "anomaly_evaluator": self.evaluator,
+        }
+        results: list[CheckResult] = []
+        anomalies: list[Anomaly] = []
+        self.evaluator.last_verdicts = {}
         for check in self.checks:
-            result = check.evaluate(metrics, scope=scope, window=window)
+            result = check.evaluate(metrics, scope=scope, window=window, context=context)
             if result is not None and result.constraint_results:
                 results.append(result)
-        return results
+            anomalies.extend(self._anomalies(check, metrics, scope, window))
+        return results, anomalies
+
+    def _anomalies(
+        self, check: Any, metrics: Mapping[Analyzer, Metric], scope: str, window: Window | None
+    ) -> list[Anomaly]:
+        from streamdq.detectors.evaluator import series_key
+
+        out = []
+        for c in check.constraints_at(scope):
+            if c.kind != "has_no_anomalies":
+                continue
+            verdict = self.evaluator.last_verdicts.get(series_key(self.dataset, c))
+            metric = metrics.get(c.analyzer)
+            if verdict is None or not verdict.anomalous or metric is None or metric.scalar is None:
+                continue
+            out.append(
+                Anomaly(
+                    detector=str(c.params["detector"].get("type", "detector")),
+                    metric=metric,
+                    scope=scope,
+                    value=metric.scalar,
+                    lower=_finite(verdict.lower),
+                    upper=_finite(verdict.upper),
+                    score=_finite(verdict.score),
+                    window=window,
+                    constraint_id=c.constraint_id(check.description),
+                    message=verdict.message,
+                )
+            )
+        return out
+
+    def dump_states(self) -> dict[str, bytes]:
+        return dict(self.evaluator.dump())
+
+    def load_states(self, blobs: Mapping[str, bytes]) -> None:
+        from streamdq.detectors.evaluator import AnomalyEvaluator
+
+        self.evaluator.states = AnomalyEvaluator.load(blobs).states
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float(value)
 
 
 class BatchHandler:
@@ -137,6 +211,9 @@ class BatchHandler:
             self.max_event_time = report.event_time_max
             self.policy_state = dict(report.policy_state) if getattr(report, "policy_state", None) else {}
             self.last_report = report
+        detector_states = self.store.load_detector_states(self.dataset)
+        if detector_states:
+            self.judge.load_states({k: r.state for k, r in detector_states.items()})
         for (scope, window_start, key), state in self.store.load_states(self.dataset).items():
             if scope == "total":
                 self.scopes.total[key] = state
@@ -263,8 +340,11 @@ class BatchHandler:
         batch_metrics = self._metrics(batch, result.failures)
         metrics += self._scoped("batch", batch_metrics)
         metrics += self._counter_metrics(counters)
+        anomalies: list[Anomaly] = []
         if good_rows > 0:
-            check_results += self.judge.evaluate(batch_metrics, "batch")
+            results, found = self.judge.evaluate(batch_metrics, "batch", seq=batch_id, time=processing_time)
+            check_results += results
+            anomalies += found
         for start in sorted(touched):
             if start in self.scopes.windows:
                 window = Window(start, start + self.window_length)
@@ -277,10 +357,16 @@ class BatchHandler:
             self._closed_states.append((window, states))
             window_metrics = self._metrics(states, {})
             metrics += self._scoped("window", window_metrics, window, final=True)
-            check_results += self.judge.evaluate(window_metrics, "window", window)
+            results, found = self.judge.evaluate(
+                window_metrics, "window", window, seq=self._window_index(start), time=window.end
+            )
+            check_results += results
+            anomalies += found
         total_metrics = self._metrics(self.scopes.total, {})
         metrics += self._scoped("total", total_metrics)
-        check_results += self.judge.evaluate(total_metrics, "total")
+        results, found = self.judge.evaluate(total_metrics, "total", seq=batch_id, time=processing_time)
+        check_results += results
+        anomalies += found
         report = BatchReport(
             dataset=self.dataset,
             query_id=self.query_id,
@@ -288,6 +374,7 @@ class BatchHandler:
             processing_time=processing_time,
             metrics=tuple(metrics),
             check_results=tuple(check_results),
+            anomalies=tuple(anomalies),
             timings={"compute": compute_seconds},
             counters=counters,
             closed_windows=tuple(closed_windows),
@@ -296,6 +383,10 @@ class BatchHandler:
         )
         report = self._apply_alert_policy(report)
         return report, quarantine_rows
+
+    def _window_index(self, start: datetime) -> int:
+        """Position of a window in its series: window start // window length (strictly increasing)."""
+        return int(start.timestamp() // self.window_length.total_seconds())
 
     def _metrics(self, by_key: StateMap, failures: Mapping[Analyzer, str]) -> dict[Analyzer, Metric]:
         return metrics_from_states(self.analyzers, states_for(self.analyzers, by_key), failures)
@@ -391,6 +482,7 @@ class BatchHandler:
             results=records.results,
             report=report,
             quarantine=quarantine_rows,
+            detector_states=self._detector_records(report.batch_id),
         )
         self.batches_committed += 1
         if self.maintenance_every and self.batches_committed % self.maintenance_every == 0:
@@ -398,6 +490,14 @@ class BatchHandler:
                 self.store.maintain(retention_hours=self.retention_hours)
             except Exception:  # maintenance must never stop the stream
                 log.exception("state store maintenance failed; will retry at the next interval")
+
+    def _detector_records(self, batch_id: int) -> list[Any]:
+        from streamdq.state.records import DetectorStateRecord
+
+        return [
+            DetectorStateRecord(key=key, detector="has_no_anomalies", state=blob, last_seq=batch_id)
+            for key, blob in self.judge.dump_states().items()
+        ]
 
     def _emit(self, report: BatchReport) -> None:
         alerts = self._alerts_of(report)

@@ -110,7 +110,7 @@ class StreamRunner:
         return BatchHandler(
             dataset=cfg.dataset,
             query_id=query_id,
-            judge=BatchJudge(self.checks),
+            judge=BatchJudge(self.checks, dataset=cfg.dataset),
             window_seconds=cfg.window_seconds,
             watermark_seconds=cfg.watermark_seconds,
             event_time=cfg.event_time,

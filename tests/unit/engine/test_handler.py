@@ -119,3 +119,21 @@ def test_grouping_states_per_window_in_one_pass(spark):
     first = [w for w in report.closed_windows if w.start.replace(tzinfo=None) == _t(0)][0]
     # window 12:00 holds a, b, b -> one unique of three rows
     assert _metric(report, "window", "Uniqueness", "name", first.start).value == pytest.approx(1 / 3)
+
+
+def test_detectors_judge_closed_windows_and_report_anomalies(spark):
+    """has_no_anomalies on the window row count: the detector sees one point per closed window."""
+    detector = {"type": "simple_threshold", "upper_bound": 2.0}
+    checks = [Check(Level.WARNING, "volume").has_no_anomalies(Size(), detector, scope="window")]
+    handler = _handler(checks)
+    rows = [(_t(0, 1), "a", 1.0, None), (_t(0, 2), "b", 1.0, None), (_t(0, 3), "c", 1.0, None)]
+    rows += [(_t(1, 1), "d", 1.0, None), (_t(2, 30), "e", 1.0, None)]
+    report = handler.handle(spark.createDataFrame(rows, SCHEMA), 0)
+    # windows 12:00 (3 rows: anomalous) and 12:01 (1 row) close at watermark 12:02:20
+    assert len(report.closed_windows) == 2
+    assert [a.value for a in report.anomalies] == [3.0]
+    assert report.anomalies[0].detector == "simple_threshold"
+    assert report.anomalies[0].window is not None and report.anomalies[0].window.start.minute == 0
+    statuses = [r.status for c in report.check_results for r in c.constraint_results]
+    assert statuses == ["Failure", "Success"]
+    assert handler.judge.dump_states(), "detector state is kept for the state store"
