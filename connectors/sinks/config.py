@@ -20,7 +20,8 @@ sinks kafka, webhook and email also take ``min_severity: Warning|Error`` and ``k
 - ``webhook``: ``url`` (required, http/https), ``headers`` (mapping), ``timeout_seconds``,
   ``send`` (alerts|reports), ``max_attempts``
 - ``email``: ``host``, ``port``, ``from``, ``to`` (required), ``starttls``, ``ssl``,
-  ``username``, ``password`` or ``password_env``, ``subject_prefix``, ``timeout_seconds``
+  ``username``, ``password`` or ``password_env``, ``subject_prefix``, ``timeout_seconds``,
+  ``ca_file`` (a private CA for TLS)
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Check]]] = {
         "password": (False, _str),
         "password_env": (False, _str),
         "subject_prefix": (False, _str),
+        "ca_file": (False, _str),
         "timeout_seconds": (False, _positive_number),
         **{k: (False, c) for k, c in ALERT_KEYS.items()},
         **{k: (False, c) for k, c in THROTTLE_KEYS.items()},
@@ -301,6 +303,7 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
             password_env=spec.get("password_env"),
             subject_prefix=spec.get("subject_prefix", "[streamdq]"),
             timeout_seconds=spec.get("timeout_seconds", 15.0),
+            ca_file=spec.get("ca_file"),
             cooldown_seconds=spec.get("cooldown_seconds", 0.0),
             rate_limit_per_minute=spec.get("rate_limit_per_minute"),
             **alert_opts,

@@ -2,8 +2,9 @@
 
 Runs in the driver; ``emit`` only queues (``BackgroundRetrier``, exponential backoff), so a
 dead mail server never blocks the stream. Connection: plain SMTP, ``starttls: true``
-(upgrade after EHLO) or ``ssl: true`` (SMTPS); ``username`` with ``password`` or
-``password_env`` (the name of an environment variable, read at send time) logs in.
+(upgrade after EHLO) or ``ssl: true`` (SMTPS), certificates verified against the system CAs
+or ``ca_file``; ``username`` with ``password`` or ``password_env`` (the name of an
+environment variable, read at send time) logs in.
 
 Subject: ``[streamdq] orders: 2 violations, 1 resolved (Error) batch 12``. The body lists
 each alert with its numbers (metric, value, expected bound, scope/window, times, alert
@@ -95,8 +96,10 @@ class EmailSink:
         max_attempts: int | None = None,
         cooldown_seconds: float = 0.0,
         rate_limit_per_minute: int | None = None,
+        ca_file: str | None = None,
     ) -> None:
         self.name = name
+        self.ca_file = ca_file
         self.throttle = AlertThrottle(cooldown_seconds, rate_limit_per_minute)
         self.host, self.port = host, port
         self.sender, self.to = sender, list(to)
@@ -135,15 +138,13 @@ class EmailSink:
         smtp: smtplib.SMTP
         try:
             if self.use_ssl:
-                smtp = smtplib.SMTP_SSL(
-                    self.host, self.port, timeout=self.timeout, context=ssl_lib.create_default_context()
-                )
+                smtp = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout, context=self._tls())
             else:
                 smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
             with smtp:
                 smtp.ehlo()
                 if self.starttls:
-                    smtp.starttls(context=ssl_lib.create_default_context())
+                    smtp.starttls(context=self._tls())
                     smtp.ehlo()
                 if self.username:
                     smtp.login(self.username, self._secret() or "")
@@ -158,6 +159,10 @@ class EmailSink:
             if 500 <= exc.smtp_code < 600:
                 raise PermanentDeliveryError(f"SMTP {self.host}:{self.port}: {exc}") from exc
             raise
+
+    def _tls(self) -> ssl_lib.SSLContext:
+        """Certificate-verifying TLS context (system CAs, or ``ca_file`` for a private CA)."""
+        return ssl_lib.create_default_context(cafile=self.ca_file)
 
     def _secret(self) -> str | None:
         if self.password_env:

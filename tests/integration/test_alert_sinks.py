@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email
 import json
+import shutil
 import threading
 import time
 from email import policy as email_policy
@@ -123,6 +124,107 @@ def test_email_retries_until_the_server_appears(tmp_path):
         assert sink.flush(20) and len(received) == 1
     finally:
         sink.close()
+        controller.stop()
+
+
+def test_email_over_starttls_with_login(tmp_path, monkeypatch):
+    """STARTTLS (certificate verified against a private CA) and AUTH LOGIN/PLAIN with the
+    password taken from an environment variable; mail without STARTTLS is refused for good."""
+    import ssl
+    import subprocess
+
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult, LoginPassword
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        require_integration("openssl", "needed to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(str(cert), str(key))
+    logins: list[tuple[bytes, bytes]] = []
+    received: list[bytes] = []
+
+    def authenticator(server, session, envelope, mechanism, auth_data):
+        ok = isinstance(auth_data, LoginPassword) and auth_data.password == b"s3cret"
+        logins.append((auth_data.login, auth_data.password))
+        return AuthResult(success=ok)
+
+    class Inbox:
+        async def handle_DATA(self, server, session, envelope):  # noqa: N802
+            received.append(envelope.content)
+            return "250 OK"
+
+    controller = Controller(
+        Inbox(),
+        hostname="127.0.0.1",
+        port=free_port(),
+        tls_context=server_tls,
+        require_starttls=True,
+        authenticator=authenticator,
+        auth_required=True,
+        auth_require_tls=True,
+    )
+    controller.start()
+    monkeypatch.setenv("STREAMDQ_TEST_SMTP_PASSWORD", "s3cret")
+    try:
+        (sink,) = build_sinks(
+            [
+                {
+                    "type": "email",
+                    "host": "127.0.0.1",
+                    "port": controller.port,
+                    "from": "dq@example.com",
+                    "to": "oncall@example.com",
+                    "starttls": True,
+                    "username": "dq",
+                    "password_env": "STREAMDQ_TEST_SMTP_PASSWORD",
+                    "ca_file": str(cert),
+                }
+            ],
+            dataset="orders",
+            state_dir=str(tmp_path),
+        )
+        report = make_report(3)
+        sink.emit(report, alerts_for(report)[0])
+        assert sink.flush(20)
+        sink.close()
+        assert logins == [(b"dq", b"s3cret")] and len(received) == 1
+        body = email.message_from_bytes(received[0], policy=email_policy.default).get_content()
+        assert "Completeness(amount) = 0.8" in body
+
+        plain = EmailSink(
+            "127.0.0.1", controller.port, "dq@example.com", ["a@example.com"], initial_backoff=0.1
+        )
+        plain.emit(make_report(4), alerts_for(make_report(4))[0])
+        assert plain.flush(20)
+        plain.close()
+        # the server demands STARTTLS (5xx): permanent, dropped after one attempt, not retried forever
+        assert plain.retrier.failed == 1 and plain.retrier.attempts == 1 and len(received) == 1
+    finally:
         controller.stop()
 
 
