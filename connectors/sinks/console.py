@@ -3,7 +3,7 @@
 Runs in the driver and writes to stdout (or stderr). Idempotent per ``(query_id,
 batch_id)`` within the process. An empty batch prints one short line. Example::
 
-    orders batch 12 [Error] rows=1000 late=0 quarantined=3 2.31s (430 rows/s)
+    orders batch 12 [Error] rows=1000 bad=3 late=2 2.31s (433 rows/s)
       window 12:00..12:01 closed: Size=5400 Completeness(amount)=0.91
       FAILED [Error] orders: Completeness(amount) >= 0.95 -> 0.91 (window)
       ALERT violation [Error] orders: 'Completeness(amount) >= 0.95' failed (...)
@@ -49,7 +49,7 @@ def format_report(
     head = f"{report.dataset} batch {report.batch_id} [{report.status}]"
     if rows is not None:
         head += f" rows={rows}"
-    for key in ("late_rows", "quarantined_rows", "bad_records"):
+    for key in ("bad_rows", "late_rows", "quarantined_rows", "unknown_field_rows"):
         if counters.get(key):
             head += f" {key.removesuffix('_rows')}={counters[key]}"
     if total_s is not None:
