@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "streamdq.commands.verify",
     "streamdq.commands.profile",
     "streamdq.commands.query",
+    "streamdq.commands.backtest",
 ]
 
 
