@@ -172,11 +172,21 @@ class Check:
     def has_standard_deviation(self, column: str, assertion: Any, **kw: Any) -> Check:
         return self.add_constraint("has_standard_deviation", column=column, assertion=assertion, **kw)
 
-    def has_min_length(self, column: str, assertion: Any, **kw: Any) -> Check:
-        return self.add_constraint("has_min_length", column=column, assertion=assertion, **kw)
+    def has_min_length(
+        self, column: str, assertion: Any, *, null_behavior: str | None = None, **kw: Any
+    ) -> Check:
+        """``null_behavior``: "ignore" (default), "empty_string" (length 0) or "fail"."""
+        return self.add_constraint(
+            "has_min_length", column=column, assertion=assertion, null_behavior=null_behavior, **kw
+        )
 
-    def has_max_length(self, column: str, assertion: Any, **kw: Any) -> Check:
-        return self.add_constraint("has_max_length", column=column, assertion=assertion, **kw)
+    def has_max_length(
+        self, column: str, assertion: Any, *, null_behavior: str | None = None, **kw: Any
+    ) -> Check:
+        """``null_behavior``: "ignore" (default), "empty_string" (length 0) or "fail"."""
+        return self.add_constraint(
+            "has_max_length", column=column, assertion=assertion, null_behavior=null_behavior, **kw
+        )
 
     def has_size(self, assertion: Any, **kw: Any) -> Check:
         return self.add_constraint("has_size", assertion=assertion, **kw)

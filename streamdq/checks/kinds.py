@@ -165,6 +165,13 @@ def _comparison_builder(op: str, words: str) -> AnalyzerBuilder:
     return build
 
 
+def _length_builder(analyzer: str) -> AnalyzerBuilder:
+    def build(p: Mapping[str, Any], where: str | None) -> Analyzer:
+        return make(analyzer, column=p["column"], null_behavior=p.get("null_behavior"), where=where)
+
+    return build
+
+
 def _register() -> None:
     reg = register_constraint_kind
     # completeness
@@ -287,10 +294,21 @@ def _register() -> None:
         ("has_mean", "Mean"),
         ("has_sum", "Sum"),
         ("has_standard_deviation", "StandardDeviation"),
-        ("has_min_length", "MinLength"),
-        ("has_max_length", "MaxLength"),
     ):
         _simple(kind, analyzer)
+    null_behavior = Param(
+        "null_behavior", "choice", required=False, choices=("ignore", "empty_string", "fail")
+    )
+    for kind, analyzer in (("has_min_length", "MinLength"), ("has_max_length", "MaxLength")):
+        reg(
+            ConstraintKind(
+                kind,
+                (COLUMN, null_behavior),
+                _length_builder(analyzer),
+                default_assertion=None,
+                doc=f"{analyzer} of a string column (null_behavior: ignore, empty_string or fail)",
+            )
+        )
     reg(
         ConstraintKind(
             "has_size",

@@ -118,12 +118,13 @@ def test_statistics(df):
         .has_correlation("x", "z", {"between": [corr - 1e-9, corr + 1e-9]})
         .has_min_length("item", "== 1")
         .has_max_length("email", "== 16")
+        .has_min_length("email", "== 0", null_behavior="empty_string")
         .has_approx_count_distinct("item", "== 3")
         .has_approx_quantile("x", 0.5, {"between": [2, 3]})
         .has_mean("y", "== 6.333333333333333")  # NULL skipped
         .has_max("x", "< 4")
     )
-    assert statuses(df, c) == [S] * 11 + [F]
+    assert statuses(df, c) == [S] * 12 + [F]
 
 
 def test_size_with_and_without_where(df):

@@ -39,7 +39,7 @@ def every_kind() -> list[Check]:
         .has_sum("amount", "> 0")
         .has_standard_deviation("amount", "< 100")
         .has_min_length("email", ">= 3")
-        .has_max_length("email", "<= 64")
+        .has_max_length("email", "<= 64", null_behavior="fail")
         .has_size("> 0")
     )
     w = (
