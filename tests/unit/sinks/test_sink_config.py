@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from streamdq.connectors.sinks import build_sinks, validate_sink_specs
+from streamdq.connectors.sinks import Sink, build_sinks, validate_sink_specs
 from streamdq.connectors.sinks.console import ConsoleSink
 from streamdq.connectors.sinks.jsonl import JsonLinesSink
 from streamdq.connectors.sinks.prometheus import PrometheusSink
@@ -106,6 +106,7 @@ def test_build_sinks_constructs_and_closes(tmp_path):
     )
     try:
         assert [type(s) for s in sinks] == [ConsoleSink, JsonLinesSink, PrometheusSink]
+        assert all(isinstance(s, Sink) for s in sinks)
         assert sinks[2].port > 0
     finally:
         for s in sinks:
@@ -123,3 +124,21 @@ def test_port_in_use_is_a_start_up_config_error(tmp_path):
                 dataset="d",
                 state_dir=str(tmp_path),
             )
+
+
+def test_alert_sinks_build_from_specs_and_close_without_traffic(tmp_path):
+    from streamdq.connectors.sinks.email import EmailSink
+    from streamdq.connectors.sinks.kafka_alerts import KafkaAlertSink
+    from streamdq.connectors.sinks.webhook import WebhookSink
+
+    sinks = build_sinks(GOOD[3:], dataset="orders", state_dir=str(tmp_path))
+    try:
+        assert [type(s) for s in sinks] == [KafkaAlertSink, WebhookSink, EmailSink]
+        assert all(isinstance(s, Sink) for s in sinks)
+        kafka = sinks[0]
+        assert isinstance(kafka, KafkaAlertSink)
+        assert kafka.journal.path == tmp_path / "orders" / "sinks" / "kafka-alerts-streamdq-alerts.sqlite"
+        assert kafka.pending == 0
+    finally:
+        for s in sinks:
+            s.close()
