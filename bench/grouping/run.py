@@ -48,7 +48,12 @@ def main() -> None:
         g.agg(F.sum((F.col("count") == 1).cast("long")), F.count("*"), F.sum("count")).collect()
 
     def suite(column: str):
-        return [Uniqueness((column,)), Distinctness((column,)), CountDistinct((column,)), DuplicateRowCount((column,))]
+        return [
+            Uniqueness((column,)),
+            Distinctness((column,)),
+            CountDistinct((column,)),
+            DuplicateRowCount((column,)),
+        ]
 
     base_s = timed(lambda: baseline("id"))
     exact_s = timed(lambda: analyze(df, suite("cat")))
@@ -56,7 +61,9 @@ def main() -> None:
     unbounded_s = timed(lambda: analyze(df, suite("id"), max_groups=None), repeat=1)  # type: ignore[arg-type]
     ctx = analyze(df, suite("id"))
     m = ctx.metric(Uniqueness(("id",)))
-    print(f"sketch Uniqueness(id) = {m.value:.4f} +- {m.error_bound:.4f} (approximate={m.approximate}), jobs={ctx.jobs}")
+    print(
+        f"sketch Uniqueness(id) = {m.value:.4f} +- {m.error_bound:.4f} (approximate={m.approximate}), jobs={ctx.jobs}"
+    )
     print(
         f"RESULT grouping rows={args.rows} baseline_s={base_s:.2f} exact_s={exact_s:.2f} "
         f"sketch_s={sketch_s:.2f} unbounded_s={unbounded_s:.2f}"
