@@ -191,3 +191,13 @@ def test_key_types_survive_merge_and_sketch_conversion(spark):
         assert Uniqueness((column,)).metric(merged) == Uniqueness((column,)).metric(whole)
         sketched = whole.to_sketch(32)
         assert sketched.is_sketch and CountDistinct((column,)).metric(sketched).value == expected, column
+
+
+def test_one_grouped_pass_per_distinct_spec(aaab):
+    plain = analyze(aaab, [Uniqueness(("v",))]).jobs
+    hist = analyze(aaab, [Histogram("v")]).jobs
+    both = analyze(
+        aaab, [Uniqueness(("v",)), Entropy("v"), Histogram("v"), Histogram("v", max_detail_bins=1)]
+    )
+    assert plain >= 1 and hist >= 1
+    assert both.jobs == plain + hist
