@@ -64,6 +64,14 @@ def lg_items_for(lg_k: int) -> int:
 def _column_strings(arr: pa.Array | pa.ChunkedArray) -> list[str | None]:
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
         return arr.to_pylist()  # type: ignore[no-any-return]
+    if (
+        pa.types.is_binary(arr.type)
+        or pa.types.is_large_binary(arr.type)
+        or pa.types.is_fixed_size_binary(arr.type)
+    ):
+        # hex, never a UTF-8 cast: that cast fails batch by batch, which would make the
+        # same key canonicalize differently in different batches
+        return [None if v is None else "0x" + v.hex() for v in arr.to_pylist()]
     try:
         return pc.cast(arr, pa.string()).to_pylist()  # type: ignore[no-any-return]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -140,3 +140,11 @@ def test_frequent_items_sketch_only_for_string_keys():
     assert state_from_bytes(strings.to_bytes()) == strings
     failed = Histogram("x").metric(ints)  # a numeric grouping has no top-bin sketch
     assert failed.failure is not None and "frequent-items" in failed.failure
+
+
+def test_binary_keys_canonicalize_the_same_in_every_batch():
+    from streamdq.analyzers.frequency_sketch import canonical_keys
+
+    valid_utf8 = pa.array([b"ab", None], pa.binary())
+    mixed = pa.array([b"ab", b"\xff"], pa.binary())
+    assert canonical_keys([valid_utf8])[0] == canonical_keys([mixed])[0] == "0x6162"
