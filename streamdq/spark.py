@@ -23,10 +23,22 @@ STREAMDQ_CONF = {
 }
 
 
+def _submitted_with_master() -> bool:
+    """True under spark-submit (or any launcher) that already chose ``spark.master``."""
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return False
+    from pyspark import SparkConf
+
+    return SparkConf().contains("spark.master")
+
+
 def get_spark(
     master: str | None = None, app_name: str = "streamdq", shuffle_partitions: int = 4
 ) -> SparkSession:
-    """The active SparkSession, or a new local one configured for streamdq."""
+    """The active SparkSession, or a new one configured for streamdq.
+
+    The master is ``master``, else ``$STREAMDQ_MASTER``, else the one spark-submit chose,
+    else ``local[2]``."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active

@@ -233,7 +233,7 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
     alerts = raw.get("alerts") or {}
     if not isinstance(alerts, dict):
         raise ConfigError(
-            "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows)", path="alerts"
+            "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)", path="alerts"
         )
     return RunConfig(
         dataset=dataset,

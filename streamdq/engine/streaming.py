@@ -96,9 +96,9 @@ class StreamRunner:
         from streamdq.alerts.policy import AlertPolicy
 
         try:
-            return AlertPolicy(**self.config.alerts)
-        except TypeError as exc:
-            raise ConfigError(f"{exc}", file=self.config.file, path="alerts") from None
+            return AlertPolicy.from_spec(self.config.alerts, where="alerts")
+        except ConfigError as exc:
+            raise exc.with_file(self.config.file) if self.config.file else exc from None
 
     def source_frame(self) -> DataFrame:
         from streamdq.connectors.sources import read_source
