@@ -158,6 +158,8 @@ def parse_assertion(spec: Any, *, path: str = "assertion", file: str | None = No
     num = _number(spec) if not isinstance(spec, str) else None
     if num is not None:
         return Comparison("==", num)
+    if isinstance(spec, str) and _number(spec) is not None and not math.isnan(float(spec)):
+        return Comparison("==", float(spec))  # YAML 1.1 reads 1e-3 (no dot) as a string
     if isinstance(spec, str):
         m = _SHORTHAND.match(spec)
         value = _number(m.group(2)) if m else None

@@ -86,6 +86,8 @@ def _convert(param: Param, value: Any) -> Any:
             raise ValueError
         return list(value)
     if t in ("number", "fraction"):
+        if isinstance(value, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
+            value = float(value.strip())
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError
         x = float(value)

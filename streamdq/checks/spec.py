@@ -65,9 +65,10 @@ def load_checks(path: str | Path) -> list[Check]:
 def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
     """Parse checks from YAML/JSON text; ``file`` names the source in error messages.
 
-    A ``file`` ending in ``.json`` is parsed as strict JSON (tabs allowed, exact JSON error
-    positions); anything else as YAML (which also reads most JSON)."""
-    if file.endswith(".json"):
+    A ``file`` ending in ``.json`` (or text starting with ``{``) is parsed as strict JSON
+    (exact JSON error positions; YAML 1.1 would read ``1e-3`` as a string); anything else
+    as YAML."""
+    if file.endswith(".json") or text.lstrip().startswith("{"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

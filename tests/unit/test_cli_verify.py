@@ -107,6 +107,10 @@ def test_verify_exits_2_on_missing_or_unknown_data(files, capsys):
     assert main(["verify", "--data", str(odd), "--checks", str(files["ok"])]) == 2
     assert "fix: pass --input-format parquet|csv|json" in capsys.readouterr().err
     assert main(["verify", "--data", str(odd), "--checks", str(files["ok"]), "--input-format", "csv"]) == 0
+    corrupt = files["tmp"] / "corrupt.parquet"
+    corrupt.write_text("this is not parquet")
+    assert main(["verify", "--data", str(corrupt), "--checks", str(files["ok"])]) == 2
+    assert f"--data: {corrupt}: cannot read as parquet:" in capsys.readouterr().err
     missing_checks = files["tmp"] / "none.yaml"
     assert main(["verify", "--data", str(files["csv"]), "--checks", str(missing_checks)]) == 2
     assert f"{missing_checks}: cannot read the checks file" in capsys.readouterr().err

@@ -242,6 +242,22 @@ def test_line_of_finds_nested_nodes_and_nearest_parent():
     assert line_of(text, "") is None
 
 
+def test_exponent_numbers_without_a_dot_are_numbers():
+    # YAML 1.1 resolves 1e-3 (no dot) to a string; numbers and assertions accept it anyway
+    text = "checks:\n- description: d\n  constraints:\n  - is_contained_in: {column: x, lower_bound: 1e-3, upper_bound: 2e3}\n  - has_sum: {column: x, assertion: 1e3}\n"
+    check = loads_suite(text).checks[0]
+    expected = (
+        Check(Level.ERROR, "d")
+        .is_contained_in("x", lower_bound=0.001, upper_bound=2000.0)
+        .has_sum("x", "== 1000")
+    )
+    assert check == expected
+    json_text = '{"checks": [{"description": "d", "constraints": [{"has_sum": {"column": "x", "assertion": {"between": [5e-324, 1e300]}}}]}]}'
+    assert loads_suite(json_text).checks[0] == Check(Level.ERROR, "d").has_sum(
+        "x", {"between": [5e-324, 1e300]}
+    )
+
+
 def test_json_files_are_strict_json(tmp_path):
     good = tmp_path / "c.json"
     good.write_text('{\n\t"checks": [{"description": "d", "constraints": [{"is_complete": "id"}]}]\n}\n')
