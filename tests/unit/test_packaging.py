@@ -1,0 +1,58 @@
+"""`pip install .` (non-editable) ships connectors/ and state/ as streamdq.connectors / streamdq.state.
+
+`make test` itself runs on an editable install (`pip install -e .`); this test builds the wheel
+and imports the installed copy with the current interpreter's dependencies.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+    )
+    wheel = next(tmp_path.glob("streamdq-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for required in (
+        "streamdq/connectors/sources/kafka.py",
+        "streamdq/connectors/sinks/prometheus.py",
+        "streamdq/connectors/broker.py",
+        "streamdq/state/delta_store.py",
+        "streamdq/examples/demo_stream_checks.yaml",
+        "streamdq/engine/handler.py",
+    ):
+        assert required in names, required
+    assert not any(n.startswith(("connectors/", "state/")) for n in names)
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+    )
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); "
+        "import streamdq.connectors.sinks, streamdq.state.delta_store, streamdq.engine.handler, streamdq; "
+        "assert streamdq.__file__.startswith(sys.argv[1]), streamdq.__file__; print('ok')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(target)], check=True, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert out.stdout.strip() == "ok"
