@@ -38,6 +38,7 @@ from streamdq.analyzers.base import Analyzer, col
 from streamdq.analyzers.metric import DATASET, Metric
 from streamdq.analyzers.state import State
 from streamdq.engine.analysis import metrics_from_states
+from streamdq.engine.judge import BatchJudge
 from streamdq.engine.plan import AnalysisPlan
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_for
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
@@ -53,103 +54,6 @@ def _as_utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-class BatchJudge:
-    """What judges metrics: checks (with scopes) and the detectors of ``has_no_anomalies``.
-
-    Pure Python, no Spark. Detector states live in ``evaluator`` (one per query), are
-    persisted with every batch commit and restored on restart; a replayed point leaves them
-    unchanged (detectors are replay-safe on ``seq``).
-    """
-
-    def __init__(self, checks: Sequence[Any], dataset: str = "", evaluator: Any = None) -> None:
-        self.checks = list(checks)
-        self.dataset = dataset
-        if evaluator is None:
-            from streamdq.detectors.evaluator import AnomalyEvaluator
-
-            evaluator = AnomalyEvaluator()
-        self.evaluator = evaluator
-
-    def analyzers(self) -> list[Analyzer]:
-        out: list[Analyzer] = []
-        for check in self.checks:
-            out.extend(check.required_analyzers())
-        return list(dict.fromkeys(out))
-
-    def evaluate(
-        self,
-        metrics: Mapping[Analyzer, Metric],
-        scope: str,
-        window: Window | None = None,
-        *,
-        seq: int = 0,
-        time: datetime | None = None,
-    ) -> tuple[list[CheckResult], list[Anomaly]]:
-        """Check results at ``scope`` and the anomalies the detectors flagged for this point.
-
-        ``seq`` is the point's position in its series (batch id for batch/total scope, window
-        index for windows); ``time`` its timestamp (seasonal detectors use it).
-        """
-        context = {
-            "seq": seq,
-            "time": time if time is not None else float(seq),
-            "dataset": self.dataset,
-            "anomaly_evaluator": self.evaluator,
-        }
-        results: list[CheckResult] = []
-        anomalies: list[Anomaly] = []
-        self.evaluator.last_verdicts = {}
-        for check in self.checks:
-            result = check.evaluate(metrics, scope=scope, window=window, context=context)
-            if result is not None and result.constraint_results:
-                results.append(result)
-            anomalies.extend(self._anomalies(check, metrics, scope, window))
-        return results, anomalies
-
-    def _anomalies(
-        self, check: Any, metrics: Mapping[Analyzer, Metric], scope: str, window: Window | None
-    ) -> list[Anomaly]:
-        from streamdq.detectors.evaluator import series_key
-
-        out = []
-        for c in check.constraints_at(scope):
-            if c.kind != "has_no_anomalies":
-                continue
-            verdict = self.evaluator.last_verdicts.get(series_key(self.dataset, c))
-            metric = metrics.get(c.analyzer)
-            if verdict is None or not verdict.anomalous or metric is None or metric.scalar is None:
-                continue
-            out.append(
-                Anomaly(
-                    detector=str(c.params["detector"].get("type", "detector")),
-                    metric=metric,
-                    scope=scope,
-                    value=metric.scalar,
-                    lower=_finite(verdict.lower),
-                    upper=_finite(verdict.upper),
-                    score=_finite(verdict.score),
-                    window=window,
-                    constraint_id=c.constraint_id(check.description),
-                    message=verdict.message,
-                )
-            )
-        return out
-
-    def dump_states(self) -> dict[str, bytes]:
-        return dict(self.evaluator.dump())
-
-    def load_states(self, blobs: Mapping[str, bytes]) -> None:
-        from streamdq.detectors.evaluator import AnomalyEvaluator
-
-        self.evaluator.states = AnomalyEvaluator.load(blobs).states
-
-
-def _finite(value: float | None) -> float | None:
-    if value is None or value != value or value in (float("inf"), float("-inf")):
-        return None
-    return float(value)
 
 
 class BatchHandler:

@@ -20,7 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streamdq.engine.config import RunConfig, load_run_config, parse_duration
-from streamdq.engine.handler import BatchHandler, BatchJudge
+from streamdq.engine.handler import BatchHandler
+from streamdq.engine.judge import BatchJudge
 from streamdq.errors import ConfigError
 
 log = logging.getLogger(__name__)

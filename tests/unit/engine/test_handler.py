@@ -9,7 +9,8 @@ import pytest
 from streamdq import analyze
 from streamdq.analyzers import Completeness, Mean, Size
 from streamdq.checks.check import Check, Level
-from streamdq.engine.handler import BatchHandler, BatchJudge
+from streamdq.engine.handler import BatchHandler
+from streamdq.engine.judge import BatchJudge
 
 SCHEMA = "ts timestamp, name string, x double, _streamdq_error string"
 
