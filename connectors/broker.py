@@ -205,9 +205,11 @@ class EmbeddedBroker:
             try:
                 with socket.create_connection((self.host, self.port), timeout=1.0):
                     pass
+                remaining_ms = max(500, int((deadline - time.monotonic()) * 1000))
                 admin = KafkaAdminClient(
                     bootstrap_servers=self.bootstrap_servers,
-                    request_timeout_ms=5000,
+                    request_timeout_ms=min(5000, remaining_ms),
+                    bootstrap_timeout_ms=min(5000, remaining_ms),
                     client_id="streamdq-broker-probe",
                 )
                 try:
