@@ -27,23 +27,49 @@ Usage::
 
 Contract: :meth:`start` raises :class:`BrokerUnavailable` (with the broker's log tail) if no
 binary exists or it does not answer a Metadata request within ``startup_timeout`` seconds.
-:meth:`stop` is idempotent and only ever signals the process this object started.
+:meth:`stop` is idempotent and only ever signals the process this object started. A broker
+never outlives its starter: brokers still running at interpreter exit are stopped (atexit), and
+on Linux the child gets SIGTERM when the thread that started it dies, even by SIGKILL (so start
+brokers from a long-lived thread, e.g. the main thread).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+import weakref
 from pathlib import Path
 from types import TracebackType
 
 KINDS = ("noida", "tansu")
+
+
+_LIVE: weakref.WeakSet[EmbeddedBroker] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """Interpreter exit: stop every broker this process started and did not stop."""
+    for broker in list(_LIVE):
+        with contextlib.suppress(Exception):
+            broker.stop(timeout=5.0)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
+    """Linux: SIGTERM the broker when the process that started it dies, even by SIGKILL."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class BrokerUnavailable(RuntimeError):
@@ -184,7 +210,9 @@ class EmbeddedBroker:
                 cwd=str(self.data_dir),
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
+            _LIVE.add(self)
         finally:
             log.close()
         try:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 
 import pytest
 from streamdq.connectors.broker import BrokerUnavailable, EmbeddedBroker, available_kinds
@@ -64,3 +69,38 @@ def test_given_data_dir_is_kept_and_reused(tmp_path) -> None:
             assert consumer.end_offsets([TopicPartition("keep", 0)]) == {TopicPartition("keep", 0): 1}
         finally:
             consumer.close()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line for line in f)  # a zombie is dead
+    except FileNotFoundError:
+        return True
+
+
+def test_broker_dies_with_a_sigkilled_starter() -> None:
+    if not available_kinds() or not sys.platform.startswith("linux"):
+        require_integration("kafka broker on linux", "no broker binary installed or not Linux")
+    code = (
+        "import time\n"
+        "from streamdq.connectors.broker import EmbeddedBroker\n"
+        "b = EmbeddedBroker().start()\n"
+        "print(b.pid, b.port, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    starter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert starter.stdout is not None
+        broker_pid, port = (int(x) for x in starter.stdout.readline().split())
+        assert not _gone(broker_pid)
+        os.kill(starter.pid, signal.SIGKILL)
+        starter.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while not _gone(broker_pid):
+            assert time.monotonic() < deadline, "broker outlived its SIGKILLed starter"
+            time.sleep(0.2)
+    finally:
+        if starter.poll() is None:
+            os.kill(starter.pid, signal.SIGKILL)
+            starter.wait()
