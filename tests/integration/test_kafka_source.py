@@ -246,3 +246,18 @@ def test_partitions_added_while_running_are_read_from_earliest(
         [f"one{i}".encode() for i in range(5)] + [f"three{i}".encode() for i in range(9)]
     )
     assert {p for rows in sink.batches.values() for (_, p, _, _, _) in rows} == {0, 1, 2}
+
+
+def test_topic_created_after_the_query_started_is_read_from_earliest(
+    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, tmp_path: Path
+) -> None:
+    servers = kafka_broker.bootstrap_servers
+    sink = Collector()
+    q = start(spark, {"bootstrap_servers": servers, "topic": topic_name}, sink, tmp_path / "ck")
+    time.sleep(3)  # a few empty triggers on a topic that does not exist yet
+    assert q.isActive and q.exception() is None
+    kafka_broker.create_topic(topic_name, partitions=2)
+    produce(servers, topic_name, [f"v{i}" for i in range(8)], partitions=2)
+    wait_for(lambda: len(sink.values) >= 8, 180, q)
+    q.stop()
+    assert sorted(sink.values) == sorted(f"v{i}".encode() for i in range(8))
