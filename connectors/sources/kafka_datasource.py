@@ -164,12 +164,19 @@ def spread_limit(start: Offsets, end: Offsets, max_rows: int) -> Offsets:
 
 
 # --------------------------------------------------------------------------- broker access
+# at most this many lookups may hang at once (a broker that accepts connections but never
+# answers); further triggers count as "unreachable" instead of piling up threads
+_LOOKUP_SLOTS = threading.BoundedSemaphore(4)
+
+
 def _with_deadline(fn: Callable[[], T], timeout: float, what: str) -> T:
     """Run ``fn`` in a daemon thread; raise BrokerUnreachable if it takes longer than ``timeout``.
 
     kafka-python can block without bound on metadata when the broker is gone; this guarantees
     that the driver-side offset lookups never hang the query.
     """
+    if not _LOOKUP_SLOTS.acquire(blocking=False):
+        raise BrokerUnreachable(f"{what}: earlier lookups are still hanging; not starting another")
     box: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def run() -> None:
@@ -177,6 +184,8 @@ def _with_deadline(fn: Callable[[], T], timeout: float, what: str) -> T:
             box.set_result(fn())
         except BaseException as e:  # delivered to the caller below
             box.set_exception(e)
+        finally:
+            _LOOKUP_SLOTS.release()
 
     threading.Thread(target=run, name=f"streamdq-kafka-{what}", daemon=True).start()
     try:

@@ -132,3 +132,24 @@ def test_without_the_kafka_jar_auto_uses_python_and_native_fails_fast(spark) -> 
         read_kafka_raw(spark, {**BASE, "implementation": "native"})
     df = read_kafka_raw(spark, {**BASE, "implementation": "python"})  # lazy: no broker contacted yet
     assert df.isStreaming and df.columns[:2] == ["key", "value"]
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["refused", "silent"])
+def test_latest_offset_returns_start_quickly_when_the_broker_is_unreachable(listening: bool) -> None:
+    import socket
+    import time
+
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        if listening:
+            srv.listen()  # accepts connections, never answers a request
+        servers = f"127.0.0.1:{srv.getsockname()[1]}"
+        reader = KafkaStreamReader({"bootstrap_servers": servers, "topic": "t", "offset_timeout_s": "1"})
+        start = {"t": {"0": 42, "1": 7}}
+        t0 = time.monotonic()
+        for _ in range(3):
+            assert reader.latestOffset(start, ReadAllAvailable()) == start
+        assert time.monotonic() - t0 < 15
+        assert reader.reportLatestOffset() is None
