@@ -261,3 +261,42 @@ def test_topic_created_after_the_query_started_is_read_from_earliest(
     wait_for(lambda: len(sink.values) >= 8, 180, q)
     q.stop()
     assert sorted(sink.values) == sorted(f"v{i}".encode() for i in range(8))
+
+
+def test_records_deleted_before_a_range_are_skipped_not_fatal(
+    kafka_broker: EmbeddedBroker, topic_name: str
+) -> None:
+    from kafka import KafkaAdminClient, TopicPartition
+    from streamdq.connectors.sources.kafka_datasource import (
+        KafkaPartitionRange,
+        KafkaStreamReader,
+        consumer_config,
+        read_range,
+    )
+
+    kafka_broker.create_topic(topic_name, partitions=1)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(10)], partitions=1)
+    admin = KafkaAdminClient(bootstrap_servers=servers)
+    admin.delete_records({TopicPartition(topic_name, 0): 6})  # retention removed offsets 0..5
+    admin.close()
+
+    rows = [
+        row
+        for batch in read_range(
+            consumer_config({"bootstrap_servers": servers}), KafkaPartitionRange(topic_name, 0, 2, 10)
+        )
+        for row in batch.to_pylist()
+    ]
+    assert [r["offset"] for r in rows] == [6, 7, 8, 9]
+    assert [r["value"] for r in rows] == [f"v{i}".encode() for i in range(6, 10)]
+
+    # an explicit starting offset below the retained range is clamped to the earliest record
+    reader = KafkaStreamReader(
+        {
+            "bootstrap_servers": servers,
+            "topic": topic_name,
+            "starting_offsets": json.dumps({topic_name: {"0": 2}}),
+        }
+    )
+    assert reader.initialOffset() == {topic_name: {"0": 6}}
