@@ -118,10 +118,14 @@ def drift_aggregations(prefix: str = "") -> list[Column]:
 
 
 def payload_as_string(df: DataFrame, value_col: str) -> Column:
-    """The payload column as STRING (binary is decoded as UTF-8)."""
+    """The payload column as valid UTF-8 STRING.
+
+    Binary is decoded as UTF-8; invalid byte sequences become U+FFFD (``make_valid_utf8``), so a
+    payload with broken bytes can never break a later Arrow/pandas conversion (e.g. quarantine).
+    """
     dtype = df.schema[value_col].dataType
     if isinstance(dtype, BinaryType | StringType):
-        return F.col(value_col).cast("string")
+        return F.make_valid_utf8(F.col(value_col).cast("string"))
     raise ConfigError("source", f"payload column {value_col!r} is {dtype.simpleString()}, not string/binary")
 
 

@@ -182,3 +182,12 @@ def test_csv_escaped_quote_inside_quoted_token(spark):
     r = decode_csv(df, SCHEMA).collect()[0]
     assert r["order_id"] == 'o"7,x' and r["country"] == "DE"
     assert r[MISSING_FIELDS_COL] == [] and r[UNKNOWN_FIELDS_COL] == []
+
+
+def test_invalid_utf8_payload_is_repaired_not_fatal(spark):
+    df = spark.createDataFrame(
+        [(bytearray(b'\xff\xfe{"order_id":"a"}'),), (bytearray(b'{"order_id":"\xc3\x28"}'),)], "value BINARY"
+    )
+    out = decode_json(df, SCHEMA).toPandas()  # Arrow conversion fails on invalid UTF-8
+    assert list(out[ERROR_COL]) == ["undecodable JSON", None]
+    assert out["order_id"][1] == "\ufffd("
