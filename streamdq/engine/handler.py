@@ -47,7 +47,12 @@ log = logging.getLogger(__name__)
 
 ERROR_COLUMN = "_streamdq_error"
 RAW_COLUMN = "_streamdq_raw"
-UNKNOWN_FIELDS_COLUMN = "_streamdq_unknown_fields"
+# schema-drift columns of the decoders -> the counter of rows in which each is non-empty
+DRIFT_COLUMNS = {
+    "_streamdq_unknown_fields": "unknown_field_rows",
+    "_streamdq_missing_fields": "missing_field_rows",
+    "_streamdq_type_errors": "type_error_rows",
+}
 
 
 def _as_utc(value: datetime | None) -> datetime | None:
@@ -175,10 +180,11 @@ class BatchHandler:
             window_start = F.lit(None).cast("timestamp")
             event_max = F.lit(None).cast("timestamp")
         extra = [F.count(F.lit(1)), event_max]
-        if UNKNOWN_FIELDS_COLUMN in cols:
-            extra.append(F.sum(F.when(F.size(col(UNKNOWN_FIELDS_COLUMN)) > 0, 1).otherwise(0)))
-        else:
-            extra.append(F.lit(0))
+        for name in DRIFT_COLUMNS:
+            if name in cols:
+                extra.append(F.sum(F.when(F.size(col(name)) > 0, 1).otherwise(0)))
+            else:
+                extra.append(F.lit(0))
         return [bad, window_start], extra
 
     def _compute(self, df: DataFrame, batch_id: int, started: float) -> tuple[BatchReport, Any]:
@@ -189,18 +195,16 @@ class BatchHandler:
             result = self.plan.run_segmented(df, segment, extra)
             watermark_before = self.watermark
             batch: StateMap = {}
-            counters = {"input_rows": 0, "bad_rows": 0, "late_rows": 0, "unknown_field_rows": 0}
+            counters = {"input_rows": 0, "bad_rows": 0, "late_rows": 0}
+            counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
             touched: dict[datetime, StateMap] = {}
             late_windows: list[datetime] = []
             batch_max: datetime | None = None
             for (is_bad, window_start), row in result.segments.items():
-                rows, event_max, unknown = (
-                    int(row.extra[0] or 0),
-                    _as_utc(row.extra[1]),
-                    int(row.extra[2] or 0),
-                )
+                rows, event_max = int(row.extra[0] or 0), _as_utc(row.extra[1])
                 counters["input_rows"] += rows
-                counters["unknown_field_rows"] += unknown
+                for i, name in enumerate(DRIFT_COLUMNS.values()):
+                    counters[name] += int(row.extra[2 + i] or 0)
                 if is_bad:
                     counters["bad_rows"] += rows
                     continue
@@ -312,6 +316,8 @@ class BatchHandler:
             "bad_rows": "BadRecords",
             "late_rows": "LateRows",
             "unknown_field_rows": "UnknownFieldRows",
+            "missing_field_rows": "MissingFieldRows",
+            "type_error_rows": "TypeErrorRows",
         }
         return [
             ScopedMetric("batch", Metric(DATASET, name, "*", value=float(counters.get(key, 0))))

@@ -138,3 +138,26 @@ def test_detectors_judge_closed_windows_and_report_anomalies(spark):
     statuses = [r.status for c in report.check_results for r in c.constraint_results]
     assert statuses == ["Failure", "Success"]
     assert handler.judge.dump_states(), "detector state is kept for the state store"
+
+
+def test_schema_drift_facts_are_counted(spark):
+    """The decoders' drift columns become counters and batch metrics (new, missing, mistyped fields)."""
+    schema = (
+        "ts timestamp, name string, x double, _streamdq_error string, _streamdq_unknown_fields array<string>, "
+        "_streamdq_missing_fields array<string>, _streamdq_type_errors array<string>"
+    )
+    rows = [
+        (_t(0, 1), "a", 1.0, None, ["coupon_code"], [], []),
+        (_t(0, 2), "b", None, None, [], ["x"], []),
+        (None, None, None, "field x: expected DOUBLE got 'abc'", [], [], ["x"]),
+        (_t(0, 3), "c", 2.0, None, [], [], []),
+    ]
+    report = _handler([Check(Level.ERROR, "c").is_complete("name")]).handle(
+        spark.createDataFrame(rows, schema), 0
+    )
+    assert report.counters["unknown_field_rows"] == 1
+    assert report.counters["missing_field_rows"] == 1
+    assert report.counters["type_error_rows"] == 1
+    assert report.counters["bad_rows"] == 1
+    assert _metric(report, "batch", "MissingFieldRows").value == 1.0
+    assert _metric(report, "batch", "TypeErrorRows").value == 1.0
