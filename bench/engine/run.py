@@ -188,9 +188,11 @@ def run_arrow(df: DataFrame) -> dict[str, Any]:
     import datasketches as ds
 
     schema = "counts array<bigint>, moments array<double>, hll binary, kll binary"
-    rows = df.select("id", "user_id", "email", "country", "amount", "score").mapInArrow(
-        _partition_states, schema
-    ).collect()
+    rows = (
+        df.select("id", "user_id", "email", "country", "amount", "score")
+        .mapInArrow(_partition_states, schema)
+        .collect()
+    )
     counts = np.sum([r["counts"] for r in rows], axis=0)
     union = ds.hll_union(12)
     kll = ds.kll_doubles_sketch(200)
@@ -230,17 +232,22 @@ def run_arrow(df: DataFrame) -> dict[str, Any]:
     }
 
 
-def timed(fn: Callable[[], Any], repeat: int, spark: Any) -> tuple[float, Any, int]:
-    times = []
-    out: Any = None
-    jobs = 0
+def interleaved(
+    fns: dict[str, Callable[[], Any]], repeat: int, spark: Any
+) -> dict[str, tuple[float, Any, int]]:
+    """Median wall time, last output and Spark job count of each function, runs interleaved
+    (s, f, a, s, f, a, ...) so that machine noise hits every contender alike."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    out: dict[str, Any] = {}
+    jobs: dict[str, int] = {}
     for _ in range(repeat):
-        with count_jobs(spark) as j:
-            t = time.perf_counter()
-            out = fn()
-            times.append(time.perf_counter() - t)
-        jobs = j[0]
-    return statistics.median(times), out, jobs
+        for name, fn in fns.items():
+            with count_jobs(spark) as j:
+                t = time.perf_counter()
+                out[name] = fn()
+                times[name].append(time.perf_counter() - t)
+            jobs[name] = j[0]
+    return {k: (statistics.median(times[k]), out[k], jobs[k]) for k in fns}
 
 
 def main() -> int:
@@ -259,16 +266,27 @@ def main() -> int:
         run_streamdq(df)  # warm-up (JIT, Python workers)
         run_fused(df)
         run_arrow(df)
-        t_sdq, (metrics, jobs_sdq), _ = timed(lambda: run_streamdq(df), args.repeat, spark)
-        t_fused, fused, jobs_fused = timed(lambda: run_fused(df), args.repeat, spark)
-        t_arrow, arrow, jobs_arrow = timed(lambda: run_arrow(df), args.repeat, spark)
+        res = interleaved(
+            {
+                "streamdq": lambda d=df: run_streamdq(d),
+                "fused": lambda d=df: run_fused(d),
+                "arrow": lambda d=df: run_arrow(d),
+            },
+            args.repeat,
+            spark,
+        )
+        t_sdq, (_metrics, jobs_sdq), _ = res["streamdq"]
+        t_fused, fused, jobs_fused = res["fused"]
+        t_arrow, arrow, jobs_arrow = res["arrow"]
         best = min(t_fused, t_arrow)
         ratio = t_sdq / best
         print(
             f"rows={rows} streamdq={t_sdq:.2f}s fused_agg={t_fused:.2f}s map_in_arrow={t_arrow:.2f}s "
             f"ratio={ratio:.3f} jobs streamdq={jobs_sdq} fused={jobs_fused} arrow={jobs_arrow}"
         )
-        print(f"  check: size {fused['size']} vs {arrow['size']}; mean {fused['mean']:.6f} vs {arrow['mean']:.6f}")
+        print(
+            f"  check: size {fused['size']} vs {arrow['size']}; mean {fused['mean']:.6f} vs {arrow['mean']:.6f}"
+        )
         last = (
             f"RESULT engine rows={rows} ratio={ratio:.3f} t_streamdq={t_sdq:.2f} t_fused={t_fused:.2f} "
             f"t_arrow={t_arrow:.2f} jobs_streamdq={jobs_sdq} jobs_fused={jobs_fused} jobs_arrow={jobs_arrow}"
