@@ -63,13 +63,16 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from streamdq.analyzers import frequency_sample as smp
 from streamdq.analyzers import frequency_sketch as fs
 from streamdq.analyzers.base import col, in_scope
+from streamdq.analyzers.key_hash import key_hash, key_hashes
 from streamdq.analyzers.state import State, StateFormatError, register_state
 
 NULL_VALUE = "NullValue"
 EXACT = "exact"
-SKETCH = "sketch"
+SKETCH = "sketch"  # format v1 bounded form (DataSketches tuple sketch), read and merged for old states
+SAMPLE = "sample"  # format v2 bounded form (bottom-k sample of key hashes built in Spark)
 SIGMAS = 3
 _LEN = struct.Struct(">I")
 
@@ -142,7 +145,8 @@ class FrequencyState(State):
     """
 
     TYPE_TAG = "frequency"
-    FORMAT_VERSION = 1
+    # v2 adds the "sample" bounded form; v1 payloads (exact, tuple sketch) read unchanged
+    FORMAT_VERSION = 2
 
     def __init__(
         self,
@@ -153,11 +157,17 @@ class FrequencyState(State):
         table: pa.Table | None = None,
         sketch: bytes | None = None,
         items: bytes | None = None,
+        sample: smp.Sample | None = None,
+        top: smp.Top | None = None,
     ) -> None:
         if sketch is None and items is not None:
             raise ValueError("a frequent-items sketch comes only with a tuple sketch")
-        if sketch is not None and max_groups is None:
-            raise ValueError("a sketch-form FrequencyState needs max_groups")
+        if sample is None and top is not None:
+            raise ValueError("a top-keys table comes only with a sample")
+        if (sketch is not None or sample is not None) and max_groups is None:
+            raise ValueError("a bounded-form FrequencyState needs max_groups")
+        if sketch is not None and sample is not None:
+            raise ValueError("a FrequencyState is either a v1 tuple sketch or a sample, not both")
         self.n = int(n)
         self.total = int(total)
         self.max_groups = max_groups
@@ -166,6 +176,8 @@ class FrequencyState(State):
         self.table = None if table is None or table.num_rows == 0 else _canonical_table(table)
         self.sketch = sketch
         self.items = items
+        self.sample = sample
+        self.top = top
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -181,8 +193,16 @@ class FrequencyState(State):
         return state
 
     def to_sketch(self, max_groups: int) -> FrequencyState:
-        """This state in sketch form at bound ``max_groups`` (driver-side, bounded input)."""
+        """This state in bounded form at bound ``max_groups`` (driver-side, bounded input).
+
+        Exact tables and samples become a sample of at most ``2**lg_k`` keys (exact tables
+        hash their keys on the driver exactly as Spark does, ``key_hashes``); a v1 tuple
+        sketch stays a tuple sketch.
+        """
         lg_k = fs.lg_k_for(max_groups)
+        if self.sketch is None:
+            sample, top = self._sample_parts(max_groups)
+            return FrequencyState(n=self.n, total=self.total, max_groups=max_groups, sample=sample, top=top)
         if self.sketch is not None:
             sketch, items = fs.union([(self._tuple(), self.items)], lg_k)
         else:
@@ -197,6 +217,23 @@ class FrequencyState(State):
                 with_items = len(key_columns) == 1 and pa.types.is_string(key_columns[0].type)
             sketch, items = fs.build(keys, counts, lg_k, with_items=with_items)
         return FrequencyState(n=self.n, total=self.total, max_groups=max_groups, sketch=sketch, items=items)
+
+    def _sample_parts(self, max_groups: int) -> tuple[smp.Sample, smp.Top | None]:
+        """(sample, top) of this exact or sample state at bound ``max_groups``."""
+        k = sample_size(max_groups)
+        if self.sample is not None:
+            top = None if self.top is None else smp.merge_tops([self.top], k)
+            return smp.merge_samples([self.sample], k), top
+        table = self.table
+        if table is None or table.num_rows == 0:
+            return smp.sample_of(np.zeros(0, np.int64), np.zeros(0, np.int64), k), None
+        key_columns = [table[c] for c in table.column_names if c != "count"]
+        counts = np.asarray(table["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
+        sample = smp.sample_of(key_hashes(key_columns), counts, k)
+        top = None
+        if len(key_columns) == 1 and pa.types.is_string(key_columns[0].type):
+            top = smp.top_of(key_columns[0].combine_chunks(), counts, k, complete=True)
+        return sample, top
 
     # -- properties --------------------------------------------------------------------
     def _tuple(self) -> Any:
@@ -214,30 +251,36 @@ class FrequencyState(State):
             self.n == 0
             and self.total == 0
             and self.sketch is None
+            and self.sample is None
             and (self.table is None or not self.table.num_rows)
         )
 
     @property
     def is_sketch(self) -> bool:
-        return self.sketch is not None
+        """Bounded form (a v2 sample or a v1 tuple sketch): every metric is approximate."""
+        return self.sketch is not None or self.sample is not None
 
     @property
     def approximate(self) -> bool:
-        return self.sketch is not None
+        return self.is_sketch
 
     @property
     def lg_k(self) -> int | None:
-        return None if self.max_groups is None or self.sketch is None else fs.lg_k_for(self.max_groups)
+        return None if self.max_groups is None or not self.is_sketch else fs.lg_k_for(self.max_groups)
 
     @property
     def theta(self) -> float:
         """Inclusion probability of a distinct key in ``counts()`` (1.0 when exact)."""
+        if self.sample is not None:
+            return self.sample.theta
         if self.sketch is None:
             return 1.0
         return float(self._tuple().theta)
 
     def counts(self) -> np.ndarray:
-        """Counts of the groups held: all of them (exact) or the theta sample (sketch)."""
+        """Counts of the groups held: all of them (exact) or the theta sample (bounded)."""
+        if self.sample is not None:
+            return self.sample.counts
         if self.sketch is not None:
             return np.array([c for _, c in self._tuple()], dtype=np.int64)
         if self.table is None:
@@ -245,7 +288,16 @@ class FrequencyState(State):
         return np.asarray(self.table["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
 
     def count_groups(self, predicate: Callable[[int], bool] | None = None) -> tuple[float, float]:
-        """(estimate, absolute bound) of the number of groups whose count satisfies ``predicate``."""
+        """(estimate, absolute bound) of the number of groups whose count satisfies ``predicate``.
+
+        Sample form: ``r / theta`` for the r sampled keys that satisfy it, with a Garwood
+        (Poisson) confidence interval of r at about 3 sigma scaled by 1/theta (conservative
+        for the binomial count of a theta sample), never below r.
+        """
+        if self.sample is not None:
+            c = self.sample.counts
+            r = len(c) if predicate is None else sum(1 for v in c.tolist() if predicate(v))
+            return _theta_estimate(r, self.sample.theta)
         if self.sketch is None:
             c = self.counts()
             if predicate is None:
@@ -263,7 +315,7 @@ class FrequencyState(State):
         values = np.asarray(f(self.counts().astype(np.float64)), dtype=np.float64)
         theta = self.theta
         est = float(values.sum()) / theta
-        if self.sketch is None:
+        if not self.is_sketch:
             return est, 0.0
         var = (1.0 - theta) / theta**2 * float((values**2).sum())
         return est, SIGMAS * math.sqrt(var)
@@ -281,7 +333,7 @@ class FrequencyState(State):
         """
         c = self.counts().astype(np.float64)
         y = c * np.asarray(f(c), dtype=np.float64)
-        if self.sketch is None:
+        if not self.is_sketch:
             return (float(y.sum()) / self.n if self.n else 0.0), 0.0
         total = float(c.sum())
         if total == 0.0:
@@ -299,6 +351,14 @@ class FrequencyState(State):
         Exact: single-column tables only (keys as strings). Sketch: estimates from the
         frequent-items sketch; the error is the widest upper-lower bound gap.
         """
+        if self.sample is not None:
+            if self.top is None:
+                raise ValueError("this sample-form state has no top-keys table (not a string grouping)")
+            head = self.top.table.slice(0, limit)
+            gaps = pc.subtract(head["hi"], head["lo"])
+            err = float(pc.max(gaps).as_py() or 0) if head.num_rows else float(self.top.threshold)
+            pairs = zip(head["key"].to_pylist(), head["lo"].to_pylist(), strict=True)
+            return [(str(k), int(v)) for k, v in pairs], err
         if self.sketch is None:
             if self.table is None or self.table.num_rows == 0:
                 return [], 0.0
@@ -323,7 +383,7 @@ class FrequencyState(State):
             return other
         bound = _min_bound(self.max_groups, other.max_groups)
         n, total = self.n + other.n, self.total + other.total
-        if self.sketch is None and other.sketch is None:
+        if not self.is_sketch and not other.is_sketch:
             a, b = self.table, other.table
             if a is None or (a.num_rows == 0 and b is not None):
                 table = b
@@ -335,6 +395,18 @@ class FrequencyState(State):
                 return type(self)(n=n, total=total, max_groups=bound)
             return type(self).from_table(table, n=n, total=total, max_groups=bound)  # type: ignore[return-value]
         assert bound is not None
+        if self.sketch is None and other.sketch is None:  # samples (and exact tables) of v2
+            k = sample_size(bound)
+            pairs = [s._sample_parts(bound) for s in (self, other)]
+            sample = smp.merge_samples([p[0] for p in pairs], k)
+            tops = [p[1] for p in pairs]
+            top = smp.merge_tops([t for t in tops if t is not None], k) if all(tops) else None
+            return type(self)(n=n, total=total, max_groups=bound, sample=sample, top=top)
+        if self.sample is not None or other.sample is not None:
+            raise ValueError(
+                "cannot merge a format-v1 tuple-sketch FrequencyState with a v2 sample: their keys "
+                "are hashed differently; recompute the v1 state (or start a new query) to continue"
+            )
         parts = []
         for s in (self, other):
             if s.sketch is None and (s.table is None or s.table.num_rows == 0):
@@ -347,14 +419,21 @@ class FrequencyState(State):
 
     # -- serialization ---------------------------------------------------------------------
     def payload(self) -> bytes:
+        kind = SAMPLE if self.sample is not None else SKETCH if self.sketch is not None else EXACT
         header: dict[str, Any] = {
-            "kind": SKETCH if self.sketch is not None else EXACT,
+            "kind": kind,
             "n": self.n,
             "total": self.total,
             "max_groups": self.max_groups,
         }
         blobs: list[bytes]
-        if self.sketch is not None:
+        if self.sample is not None:
+            header["theta"] = self.sample.theta_u
+            blobs = [_table_bytes(self.sample.to_table())]
+            if self.top is not None:
+                header["top_threshold"] = self.top.threshold
+                blobs.append(_table_bytes(self.top.table))
+        elif self.sketch is not None:
             blobs = [self.sketch] if self.items is None else [self.sketch, self.items]
         elif self.table is not None:
             blobs = [_table_bytes(self.table)]
@@ -377,6 +456,17 @@ class FrequencyState(State):
             common = {"n": header["n"], "total": header["total"], "max_groups": header["max_groups"]}
             if header["kind"] == SKETCH:
                 return cls(**common, sketch=blobs[0], items=blobs[1] if len(blobs) > 1 else None)
+            if header["kind"] == SAMPLE:
+                if version < 2:
+                    raise ValueError("the sample form needs format version 2")
+                sample = smp.sample_from_table(pa.ipc.open_stream(blobs[0]).read_all(), header["theta"])
+                top = None
+                if len(blobs) > 1:
+                    top_table = pa.ipc.open_stream(blobs[1]).read_all().combine_chunks()
+                    top = smp.Top(top_table, int(header["top_threshold"]))
+                return cls(**common, sample=sample, top=top)
+            if header["kind"] != EXACT:
+                raise ValueError(f"unknown kind {header['kind']!r}")
             table = pa.ipc.open_stream(blobs[0]).read_all() if blobs else None
             return cls(**common, table=table)
         except (KeyError, IndexError, ValueError, struct.error, pa.ArrowInvalid) as exc:
@@ -387,12 +477,14 @@ class FrequencyState(State):
         Arrow buffers may differ in padding and in slots under NULLs)."""
         if not isinstance(other, FrequencyState):
             return False
-        same = (self.n, self.total, self.max_groups, self.sketch, self.items) == (
+        same = (self.n, self.total, self.max_groups, self.sketch, self.items, self.sample, self.top) == (
             other.n,
             other.total,
             other.max_groups,
             other.sketch,
             other.items,
+            other.sample,
+            other.top,
         )
         if not same or (self.table is None) != (other.table is None):
             return False
@@ -404,7 +496,9 @@ class FrequencyState(State):
 
     def __repr__(self) -> str:
         kind = (
-            "sketch"
+            f"sample[{len(self.sample)}, theta={self.sample.theta:.3g}]"
+            if self.sample is not None
+            else "sketch"
             if self.sketch is not None
             else f"exact[{0 if self.table is None else self.table.num_rows}]"
         )
@@ -412,6 +506,42 @@ class FrequencyState(State):
 
 
 register_state(FrequencyState)
+
+
+def sample_size(max_groups: int) -> int:
+    """k, the number of keys a bounded state keeps at bound ``max_groups`` (``2**lg_k``)."""
+    return 1 << fs.lg_k_for(max_groups)
+
+
+def _theta_estimate(r: int, theta: float) -> tuple[float, float]:
+    """(r / theta, absolute ~3-sigma bound) for r keys seen in a theta sample of N keys.
+
+    r ~ Binomial(N, theta): the bounds are the N at which seeing r (or fewer / more)
+    keys has a tail probability of 3 sigma (0.135%), found by bisection; never below r.
+    """
+    est = r / theta
+    if theta >= 1.0:
+        return est, 0.0
+    from scipy.stats import binom
+
+    tail = 0.0013498980316301  # one-sided tail of 3 sigma
+
+    def first(pred: Callable[[int], bool], lo: int) -> int:
+        """Smallest N >= lo with pred(N) (pred monotone false -> true)."""
+        hi = max(lo, 1)
+        while not pred(hi):
+            hi *= 2
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pred(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    upper = first(lambda n: float(binom.cdf(r, n, theta)) < tail, r) - 1
+    lower = r if r == 0 else first(lambda n: float(binom.sf(r - 1, n, theta)) >= tail, r)
+    return est, max(float(upper) - est, est - float(lower), 0.0)
 
 
 def estimate_kwargs(state: FrequencyState, bound: float) -> dict[str, Any]:
@@ -462,34 +592,93 @@ def state_from_grouped(
 
 
 def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: int | None) -> FrequencyState:
-    """Run the grouped aggregation of ``spec`` over ``df`` and return its state.
+    """Run the grouped aggregation of ``spec`` over ``df`` and return its state (driver).
 
-    One grouped aggregation collected as Arrow (at most ``max_groups + 3`` rows reach the
-    driver); a second job (one ``mapInArrow`` pass building sketches per partition) only
-    when there are more than ``max_groups`` groups. ``max_groups=None`` keeps every group
-    exactly (unbounded: only when explicitly asked for).
+    ONE Spark query, whose branches share the grouped aggregation's shuffle (Spark
+    reuses the exchange): the in-scope groups ordered by key hash with a limit of
+    ``max(max_groups, k) + 1`` rows (a TakeOrderedAndProject, no full sort), one row of
+    totals (``n``, ``total``), and for histograms the ``k`` heaviest keys. At most
+    ``max_groups`` groups: that IS every group, an exact state. More: the ``k`` smallest
+    hashes are the bottom-k sample (no Python loop per key). At most
+    ``max(max_groups, k) + k + 2`` rows reach the driver. ``max_groups=None`` keeps every
+    group exactly (unbounded: only when explicitly asked for). Empty input: ``n == 0``.
     """
     if max_groups is not None and max_groups < 1:
         raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
     grouped, n_keys = grouped_counts(df, spec)
-    limit = None if max_groups is None else max_groups + 3
-    arrow = (grouped if limit is None else grouped.limit(limit)).toArrow()
-    if limit is None or arrow.num_rows < limit:
-        return state_from_grouped(arrow, n_keys=n_keys, histogram=spec.histogram, max_groups=max_groups)
-    assert max_groups is not None
-    lg_k = fs.lg_k_for(max_groups)
+    if max_groups is None:
+        return state_from_grouped(grouped.toArrow(), n_keys=n_keys, histogram=spec.histogram, max_groups=None)
+    query = bounded_query(df, spec, max_groups=max_groups, grouped=(grouped, n_keys))
+    names = [f"k{i}" for i in range(n_keys)]
+    k = sample_size(max_groups)
+    arrow = query.toArrow()
+    part = arrow["_part"]
+    totals = arrow.filter(pc.equal(part, 1))
+    total = int(totals["count"][0].as_py() or 0) if totals.num_rows else 0
+    n = int(totals["_n"][0].as_py() or 0) if totals.num_rows else 0
     drop = not spec.histogram
-
-    with_items = spec.histogram
-
-    def build(batches: Any) -> Any:
-        return fs.build_partition(
-            batches, n_keys=n_keys, drop_all_null=drop, lg_k=lg_k, with_items=with_items
+    rows = fs.keep_in_scope(arrow.filter(pc.equal(part, 0)), n_keys=n_keys, drop_all_null=drop)
+    if rows.num_rows <= max_groups:
+        return FrequencyState.from_table(
+            rows.select([*names, "count"]), n=n, total=total, max_groups=max_groups
         )
+    counts = np.asarray(rows["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
+    hashes = np.asarray(rows["_h"].to_numpy(zero_copy_only=False), dtype=np.int64)
+    bounded = smp.sample_of(hashes, counts, k)
+    heavy = None
+    if spec.histogram:
+        tops = fs.keep_in_scope(arrow.filter(pc.equal(part, 2)), n_keys=n_keys, drop_all_null=False)
+        heavy = smp.top_of(
+            tops["k0"].combine_chunks(),
+            np.asarray(tops["count"].to_numpy(zero_copy_only=False), dtype=np.int64),
+            k,
+            complete=tops.num_rows < k,
+        )
+    return FrequencyState(n=n, total=total, max_groups=max_groups, sample=bounded, top=heavy)
 
-    parts = grouped.mapInArrow(build, fs.PARTITION_DDL).collect()
-    blobs = [(bytes(p["sketch"]), None if p["items"] is None else bytes(p["items"])) for p in parts]
-    sketch, items = fs.union(blobs, lg_k)
-    n = sum(int(p["n"]) for p in parts)
-    total = sum(int(p["total"]) for p in parts)
-    return FrequencyState(n=n, total=total, max_groups=max_groups, sketch=sketch, items=items)
+
+def bounded_query(
+    df: DataFrame,
+    spec: FrequencySpec,
+    *,
+    max_groups: int,
+    grouped: tuple[DataFrame, int] | None = None,
+) -> DataFrame:
+    """The one query of a bounded grouping: ``_part`` 0 = the in-scope groups with the
+    smallest key hashes (``k0.., count, _h``; at most ``max(max_groups, k) + 1`` rows),
+    1 = one row of totals (``count`` = all rows, ``_n`` = rows in scope), 2 = the ``k``
+    heaviest keys (histograms only). All branches read the same grouped aggregation, and
+    Spark reuses its exchange: the data is shuffled and grouped once."""
+    grouped_df, n_keys = grouped if grouped is not None else grouped_counts(df, spec)
+    names = [f"k{i}" for i in range(n_keys)]
+    keep = F.col("in_scope")
+    if not spec.histogram and names:
+        any_valid = F.lit(False)
+        for name in names:
+            any_valid = any_valid | F.col(name).isNotNull()
+        keep = keep & any_valid
+    k = sample_size(max_groups)
+    limit = max(max_groups, k) + 1
+    g = grouped_df.withColumn("_h", key_hash([F.col(name) for name in names]))
+    # Rows out of scope sort last instead of being filtered: a filter on the keys would be
+    # pushed below the aggregation and defeat the reuse of its exchange. At most two such
+    # groups exist (out of scope; all keys NULL), hence the limit + 2; the driver drops them.
+    sample = (
+        g.orderBy(F.when(keep, F.col("_h")).asc_nulls_last())
+        .limit(limit + 2)
+        .select(F.lit(0).alias("_part"), "in_scope", *names, "count", "_h")
+    )
+    # counting the groups keeps the aggregation in this branch (else Spark rewrites the
+    # sum of counts into a second scan of the input)
+    sums = g.agg(
+        F.sum("count").cast("long").alias("count"),
+        F.sum(F.when(keep, F.col("count"))).cast("long").alias("_n"),
+        F.count(F.lit(1)).cast("long").alias("_groups"),
+    ).select(F.lit(1).alias("_part"), "count", "_n", "_groups")
+    query = sample.unionByName(sums, allowMissingColumns=True)
+    if spec.histogram:
+        top = g.orderBy(F.when(keep, F.col("count")).desc_nulls_last(), F.asc(names[0])).limit(k + 2)
+        query = query.unionByName(
+            top.select(F.lit(2).alias("_part"), "in_scope", *names, "count"), allowMissingColumns=True
+        )
+    return query

@@ -97,13 +97,32 @@ def test_state_size_is_bounded(df):
     assert state.n == ROWS and state.total == ROWS
 
 
-def test_second_job_only_beyond_the_bound(spark, df):
+def test_no_extra_job_beyond_the_bound(spark, df):
+    # the sample comes out of the same query as the exact table: crossing the bound
+    # costs no further Spark job
     spec = FrequencySpec(("k",))
     with count_jobs(spark) as small:
-        compute_frequency_state(df, spec, max_groups=KEYS)
+        exact = compute_frequency_state(df, spec, max_groups=KEYS)
     with count_jobs(spark) as big:
-        compute_frequency_state(df, spec, max_groups=MAX_GROUPS)
-    assert big[0] > small[0]
+        bounded = compute_frequency_state(df, spec, max_groups=MAX_GROUPS)
+    assert not exact.is_sketch and bounded.is_sketch
+    assert big[0] == small[0]
+
+
+def test_grouping_runs_once_per_query(df):
+    # the sample, totals (and top) branches reuse ONE shuffle of the grouped aggregation
+    from streamdq.analyzers.frequency import bounded_query
+
+    plan = bounded_query(df, FrequencySpec(("k",), histogram=False), max_groups=MAX_GROUPS)
+    plan.toArrow()  # adaptive execution shows the reused exchange in the final plan
+    text = plan._jdf.queryExecution().executedPlan().toString()
+    hist = bounded_query(df, FrequencySpec(("k",), histogram=True), max_groups=MAX_GROUPS)
+    hist.toArrow()
+    hist_text = hist._jdf.queryExecution().executedPlan().toString()
+    for t in (text, hist_text):
+        assert "TakeOrderedAndProject" in t
+    assert text.count("ReusedExchange") >= 1, text
+    assert hist_text.count("ReusedExchange") >= 2, hist_text
 
 
 def test_merge_exact_and_sketch_parts(df):

@@ -126,20 +126,21 @@ def test_preconditions_reject_bad_parameters():
     assert Entropy("zz").preconditions(schema) is not None
 
 
-def test_frequent_items_sketch_only_for_string_keys():
+def test_top_keys_only_for_string_keys():
     ints = exact(list(range(100)), [1] * 100, max_groups=32)
     strings = exact([f"k{i}" for i in range(100)], [2] * 100, pa.string(), max_groups=32)
-    assert ints.is_sketch and ints.items is None
-    assert strings.is_sketch and strings.items is not None
+    assert ints.is_sketch and ints.top is None
+    assert strings.is_sketch and strings.top is not None
     top = Histogram("x", max_detail_bins=3).metric(strings)
-    # uniform keys overflow the items map: fewer detail bins than asked, each within the bound
-    assert top.approximate and top.error_bound is not None and 1 <= len(top.value["values"]) <= 3
+    # the top of an exact table is exact: ties broken by key, no count error
+    assert top.approximate and top.error_bound == 0.0
+    assert list(top.value["values"]) == ["k0", "k1", "k10"]
     for bin_ in top.value["values"].values():
         assert abs(bin_["absolute"] - 2) <= top.error_bound * 200
     assert state_from_bytes(ints.to_bytes()) == ints
     assert state_from_bytes(strings.to_bytes()) == strings
     failed = Histogram("x").metric(ints)  # a numeric grouping has no top-bin sketch
-    assert failed.failure is not None and "frequent-items" in failed.failure
+    assert failed.failure is not None and "top-keys" in failed.failure
 
 
 def test_binary_keys_canonicalize_the_same_in_every_batch():

@@ -1,0 +1,168 @@
+"""Bounded form of a frequency table: a bottom-k sample of key hashes with exact counts.
+
+A ``Sample`` keeps the (at most k) distinct group keys with the SMALLEST 64-bit key
+hashes (``key_hash``, unsigned order), each with its exact row count, and theta: the
+exclusive threshold below which every key was kept (the (k+1)-th smallest hash,
+divided by 2**64; 1.0 when no key was dropped). The kept keys are a uniform sample of
+the distinct keys with inclusion probability theta (a theta / KMV sketch whose summary
+is the summed count), so distinct counts and per-key statistics carry over.
+
+It is built in Spark without a per-key Python loop: the grouped counts ordered by hash
+with a ``limit`` (a TakeOrderedAndProject: per-partition top-k, no full sort). On the
+driver, ``sample_of`` dedups, filters and trims bounded arrays with numpy.
+
+Merge (``merge_samples``): union by hash (the same key has the same hash; counts add),
+theta = the smaller theta, keep hashes below it, then the k smallest. The count of a
+kept key is exact: every part that saw the key had a theta above its hash (theta only
+decreases) and kept it. Associative and commutative; the empty sample is the identity.
+
+``Top`` is the companion of histogram groupings: the heaviest keys with a lower and an
+upper bound of their count, and ``threshold``, an upper bound of the count of any key not
+listed. Built in Spark (grouped counts ordered by count desc, key asc, with a limit);
+merged by adding lower bounds, and upper bounds (a part not listing a key adds its
+threshold), keeping the ``size`` heaviest by lower bound. The bounds hold after any
+sequence of merges; the kept list may depend on merge order (it is a bounded summary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from streamdq.analyzers.key_hash import unsigned
+
+TWO_64 = float(2**64)
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """Hashes (signed int64, unique, ascending in unsigned order), counts, theta threshold.
+
+    ``theta_u``: the exclusive unsigned threshold (``None`` = 1.0, every key kept).
+    """
+
+    hashes: np.ndarray
+    counts: np.ndarray
+    theta_u: int | None
+
+    @property
+    def theta(self) -> float:
+        return 1.0 if self.theta_u is None else self.theta_u / TWO_64
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Sample)
+            and self.theta_u == other.theta_u
+            and np.array_equal(self.hashes, other.hashes)
+            and np.array_equal(self.counts, other.counts)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.theta_u, len(self.hashes), int(self.counts.sum())))
+
+    def to_table(self) -> pa.Table:
+        return pa.table(
+            {"hash": pa.array(self.hashes, pa.int64()), "count": pa.array(self.counts, pa.int64())}
+        )
+
+
+def sample_of(hashes: np.ndarray, counts: np.ndarray, k: int, theta_u: int | None = None) -> Sample:
+    """The bottom-``k`` sample of (hash, count) pairs: dedup by hash (counts add), keep
+    hashes below ``theta_u``, then the ``k`` smallest (theta = the (k+1)-th). Driver-side."""
+    h = np.asarray(hashes, dtype=np.int64)
+    c = np.asarray(counts, dtype=np.int64)
+    keep = c > 0
+    h, c = h[keep], c[keep]
+    u = unsigned(h)
+    if theta_u is not None:
+        below = u < np.uint64(theta_u)
+        u, c = u[below], c[below]
+    uniq, inverse = np.unique(u, return_inverse=True)
+    summed = np.zeros(len(uniq), dtype=np.int64)
+    np.add.at(summed, inverse, c)
+    if len(uniq) > k:
+        theta_u = int(uniq[k])
+        uniq, summed = uniq[:k], summed[:k]
+    signed = (uniq ^ np.uint64(1 << 63)).view(np.int64)
+    return Sample(signed.copy(), summed, theta_u)
+
+
+def merge_samples(parts: Sequence[Sample], k: int) -> Sample:
+    """Union of samples by hash with summed counts, at most ``k`` keys (see module doc)."""
+    thetas = [p.theta_u for p in parts if p.theta_u is not None]
+    theta_u = min(thetas) if thetas else None
+    if not parts:
+        return Sample(np.zeros(0, np.int64), np.zeros(0, np.int64), None)
+    hashes = np.concatenate([p.hashes for p in parts])
+    counts = np.concatenate([p.counts for p in parts])
+    return sample_of(hashes, counts, k, theta_u)
+
+
+def sample_from_table(table: pa.Table, theta_u: int | None) -> Sample:
+    return Sample(
+        np.asarray(table["hash"].to_numpy(zero_copy_only=False), dtype=np.int64),
+        np.asarray(table["count"].to_numpy(zero_copy_only=False), dtype=np.int64),
+        theta_u,
+    )
+
+
+TOP_SCHEMA = pa.schema([("key", pa.string()), ("lo", pa.int64()), ("hi", pa.int64())])
+
+
+@dataclass(frozen=True, eq=False)
+class Top:
+    """Heaviest keys (``table``: key, lo, hi; lo desc, hi desc, key asc) and the bound of the rest."""
+
+    table: pa.Table
+    threshold: int
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Top) and self.threshold == other.threshold and self.table.equals(other.table)
+
+    def __hash__(self) -> int:
+        return hash((self.threshold, self.table.num_rows))
+
+
+def _ordered(table: pa.Table) -> pa.Table:
+    return table.sort_by([("lo", "descending"), ("hi", "descending"), ("key", "ascending")]).combine_chunks()
+
+
+def top_of(
+    keys: Sequence[str] | pa.Array, counts: np.ndarray | pa.Array, size: int, *, complete: bool
+) -> Top:
+    """Top of exact (key, count) pairs: the ``size`` heaviest. ``complete``: every key of
+    the data is in ``keys`` (else the smallest listed count bounds the unlisted ones)."""
+    c = pa.array(np.asarray(counts, dtype=np.int64), pa.int64())
+    table = _ordered(pa.table({"key": pa.array(keys, pa.string()), "lo": c, "hi": c}, schema=TOP_SCHEMA))
+    threshold = 0
+    if table.num_rows > size:
+        threshold = int(table["lo"][size].as_py())
+        table = table.slice(0, size)
+    elif not complete and table.num_rows:
+        threshold = int(table["lo"][table.num_rows - 1].as_py())
+    return Top(table.combine_chunks(), threshold)
+
+
+def merge_tops(parts: Sequence[Top], size: int) -> Top:
+    """Merged top: lo adds; hi adds, a part not listing a key adds its threshold."""
+    total_threshold = sum(p.threshold for p in parts)
+    tables = [
+        p.table.append_column("t", pa.array([p.threshold] * p.table.num_rows, pa.int64())) for p in parts
+    ]
+    both = pa.concat_tables(tables)
+    g = both.group_by(["key"], use_threads=False).aggregate([("lo", "sum"), ("hi", "sum"), ("t", "sum")])
+    hi = pc.add(pc.subtract(g["hi_sum"], g["t_sum"]), pa.scalar(total_threshold, pa.int64()))
+    table = _ordered(pa.table({"key": g["key"], "lo": g["lo_sum"], "hi": hi}, schema=TOP_SCHEMA))
+    threshold = total_threshold
+    if table.num_rows > size:
+        dropped = table.slice(size)
+        threshold = max(threshold, int(pc.max(dropped["hi"]).as_py()))
+        table = table.slice(0, size)
+    return Top(table.combine_chunks(), threshold)

@@ -1,0 +1,146 @@
+"""The 64-bit hash of a group key, computed identically in Spark and on the driver.
+
+The bounded frequency state keeps the groups with the smallest key hashes (a bottom-k
+sample). The hash is computed in Spark by ``key_hash(columns)`` (the JVM's
+``xxhash64``, seed 42, over the key columns followed by a NULL mask), and on the driver
+by ``key_hashes(arrays)`` over the same values as Arrow arrays (driver-side, for exact
+tables that must turn into samples; bounded input). Both give the same signed 64-bit
+value for the same key, so samples built in Spark and on the driver merge.
+
+Spark's ``xxhash64`` chains the columns: the hash of column i is the seed of column
+i + 1; a NULL leaves the running hash unchanged, hence the trailing NULL mask (bit
+``i % 63`` set when column i is NULL) that keeps ``(a, NULL)`` and ``(NULL, a)`` apart.
+Per type (as Spark does): booleans, bytes, shorts, ints and dates hash as a 4-byte int;
+longs and timestamps (microseconds) as an 8-byte long; floats and doubles by their IEEE
+bits with -0.0 as 0.0 and one NaN; strings by their UTF-8 bytes, binary as is; decimals
+of precision <= 18 by their unscaled long. Other key types (nested, wide decimals) raise
+``ValueError`` on the driver: their groupings still run in Spark, but an exact state of
+them cannot be turned into a sample.
+
+The order of the sample is the UNSIGNED order of the hash: ``unsigned = signed + 2**63``
+(so ordering by the signed value in Spark is the same order).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import xxhash
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+SEED = 42
+MASK_BITS = 63
+_U64 = (1 << 64) - 1
+_INT = struct.Struct("<i")
+_LONG = struct.Struct("<q")
+_FLOAT = struct.Struct("<f")
+_DOUBLE = struct.Struct("<d")
+
+
+def key_hash(columns: Sequence[Column]) -> Column:
+    """Spark expression: the signed 64-bit hash of the key ``columns`` (see module doc)."""
+    mask: Column = F.lit(0).cast("long")
+    for i, c in enumerate(columns):
+        mask = mask + F.when(c.isNull(), F.lit(1 << (i % MASK_BITS))).otherwise(F.lit(0)).cast("long")
+    return F.xxhash64(*columns, mask)
+
+
+def _h(data: bytes, seed: int) -> int:
+    return xxhash.xxh64_intdigest(data, seed=seed)
+
+
+def _hasher(typ: pa.DataType) -> Callable[[Any, int], int]:
+    """Function (python value, unsigned seed) -> unsigned hash, Spark's rule for ``typ``."""
+    if pa.types.is_boolean(typ):
+        return lambda v, s: _h(_INT.pack(1 if v else 0), s)
+    if pa.types.is_int8(typ) or pa.types.is_int16(typ) or pa.types.is_int32(typ):
+        return lambda v, s: _h(_INT.pack(v), s)
+    if pa.types.is_int64(typ):
+        return lambda v, s: _h(_LONG.pack(v), s)
+    if pa.types.is_date32(typ):
+        return lambda v, s: _h(_INT.pack(v), s)
+    if pa.types.is_timestamp(typ):
+        return lambda v, s: _h(_LONG.pack(v), s)
+    if pa.types.is_float32(typ):
+
+        def h_float(v: float, s: int) -> int:
+            if math.isnan(v):
+                return _h(_INT.pack(0x7FC00000), s)
+            return _h(_FLOAT.pack(0.0 if v == 0.0 else v), s)
+
+        return h_float
+    if pa.types.is_float64(typ):
+
+        def h_double(v: float, s: int) -> int:
+            if math.isnan(v):
+                return _h(_LONG.pack(0x7FF8000000000000), s)
+            return _h(_DOUBLE.pack(0.0 if v == 0.0 else v), s)
+
+        return h_double
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return lambda v, s: _h(v.encode("utf-8"), s)
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
+        return lambda v, s: _h(bytes(v), s)
+    if pa.types.is_decimal(typ) and typ.precision <= 18:
+        scale = typ.scale
+
+        def h_decimal(v: Decimal, s: int) -> int:
+            return _h(_LONG.pack(int(v.scaleb(scale))), s)
+
+        return h_decimal
+    raise ValueError(f"cannot hash group keys of type {typ} on the driver (supported: flat scalar types)")
+
+
+def _raw_values(arr: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """Values as Spark hashes them: integers for dates and timestamps, else Python values."""
+    typ = arr.type
+    if pa.types.is_date32(typ):
+        return arr.cast(pa.int32()).to_pylist()  # type: ignore[no-any-return]
+    if pa.types.is_timestamp(typ):
+        if typ.unit != "us":
+            arr = arr.cast(pa.timestamp("us", typ.tz))
+        return arr.cast(pa.int64()).to_pylist()  # type: ignore[no-any-return]
+    return arr.to_pylist()  # type: ignore[no-any-return]
+
+
+def _signed(v: int) -> int:
+    """Wrap an integer to a signed 64-bit value (Spark's long arithmetic)."""
+    return ((v + (1 << 63)) & _U64) - (1 << 63)
+
+
+def key_hashes(columns: Sequence[pa.Array | pa.ChunkedArray]) -> np.ndarray:
+    """Signed int64 hashes of the rows of the key ``columns``, equal to ``key_hash`` in Spark.
+
+    Driver-side, one hash call per value (use on bounded tables only).
+    """
+    if not columns:
+        raise ValueError("a group key has at least one column")
+    rows = len(columns[0])
+    seeds = [SEED] * rows
+    masks = [0] * rows
+    for i, arr in enumerate(columns):
+        fn = _hasher(arr.type)
+        bit = 1 << (i % MASK_BITS)
+        for r, v in enumerate(_raw_values(arr)):
+            if v is None:
+                masks[r] += bit
+            else:
+                seeds[r] = fn(v, seeds[r])
+    out = np.fromiter(
+        (_h(_LONG.pack(_signed(m)), s) for m, s in zip(masks, seeds, strict=True)),
+        dtype=np.uint64,
+        count=rows,
+    )
+    return out.view(np.int64)
+
+
+def unsigned(hashes: np.ndarray) -> np.ndarray:
+    """The sample order of signed hashes: ``signed + 2**63`` as uint64."""
+    return (hashes.view(np.uint64) ^ np.uint64(1 << 63)).astype(np.uint64)
