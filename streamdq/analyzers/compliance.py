@@ -5,7 +5,8 @@ states (``NumMatchesAndCount``) merge by addition. A NULL predicate counts as no
 compliant but stays in the denominator; when rows are in scope but EVERY predicate value
 is NULL (e.g. numeric bounds on a string column) the metric is a Failure. No row in scope
 -> Failure (empty). ``columns`` names the columns the predicate reads so a missing
-column fails before the pass with a clear message.
+column fails before the pass with a clear message. A predicate that does not parse or
+resolve fails this analyzer alone when the pass runs (the plan isolates it).
 """
 
 from __future__ import annotations
@@ -46,17 +47,6 @@ class Compliance(ScanShareableAnalyzer):
     @property
     def instance(self) -> str:
         return self.name
-
-    def preconditions(self, schema: StructType) -> str | None:
-        reason = super().preconditions(schema)
-        if reason is not None:
-            return reason
-        try:
-            F.expr(self.predicate)
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [""])[0]
-            return f"Compliance {self.name!r}: predicate {self.predicate!r} does not parse: {first}"
-        return None
 
     def aggregations(self, schema: StructType) -> list[Column]:
         scope = in_scope(self.where)
