@@ -13,37 +13,42 @@ the state store uses).
   ``"NullValue"`` (a bin of its own), no row is dropped; the state also carries the
   UNFILTERED row count ``total``, the ratio denominator.
 
-``compute_frequency_state(df, spec, max_groups=...)`` runs on the driver: ONE grouped
-aggregation whose result is collected as Arrow (at most ``max_groups`` + 3 rows). Only
-when the grouping has more than ``max_groups`` distinct groups does it run a second job,
-a single ``mapInArrow`` pass over the grouped counts building the sketch form. Empty
-input gives a state with ``n == 0`` (each metric decides: 0.0 or an empty failure).
+``compute_frequency_state(df, spec, max_groups=...)`` runs on the driver and triggers ONE
+Spark query (``bounded_query``) whose branches share the grouped aggregation's shuffle:
+the in-scope groups with the smallest key hashes (limit ``max(max_groups, k) + 1``, a
+TakeOrderedAndProject), a row of totals and, for histograms, the ``k`` heaviest keys. If
+at most ``max_groups`` groups came back, they are ALL the groups: an exact state; else
+the ``k`` smallest hashes form the bounded sample. No Python loop per key, no second
+grouping. Empty input gives a state with ``n == 0`` (each metric decides: 0.0 or an
+empty failure).
 
-``FrequencyState`` is either **exact** (an Arrow table ``k0..k{m-1}, count`` sorted by
-key, serialized as Arrow IPC inside the state payload, never pickled) or **sketch** (a
-DataSketches tuple sketch of counts plus, for string keys, a frequent-items sketch, see
-``frequency_sketch``). Both carry the exact ``n`` and ``total``. Merge adds counts:
-exact + exact sums the tables and switches to the sketch form when the result has more
-than ``max_groups`` groups; exact + sketch and sketch + sketch union sketches with a
-summing policy. The bound is the smaller of the two states' bounds.
+``FrequencyState`` is **exact** (an Arrow table ``k0..k{m-1}, count`` sorted by key,
+serialized as Arrow IPC inside the state payload, never pickled) or **bounded**: a
+bottom-k ``Sample`` of key hashes with exact counts, plus for string groupings a ``Top``
+table of the heaviest keys (format v2, ``frequency_sample``), or, for states stored by
+format v1, a DataSketches tuple sketch (``frequency_sketch``; read, used and merged with
+v1 and exact states, never with v2 samples). All carry the exact ``n`` and ``total``.
+Merge adds counts: exact + exact sums the tables and switches to a sample when the
+result has more than ``max_groups`` groups; exact + sample hashes the exact keys on the
+driver exactly as Spark does (``key_hash``) and unions by hash. The bound is the smaller
+of the two states' bounds.
 
 **Boundedness.** Every state built with an integer ``max_groups`` holds at most
-``max_groups`` groups exactly or a sketch of at most ``2**lg_k`` entries, where ``lg_k`` is
-log2(max_groups) clamped to 5..12 (32 is the smallest tuple sketch; 4096 entries, about
-1.6% relative standard error on distinct counts, is the cap).
-Only ``max_groups=None`` (asked for explicitly) keeps an exact table that grows with the
-number of distinct groups, without bound.
+``max_groups`` groups exactly or a sample of at most ``k = 2**lg_k`` keys (and at most k
+top keys), where ``lg_k`` is log2(max_groups) clamped to 5..12 (4096 keys, about 1.6%
+relative standard error on distinct counts, is the cap). Only ``max_groups=None`` (asked
+for explicitly) keeps an exact table that grows with the number of distinct groups.
 
-**Estimates from the sketch form** (all flagged ``approximate=True``; ``error_bound`` is
+**Estimates from the bounded form** (all flagged ``approximate=True``; ``error_bound`` is
 an absolute bound on the metric value at about 3 standard deviations): the retained
 keys are a uniform sample of the distinct keys with inclusion probability theta, and
 their counts are exact. A count of keys (CountDistinct, Histogram's number of bins) is
-the theta-sketch estimate with the sketch's own 3-sigma bounds. A per-row mean of a
-function of the row's key count (Uniqueness, Distinctness, Entropy, DuplicateRowCount
-/ n) is a ratio estimator over the sampled keys (``row_share``: theta cancels, so an
-all-unique sample gives exactly 1.0 Uniqueness); a proportion over keys
-(UniqueValueRatio) is the sample proportion. Histogram's top bins come from the frequent-items sketch (counts within
-its guaranteed bounds); its number of bins is the distinct-key estimate.
+``r / theta`` with binomial 3-sigma bounds (v1: the sketch's own bounds). A per-row mean
+of a function of the row's key count (Uniqueness, Distinctness, Entropy,
+DuplicateRowCount / n) is a ratio estimator over the sampled keys (``row_share``: theta
+cancels, so an all-unique sample gives exactly 1.0 Uniqueness); a proportion over keys
+(UniqueValueRatio) is the sample proportion. Histogram's top bins come from the ``Top``
+table (lower bounds of the counts; the error is the widest upper-lower gap).
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ from streamdq.analyzers.state import State, StateFormatError, register_state
 NULL_VALUE = "NullValue"
 EXACT = "exact"
 SKETCH = "sketch"  # format v1 bounded form (DataSketches tuple sketch), read and merged for old states
+TOP_EXTRA = 3  # rows fetched beyond k: up to two groups out of scope, and the (k+1)-th
+EXACT_EXTRA = 3  # rows fetched beyond max_groups: up to two groups out of scope, and one more
 SAMPLE = "sample"  # format v2 bounded form (bottom-k sample of key hashes built in Spark)
 SIGMAS = 3
 _LEN = struct.Struct(">I")
@@ -617,22 +624,28 @@ def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: i
     total = int(totals["count"][0].as_py() or 0) if totals.num_rows else 0
     n = int(totals["_n"][0].as_py() or 0) if totals.num_rows else 0
     drop = not spec.histogram
+    everything = arrow.filter(pc.equal(part, 3))
+    if everything.num_rows < max_groups + EXACT_EXTRA:  # all the groups came back
+        kept = fs.keep_in_scope(everything, n_keys=n_keys, drop_all_null=drop)
+        if kept.num_rows <= max_groups:
+            return FrequencyState.from_table(
+                kept.select([*names, "count"]), n=n, total=total, max_groups=max_groups
+            )
     rows = fs.keep_in_scope(arrow.filter(pc.equal(part, 0)), n_keys=n_keys, drop_all_null=drop)
-    if rows.num_rows <= max_groups:
-        return FrequencyState.from_table(
-            rows.select([*names, "count"]), n=n, total=total, max_groups=max_groups
-        )
     counts = np.asarray(rows["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
     hashes = np.asarray(rows["_h"].to_numpy(zero_copy_only=False), dtype=np.int64)
     bounded = smp.sample_of(hashes, counts, k)
     heavy = None
     if spec.histogram:
-        tops = fs.keep_in_scope(arrow.filter(pc.equal(part, 2)), n_keys=n_keys, drop_all_null=False)
+        fetched = arrow.filter(pc.equal(part, 2))
+        tops = fs.keep_in_scope(fetched, n_keys=n_keys, drop_all_null=False)
+        # fewer rows than the limit: every key came back; else at least k + 1 in-scope
+        # keys did, and the (k+1)-th count bounds the unlisted ones
         heavy = smp.top_of(
             tops["k0"].combine_chunks(),
             np.asarray(tops["count"].to_numpy(zero_copy_only=False), dtype=np.int64),
             k,
-            complete=tops.num_rows < k,
+            complete=fetched.num_rows < k + TOP_EXTRA,
         )
     return FrequencyState(n=n, total=total, max_groups=max_groups, sample=bounded, top=heavy)
 
@@ -644,11 +657,21 @@ def bounded_query(
     max_groups: int,
     grouped: tuple[DataFrame, int] | None = None,
 ) -> DataFrame:
-    """The one query of a bounded grouping: ``_part`` 0 = the in-scope groups with the
-    smallest key hashes (``k0.., count, _h``; at most ``max(max_groups, k) + 1`` rows),
-    1 = one row of totals (``count`` = all rows, ``_n`` = rows in scope), 2 = the ``k``
-    heaviest keys (histograms only). All branches read the same grouped aggregation, and
-    Spark reuses its exchange: the data is shuffled and grouped once."""
+    """The one query of a bounded grouping, in parts (column ``_part``):
+
+    * 0: the ``k + 3`` groups with the smallest key hashes (``k0.., count, _h``; a
+      TakeOrderedAndProject with a small bounded queue per partition, no full sort);
+      groups out of scope sort last (at most two: the out-of-scope group, the all-NULL
+      key), so at least ``k + 1`` in-scope groups come back when there are that many;
+    * 1: one row of totals (``count`` = all rows, ``_n`` = rows in scope);
+    * 2: histograms only: the ``k + 3`` heaviest keys (count desc, key asc);
+    * 3: any ``max_groups + 3`` groups (a plain limit): when fewer come back, these are
+      ALL the groups and the state is exact.
+
+    Every part reads the same grouped aggregation and Spark reuses its exchange: the
+    input is scanned, partially aggregated and shuffled once. Filters on the keys are
+    avoided on purpose: Spark would push them below the aggregation and defeat the reuse.
+    """
     grouped_df, n_keys = grouped if grouped is not None else grouped_counts(df, spec)
     names = [f"k{i}" for i in range(n_keys)]
     keep = F.col("in_scope")
@@ -658,26 +681,22 @@ def bounded_query(
             any_valid = any_valid | F.col(name).isNotNull()
         keep = keep & any_valid
     k = sample_size(max_groups)
-    limit = max(max_groups, k) + 1
     g = grouped_df.withColumn("_h", key_hash([F.col(name) for name in names]))
-    # Rows out of scope sort last instead of being filtered: a filter on the keys would be
-    # pushed below the aggregation and defeat the reuse of its exchange. At most two such
-    # groups exist (out of scope; all keys NULL), hence the limit + 2; the driver drops them.
     sample = (
         g.orderBy(F.when(keep, F.col("_h")).asc_nulls_last())
-        .limit(limit + 2)
+        .limit(k + TOP_EXTRA)
         .select(F.lit(0).alias("_part"), "in_scope", *names, "count", "_h")
     )
-    # counting the groups keeps the aggregation in this branch (else Spark rewrites the
-    # sum of counts into a second scan of the input)
     sums = g.agg(
         F.sum("count").cast("long").alias("count"),
         F.sum(F.when(keep, F.col("count"))).cast("long").alias("_n"),
-        F.count(F.lit(1)).cast("long").alias("_groups"),
-    ).select(F.lit(1).alias("_part"), "count", "_n", "_groups")
-    query = sample.unionByName(sums, allowMissingColumns=True)
+    ).select(F.lit(1).alias("_part"), "count", "_n")
+    exact = grouped_df.limit(max_groups + EXACT_EXTRA).select(
+        F.lit(3).alias("_part"), "in_scope", *names, "count"
+    )
+    query = sample.unionByName(sums, allowMissingColumns=True).unionByName(exact, allowMissingColumns=True)
     if spec.histogram:
-        top = g.orderBy(F.when(keep, F.col("count")).desc_nulls_last(), F.asc(names[0])).limit(k + 2)
+        top = g.orderBy(F.when(keep, F.col("count")).desc_nulls_last(), F.asc(names[0])).limit(k + TOP_EXTRA)
         query = query.unionByName(
             top.select(F.lit(2).alias("_part"), "in_scope", *names, "count"), allowMissingColumns=True
         )

@@ -1,36 +1,34 @@
-"""Bounded sketch form of a frequency table: a DataSketches tuple sketch of counts.
+"""Format-v1 bounded form of a frequency table: a DataSketches tuple sketch of counts.
 
-When a grouping has more distinct groups than a ``FrequencyState`` may hold exactly, the
-table is replaced by two Apache DataSketches sketches, built and merged with the
-``datasketches`` Python package:
+Since FrequencyState format v2 the bounded form is a bottom-k sample of key hashes built
+in Spark (``frequency_sample``, ``key_hash``). This module keeps what is needed to READ
+and use states stored in the v1 form, and the sizing rule both forms share:
 
 * a **tuple sketch** (theta sampling of the distinct keys, lg_k nominal entries) whose
-  summary per retained key is its summed row count (int64, ``PyLongsSerDe``). A key is
-  retained iff its hash is below theta, so the retained keys are a uniform sample of the
-  distinct keys with inclusion probability theta, and the count of a retained key is
-  EXACT (every partial sketch that saw the key kept it, since theta only decreases and
-  the union sums the summaries).
-* for histogram groupings only (string keys), a **frequent-items sketch**
-  (``frequent_strings_sketch``) over the same keys weighted by their counts: estimates of
-  the heaviest keys (Histogram's top bins) with guaranteed lower/upper bounds.
+  summary per retained key is its summed row count (int64, ``PyLongsSerDe``); the retained
+  keys are a uniform sample of the distinct keys with inclusion probability theta, and
+  their counts are exact;
+* for histogram groupings (string keys), a **frequent-items sketch**
+  (``frequent_strings_sketch``) of the same keys weighted by their counts.
 
-Both are built from *grouped counts* (one update per distinct key of a batch, never per
-row): on the driver from a bounded Arrow table, or on the executors in a single
-``mapInArrow`` pass over the grouped aggregation. Spark's own ``tuple_sketch_agg_integer``
-was tried first: its bytes do not load correctly in the Python package (summaries come
-back garbled and key hashes differ), so it is not used.
+v1 sketches still merge with each other and with exact states (``build`` turns an exact
+table into a v1 sketch on the driver, one update per key of a bounded table); they cannot
+merge with v2 samples (different key hashing). The v1 sketch was built with one Python
+``update`` per distinct key in a ``mapInArrow`` pass: far too slow for 10M distinct ids,
+which is why v2 replaced it. Spark's own ``tuple_sketch_agg_integer`` was tried first: its
+bytes do not load correctly in the Python package (garbled summaries, different key
+hashes).
 
-Keys are hashed in a canonical form (``canonical_keys``): the value itself for one string
-or integer column, its string cast for other single columns, JSON of the values for
-several columns; NULL is a distinct marker. The same function runs on the driver and on
-the executors over the same Arrow types, so a key hashes the same in every batch.
+``canonical_keys``: the hashed identity of a v1 key: the value itself for one string or
+integer column, its string cast for other single columns, JSON of the values for several
+columns; NULL is a distinct marker. ``keep_in_scope`` filters grouped counts (both forms).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import datasketches as ds
@@ -128,45 +126,6 @@ def load_tuple(blob: bytes) -> ds.compact_tuple_sketch:
 
 def load_items(blob: bytes) -> ds.frequent_strings_sketch:
     return ds.frequent_strings_sketch.deserialize(blob)
-
-
-def build_partition(
-    batches: Iterator[pa.RecordBatch], *, n_keys: int, drop_all_null: bool, lg_k: int, with_items: bool
-) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body over grouped counts (``in_scope``, ``k0..``, ``count``).
-
-    Yields ONE row per partition: the serialized sketches of the in-scope groups (minus
-    the all-NULL group when ``drop_all_null``), the in-scope row count ``n`` and the
-    unfiltered row count ``total``. Runs on the executors.
-    """
-    sketch = ds.update_tuple_sketch(SumCounts(), lg_k)
-    items = ds.frequent_strings_sketch(lg_items_for(lg_k)) if with_items else None
-    n = 0
-    total = 0
-    for batch in batches:
-        table = pa.Table.from_batches([batch])
-        total += int(pc.sum(table["count"]).as_py() or 0)
-        table = keep_in_scope(table, n_keys=n_keys, drop_all_null=drop_all_null)
-        n += int(pc.sum(table["count"]).as_py() or 0)
-        keys = canonical_keys([table[f"k{i}"] for i in range(n_keys)])
-        for k, c in zip(keys, table["count"].to_pylist(), strict=True):
-            sketch.update(k, int(c))
-            if items is not None:
-                items.update(str(k), int(c))
-    sketch.trim()
-    out: dict[str, Any] = {
-        "sketch": [sketch.compact().serialize(SERDE)],
-        "items": [None if items is None else items.serialize()],
-        "n": [n],
-        "total": [total],
-    }
-    yield pa.RecordBatch.from_pydict(out, schema=PARTITION_SCHEMA)
-
-
-PARTITION_SCHEMA = pa.schema(
-    [("sketch", pa.binary()), ("items", pa.binary()), ("n", pa.int64()), ("total", pa.int64())]
-)
-PARTITION_DDL = "sketch binary, items binary, n long, total long"
 
 
 def keep_in_scope(table: pa.Table, *, n_keys: int, drop_all_null: bool) -> pa.Table:

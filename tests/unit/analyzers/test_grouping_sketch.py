@@ -189,3 +189,39 @@ def test_all_unique_column_stays_exactly_unique_in_sketch_mode(spark):
         m = ctx.metric(a)
         assert m.approximate and m.value == 1.0 and m.error_bound is not None and m.error_bound > 0
     assert ctx.metric(dup).value == 0.0 and ctx.metric(dup).approximate
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        FrequencySpec(("k",)),
+        FrequencySpec(("k", "s"), where="m != 3"),
+        FrequencySpec(("s",), where="m != 3", histogram=True),
+    ],
+    ids=["plain", "pair-where", "histogram-where"],
+)
+def test_spark_sample_equals_the_driver_sample_of_the_exact_table(spark, spec):
+    # the sample built in Spark (xxhash64, TakeOrderedAndProject) is exactly the bottom-k
+    # sample the driver builds from the full exact table (its own hashes): same keys,
+    # counts, theta, totals, and the same top keys
+    base = spark.range(ROWS).select(
+        F.when(F.col("id") % 11 == 0, None).otherwise(F.col("id") % KEYS).alias("k"),
+        F.when(F.col("id") % 13 == 0, None).otherwise((F.col("id") % 2500).cast("string")).alias("s"),
+        (F.col("id") % 7).alias("m"),
+    )
+    bounded = compute_frequency_state(base, spec, max_groups=MAX_GROUPS)
+    exact = compute_frequency_state(base, spec, max_groups=None)
+    assert bounded.is_sketch and not exact.is_sketch
+    assert (bounded.n, bounded.total) == (exact.n, exact.total)
+    assert bounded == exact.to_sketch(MAX_GROUPS)
+    assert (bounded.top is not None) == spec.histogram
+
+
+def test_spark_sample_merges_exactly_with_a_driver_converted_part(df):
+    # same key -> same hash on both sides: the merge is the sample of the whole
+    spec = FrequencySpec(("k",))
+    big = compute_frequency_state(df.where("id >= 300"), spec, max_groups=MAX_GROUPS)
+    small = compute_frequency_state(df.where("id < 300"), spec, max_groups=MAX_GROUPS)
+    whole = compute_frequency_state(df, spec, max_groups=MAX_GROUPS)
+    assert big.is_sketch and not small.is_sketch
+    assert small.merge(big) == whole and big.merge(small) == whole
