@@ -601,14 +601,14 @@ def state_from_grouped(
 def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: int | None) -> FrequencyState:
     """Run the grouped aggregation of ``spec`` over ``df`` and return its state (driver).
 
-    ONE Spark query, whose branches share the grouped aggregation's shuffle (Spark
-    reuses the exchange): the in-scope groups ordered by key hash with a limit of
-    ``max(max_groups, k) + 1`` rows (a TakeOrderedAndProject, no full sort), one row of
-    totals (``n``, ``total``), and for histograms the ``k`` heaviest keys. At most
-    ``max_groups`` groups: that IS every group, an exact state. More: the ``k`` smallest
-    hashes are the bottom-k sample (no Python loop per key). At most
-    ``max(max_groups, k) + k + 2`` rows reach the driver. ``max_groups=None`` keeps every
-    group exactly (unbounded: only when explicitly asked for). Empty input: ``n == 0``.
+    ONE Spark query (``bounded_query``) whose branches share the grouped aggregation's
+    shuffle: the ``k + 3`` groups with the smallest key hashes, a row of totals, any
+    ``max_groups + 3`` groups and, for histograms, the ``k + 3`` heaviest keys. When
+    fewer than ``max_groups + 3`` groups came back, they are ALL the groups: an exact
+    state. Otherwise the ``k`` smallest hashes are the bounded sample (no Python loop per
+    key, no second grouping). At most ``max_groups + 2k + 7`` rows reach the driver.
+    ``max_groups=None`` keeps every group exactly (unbounded: only when explicitly asked
+    for). Empty input: a state with ``n == 0``.
     """
     if max_groups is not None and max_groups < 1:
         raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
