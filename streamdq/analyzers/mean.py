@@ -14,12 +14,11 @@ from streamdq.analyzers.base import (
     ScanShareableAnalyzer,
     col,
     conditional,
-    field_type,
-    is_numeric,
     register_analyzer,
 )
 from streamdq.analyzers.basic_states import SumState
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.numeric import numeric_precondition
 from streamdq.analyzers.state import State
 
 
@@ -33,10 +32,7 @@ class Mean(ScanShareableAnalyzer):
     where: str | None = None
 
     def preconditions(self, schema: StructType) -> str | None:
-        reason = super().preconditions(schema)
-        if reason is None and not is_numeric(field_type(schema, self.column)):
-            reason = f"column {self.column!r} is {field_type(schema, self.column)}, Mean needs a numeric type"
-        return reason
+        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
     def aggregations(self, schema: StructType) -> list[Column]:
         value = conditional(col(self.column).cast("double"), self.where)
