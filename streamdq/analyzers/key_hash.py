@@ -13,7 +13,8 @@ i + 1; a NULL leaves the running hash unchanged, hence the trailing NULL mask (b
 Per type (as Spark does): booleans, bytes, shorts, ints and dates hash as a 4-byte int;
 longs and timestamps (microseconds) as an 8-byte long; floats and doubles by their IEEE
 bits with -0.0 as 0.0 and one NaN; strings by their UTF-8 bytes, binary as is; decimals
-of precision <= 18 by their unscaled long. Other key types (nested, wide decimals) raise
+of precision <= 18 by their unscaled long; arrays and structs chain their non-NULL
+elements (fields) (Spark cannot group by maps). Other key types (wide decimals, intervals) raise
 ``ValueError`` on the driver: their groupings still run in Spark, but an exact state of
 them cannot be turned into a sample.
 
@@ -95,7 +96,27 @@ def _hasher(typ: pa.DataType) -> Callable[[Any, int], int]:
             return _h(_LONG.pack(int(v.scaleb(scale))), s)
 
         return h_decimal
-    raise ValueError(f"cannot hash group keys of type {typ} on the driver (supported: flat scalar types)")
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        elem = _hasher(typ.value_type)
+
+        def h_list(v: list[Any], s: int) -> int:
+            for e in v:
+                if e is not None:
+                    s = elem(e, s)
+            return s
+
+        return h_list
+    if pa.types.is_struct(typ):
+        fields = [(typ.field(i).name, _hasher(typ.field(i).type)) for i in range(typ.num_fields)]
+
+        def h_struct(v: dict[str, Any], s: int) -> int:
+            for name, fn in fields:
+                if v.get(name) is not None:
+                    s = fn(v[name], s)
+            return s
+
+        return h_struct
+    raise ValueError(f"cannot hash group keys of type {typ} on the driver (unsupported key type)")
 
 
 def _raw_values(arr: pa.Array | pa.ChunkedArray) -> list[Any]:

@@ -45,9 +45,19 @@ def test_multi_column_keys_hash_as_in_spark_and_nulls_are_positional(spark, type
     assert hs[0] != hs[1]
 
 
+def test_nested_keys_hash_as_in_spark(spark):
+    nested = spark.createDataFrame(
+        [([1, None, 3], ("a", None)), (None, None), ([], ("", 2))],
+        "arr array<int>, st struct<p: string, q: int>",
+    )
+    for c in nested.columns:
+        out = nested.select(key_hash([F.col(c)]).alias("h"), c).toArrow()
+        assert key_hashes([out[c]]).tolist() == out["h"].to_pylist(), c
+
+
 def test_unsupported_type_is_a_clear_error():
-    with pytest.raises(ValueError, match="cannot hash group keys of type list"):
-        key_hashes([pa.array([[1], [2]])])
+    with pytest.raises(ValueError, match="cannot hash group keys of type decimal128"):
+        key_hashes([pa.array([1], pa.decimal128(30, 2))])
 
 
 def test_unsigned_order_matches_signed_order():
