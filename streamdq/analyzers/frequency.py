@@ -663,13 +663,14 @@ def bounded_query(
       TakeOrderedAndProject with a small bounded queue per partition, no full sort);
       groups out of scope sort last (at most two: the out-of-scope group, the all-NULL
       key), so at least ``k + 1`` in-scope groups come back when there are that many;
-    * 1: one row of totals (``count`` = all rows, ``_n`` = rows in scope);
+    * 1: one row of totals (``count`` = all rows, ``_n`` = rows kept), computed by a
+      global aggregation of the input itself (cheaper than aggregating the groups again);
     * 2: histograms only: the ``k + 3`` heaviest keys (count desc, key asc);
     * 3: any ``max_groups + 3`` groups (a plain limit): when fewer come back, these are
       ALL the groups and the state is exact.
 
-    Every part reads the same grouped aggregation and Spark reuses its exchange: the
-    input is scanned, partially aggregated and shuffled once. Filters on the keys are
+    Every other part reads the same grouped aggregation and Spark reuses its exchange:
+    the input is partially aggregated and shuffled once. Filters on the keys are
     avoided on purpose: Spark would push them below the aggregation and defeat the reuse.
     """
     grouped_df, n_keys = grouped if grouped is not None else grouped_counts(df, spec)
@@ -687,9 +688,17 @@ def bounded_query(
         .limit(k + TOP_EXTRA)
         .select(F.lit(0).alias("_part"), "in_scope", *names, "count", "_h")
     )
-    sums = g.agg(
-        F.sum("count").cast("long").alias("count"),
-        F.sum(F.when(keep, F.col("count"))).cast("long").alias("_n"),
+    # totals straight from the input (a scan and a global sum, no second final aggregation
+    # of the grouped counts): the same rows the grouping keeps
+    kept_rows = in_scope(spec.where)
+    if not spec.histogram:
+        key_valid = F.lit(False)
+        for c in spec.resolve_columns(df.columns):
+            key_valid = key_valid | col(c).isNotNull()
+        kept_rows = kept_rows & key_valid
+    sums = df.agg(
+        F.count(F.lit(1)).cast("long").alias("count"),
+        F.coalesce(F.sum(F.when(kept_rows, F.lit(1))), F.lit(0)).cast("long").alias("_n"),
     ).select(F.lit(1).alias("_part"), "count", "_n")
     exact = grouped_df.limit(max_groups + EXACT_EXTRA).select(
         F.lit(3).alias("_part"), "in_scope", *names, "count"
