@@ -1,0 +1,274 @@
+"""End to end: a generator-fed streaming job (``streamdq run`` as a subprocess) delivers EXACTLY
+ONE violation alert (and one resolved alert) per injected incident to the Kafka alert topic.
+
+Three incidents (volume drop, null burst, unit change x100), each caught by one window-scope
+constraint; the whole scenario is produced into the source topic up front (``produce_range``)
+so a run takes a minute or two, not real time. Windows are aligned so that no incident record
+jitters into a window of another constraint's incident and no partial window exists before the
+stream start (the generator's jitter is 0-2 s backwards; the stream starts 2 s after a window
+boundary). Modes:
+
+* ``clean``: one uninterrupted run;
+* ``kill``: the job is SIGKILLed as soon as its outbox holds the first alert (between an incident
+  and its delivery) and restarted from its checkpoint;
+* ``broker_outage``: the broker is stopped for 30 s while the job runs; alerts wait in the
+  persisted outbox and arrive once it is back.
+
+A kafka-python consumer reads the alert topic; messages are counted per (constraint_id, kind)
+strictly (no duplicate at all) and alert ids must be unique.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+WINDOW_SECONDS = 10
+RATE = 50  # rows per second of nominal event time
+DURATION = 250  # seconds of nominal event time produced up front
+# incident start offsets sit on window boundaries (windows start at t = -2 + 10k)
+INCIDENTS = (("volume_drop", 58), ("null_burst", 118), ("unit_change", 178))
+
+CHECKS = {
+    "checks": [
+        {
+            "description": "orders window health",
+            "level": "error",
+            "constraints": [
+                {"has_size": {"assertion": ">= 300", "scope": "window"}},
+                {"has_completeness": {"column": "amount", "assertion": ">= 0.9", "scope": "window"}},
+                {"has_max": {"column": "amount", "assertion": "<= 5000", "scope": "window"}},
+            ],
+        }
+    ]
+}
+
+
+def _config(tmp: Path, bootstrap: str, source_topic: str, alert_topic: str) -> Path:
+    from streamdq.connectors.sources.generator import GENERATOR_REQUIRED, GENERATOR_SCHEMA_DDL
+
+    (tmp / "checks.yaml").write_text(yaml.safe_dump(CHECKS))
+    cfg = {
+        "dataset": "orders",
+        "source": {
+            "type": "kafka",
+            "bootstrap_servers": bootstrap,
+            "topic": source_topic,
+            "starting_offsets": "earliest",
+            "max_records_per_trigger": 500,
+            "format": "json",
+            "schema": GENERATOR_SCHEMA_DDL,
+            "required": list(GENERATOR_REQUIRED),
+        },
+        "event_time": "ts",
+        "window": f"{WINDOW_SECONDS} seconds",
+        "watermark": "5 seconds",
+        "trigger": "1 second",
+        "checkpoint": str(tmp / "chk"),
+        "state": {"path": str(tmp / "state")},
+        "checks_file": str(tmp / "checks.yaml"),
+        "alerts": {"cooldown_seconds": 0, "min_rows_floor": 50},
+        "sinks": [
+            {"type": "kafka", "bootstrap_servers": bootstrap, "topic": alert_topic, "max_buffer": 1000},
+            {"type": "jsonl", "path": str(tmp / "reports.jsonl")},
+        ],
+    }
+    path = tmp / "run.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _start_job(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "streamdq.cli", "run", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+
+
+def _stop_job(job: subprocess.Popen[bytes]) -> None:
+    if job.poll() is None:
+        job.send_signal(signal.SIGTERM)
+        try:
+            job.wait(60)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            job.wait(30)
+
+
+def _outbox_rows(state_dir: Path) -> int:
+    """Alerts journaled in the Kafka sink's SQLite outbox(es) so far (0 before the first)."""
+    total = 0
+    for db in state_dir.rglob("kafka-alerts-*.sqlite"):
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+                    total += con.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.Error:
+            continue
+    return total
+
+
+def _wait(cond: Any, deadline: float, what: str, log: Path) -> None:
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}; job log tail:\n{_tail(log)}")
+
+
+def _tail(log: Path, n: int = 60) -> str:
+    if not log.exists():
+        return ""
+    return "\n".join(log.read_text(errors="replace").splitlines()[-n:])
+
+
+class _AlertReader:
+    """kafka-python consumer of the alert topic from its beginning; keeps every message."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        from kafka import KafkaConsumer
+
+        self.topic = topic
+        self.consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            group_id=None,
+            reconnect_backoff_ms=200,
+            reconnect_backoff_max_ms=2000,
+        )
+        self.assigned = False
+        self.alerts: list[dict[str, Any]] = []
+
+    def poll(self) -> None:
+        from kafka import TopicPartition
+
+        try:
+            if not self.assigned:
+                parts = self.consumer.partitions_for_topic(self.topic)
+                if not parts:
+                    return
+                tps = [TopicPartition(self.topic, p) for p in parts]
+                self.consumer.assign(tps)
+                self.consumer.seek_to_beginning(*tps)
+                self.assigned = True
+            for records in self.consumer.poll(timeout_ms=1000).values():
+                self.alerts.extend(json.loads(r.value) for r in records)
+        except Exception:  # broker away: try again on the next poll
+            time.sleep(1)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def _counts(alerts: list[dict[str, Any]]) -> collections.Counter[tuple[str, str]]:
+    return collections.Counter((a["constraint_id"], a["kind"]) for a in alerts)
+
+
+def _complete(alerts: list[dict[str, Any]]) -> bool:
+    counts = _counts(alerts)
+    return len({cid for cid, _ in counts}) >= 3 and all(
+        counts[(cid, kind)] >= 1 for cid, _ in counts for kind in ("violation", "resolved")
+    )
+
+
+@pytest.mark.parametrize("mode", ["clean", "kill", "broker_outage"])
+def test_exactly_one_alert_per_incident(tmp_path, kafka_broker, mode):
+    from streamdq.connectors.sources.generator import GeneratorConfig, Incident, now_ms
+    from streamdq.connectors.sources.generator_producer import KafkaGeneratorProducer
+
+    source_topic = f"e2e-src-{uuid.uuid4().hex[:8]}"
+    alert_topic = f"e2e-alerts-{uuid.uuid4().hex[:8]}"
+    kafka_broker.create_topic(source_topic, partitions=2)
+    kafka_broker.create_topic(alert_topic, partitions=1)
+    bootstrap = kafka_broker.bootstrap_servers
+
+    # an hour ago, 2 s after a window boundary: no partial window before the first record
+    start_ms = (now_ms() // 1000 // WINDOW_SECONDS) * WINDOW_SECONDS * 1000 - 3_600_000 + 2000
+    gen = GeneratorConfig(
+        seed=4,
+        rows_per_second=RATE,
+        start_ms=start_ms,
+        incidents=tuple(Incident(kind=k, start=s, duration=20) for k, s in INCIDENTS),
+    )
+    producer = KafkaGeneratorProducer(bootstrap, source_topic, gen)
+    assert producer.produce_range(0, DURATION * RATE) > 0
+    assert producer.errors == 0
+
+    config = _config(tmp_path, bootstrap, source_topic, alert_topic)
+    log = tmp_path / "job.log"
+    state_dir = tmp_path / "state"
+    reader = _AlertReader(bootstrap, alert_topic)
+    job = _start_job(config, log)
+    try:
+        if mode == "kill":
+            _wait(lambda: _outbox_rows(state_dir) > 0, time.monotonic() + 300, "the first alert", log)
+            job.send_signal(signal.SIGKILL)
+            job.wait(30)
+            job = _start_job(config, log)
+        elif mode == "broker_outage":
+            _wait(lambda: _outbox_rows(state_dir) > 0, time.monotonic() + 300, "the first alert", log)
+            kafka_broker.stop()
+            time.sleep(30)
+            kafka_broker.start()
+            assert job.poll() is None, f"the job died while the broker was away:\n{_tail(log)}"
+
+        deadline = time.monotonic() + 420
+        while time.monotonic() < deadline and not _complete(reader.alerts):
+            reader.poll()
+            assert job.poll() is None, f"the job died:\n{_tail(log)}"
+        # keep listening a while: any duplicate would show up now
+        quiet_until = time.monotonic() + 15
+        while time.monotonic() < quiet_until:
+            reader.poll()
+    finally:
+        _stop_job(job)
+        reader.close()
+
+    alerts = reader.alerts
+    counts = _counts(alerts)
+    assert _complete(alerts), f"alerts missing: {dict(counts)}\n{_tail(log)}"
+    assert len({a["alert_id"] for a in alerts}) == len(alerts), "duplicate alert ids"
+    constraint_ids = {cid for cid, _ in counts}
+    assert len(constraint_ids) == 3, counts
+    assert counts == collections.Counter(
+        {(cid, kind): 1 for cid in constraint_ids for kind in ("violation", "resolved")}
+    ), counts
+    # each violation belongs to the right incident: metric and window match the injection
+    by_metric = {a["metric"]["name"]: a for a in alerts if a["kind"] == "violation"}
+    assert set(by_metric) == {"Size", "Completeness", "Maximum"}, by_metric
+    for name, (_, offset) in zip(("Size", "Completeness", "Maximum"), INCIDENTS, strict=True):
+        window = by_metric[name]["window"]
+        assert window is not None
+        start = _parse_ms(window["start"])
+        assert start_ms + (offset - WINDOW_SECONDS) * 1000 <= start < start_ms + (offset + 20) * 1000, (
+            name,
+            window,
+        )
+
+
+def _parse_ms(text: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
