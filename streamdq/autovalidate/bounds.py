@@ -1,0 +1,74 @@
+"""False-positive-rate bounds for a metric series (Auto-Validate-by-History, Sec. 3).
+
+Runs on the driver over a short history of per-batch metric values (plain floats).
+Each bound maps a deviation of ``k`` standard deviations to an upper bound on the
+probability that a value from the same distribution lies that far out (the FPR of a
+constraint ``|x - mean| <= k * std``), and inverts it: ``k_for(fpr)``.
+
+* Chebyshev (two-sided, any distribution): P(|X - mu| >= k sigma) <= 1 / k^2.
+* Cantelli (one-sided, any distribution): P(X - mu >= k sigma) <= 1 / (1 + k^2).
+* Normal tail (two-sided, assumes normality): P(|Z| >= k) = 2 (1 - Phi(k)).
+
+``interval(history, fpr, bound)`` turns a history into ``(low, high)``. An empty
+history raises ``ValueError``; a near-constant history is widened by a
+minimum-variance floor (``min_std``, relative to the mean's magnitude) so a
+constant series does not flag every float wiggle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from scipy.stats import norm
+
+Bound = Literal["chebyshev", "cantelli", "normal"]
+
+
+def fpr_at(k: float, bound: Bound) -> float:
+    """Upper bound on the FPR of a +-k sigma (one-sided for Cantelli) constraint."""
+    if k <= 0:
+        return 1.0
+    if bound == "chebyshev":
+        return min(1.0, 1.0 / (k * k))
+    if bound == "cantelli":
+        return 1.0 / (1.0 + k * k)
+    if bound == "normal":
+        return float(2.0 * norm.sf(k))
+    raise ValueError(f"unknown bound {bound!r}")
+
+
+def k_for(fpr: float, bound: Bound) -> float:
+    """Smallest k whose FPR bound is <= ``fpr`` (0 < fpr < 1)."""
+    if not 0.0 < fpr < 1.0:
+        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    if bound == "chebyshev":
+        return 1.0 / math.sqrt(fpr)
+    if bound == "cantelli":
+        return math.sqrt(1.0 / fpr - 1.0)
+    if bound == "normal":
+        return float(norm.isf(fpr / 2.0))
+    raise ValueError(f"unknown bound {bound!r}")
+
+
+def interval(
+    history: Sequence[float],
+    fpr: float = 0.001,
+    bound: Bound = "chebyshev",
+    min_std: float = 1e-6,
+) -> tuple[float, float]:
+    """Acceptance interval ``mean +- k * std`` for the next value of ``history``.
+
+    ``std`` is the sample standard deviation (ddof=1 when n > 1), floored at
+    ``min_std * max(1, |mean|)``.
+    """
+    values = [float(v) for v in history if v is not None and not math.isnan(float(v))]
+    if not values:
+        raise ValueError("interval needs a non-empty history of finite values")
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    std = max(math.sqrt(var), min_std * max(1.0, abs(mean)))
+    k = k_for(fpr, bound)
+    return mean - k * std, mean + k * std
