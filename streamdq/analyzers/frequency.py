@@ -58,7 +58,7 @@ import io
 import json
 import math
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -618,7 +618,8 @@ def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: i
     query = bounded_query(df, spec, max_groups=max_groups, grouped=(grouped, n_keys))
     names = [f"k{i}" for i in range(n_keys)]
     k = sample_size(max_groups)
-    arrow = query.toArrow()
+    with _one_job(df.sparkSession):
+        arrow = query.toArrow()
     part = arrow["_part"]
     totals = arrow.filter(pc.equal(part, 1))
     total = int(totals["count"][0].as_py() or 0) if totals.num_rows else 0
@@ -648,6 +649,25 @@ def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: i
             complete=fetched.num_rows < k + TOP_EXTRA,
         )
     return FrequencyState(n=n, total=total, max_groups=max_groups, sample=bounded, top=heavy)
+
+
+@contextlib.contextmanager
+def _one_job(spark: Any) -> Iterator[None]:
+    """Run the bounded query as ONE Spark job: adaptive execution would submit every
+    shuffle stage of the union as a job of its own (4 instead of 1); the exchange is
+    reused either way. Sets ``spark.sql.adaptive.enabled=false`` on the session for the
+    duration of the action and restores it (a session-wide setting: another thread
+    running a query on the same session meanwhile runs it without AQE too)."""
+    key = "spark.sql.adaptive.enabled"
+    previous = spark.conf.get(key, None)
+    spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, previous)
 
 
 def bounded_query(
