@@ -1,0 +1,66 @@
+"""Make a metric series stationary before bounding it (AVH, Sec. 3.3).
+
+Runs on the driver over a short history of floats. ``fit(history)`` tries, in order,
+the raw series, its lag-1 difference, the log series and the differenced log series
+(log only when all values are > 0) and keeps the first one the Augmented Dickey-Fuller
+test (statsmodels ``adfuller``) calls stationary at ``alpha``. The chosen transform is
+remembered in a ``Transform`` so a new point can be mapped the same way:
+``transform.apply_next(history, x)``. Histories shorter than ``min_points`` or constant
+series keep the identity transform (ADF is undefined there).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from statsmodels.tsa.stattools import adfuller
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A remembered transform: ``log`` then ``diff`` (lag-1) when set."""
+
+    log: bool = False
+    diff: bool = False
+
+    def series(self, history: Sequence[float]) -> list[float]:
+        """The transformed history (one value shorter when ``diff``)."""
+        x = np.asarray(history, dtype=float)
+        if self.log:
+            x = np.log(x)
+        if self.diff:
+            x = np.diff(x)
+        return [float(v) for v in x]
+
+    def apply_next(self, history: Sequence[float], value: float) -> float:
+        """The transformed value of a new point following ``history``."""
+        v = math.log(value) if self.log else float(value)
+        if self.diff:
+            prev = math.log(history[-1]) if self.log else float(history[-1])
+            v -= prev
+        return v
+
+
+def is_stationary(series: Sequence[float], alpha: float = 0.05) -> bool:
+    """ADF test: unit-root null rejected at ``alpha``."""
+    x = np.asarray(series, dtype=float)
+    if len(x) < 8 or float(np.ptp(x)) == 0.0:
+        return True
+    pvalue = adfuller(x, autolag="AIC")[1]
+    return bool(pvalue < alpha)
+
+
+def fit(history: Sequence[float], alpha: float = 0.05, min_points: int = 8) -> Transform:
+    """First transform (identity, diff, log, log+diff) that ADF calls stationary."""
+    if len(history) < min_points or float(np.ptp(np.asarray(history, dtype=float))) == 0.0:
+        return Transform()
+    candidates = [Transform(), Transform(diff=True)]
+    if all(v > 0 for v in history):
+        candidates += [Transform(log=True), Transform(log=True, diff=True)]
+    for t in candidates:
+        if is_stationary(t.series(history), alpha):
+            return t
+    return Transform(diff=True)
