@@ -47,13 +47,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         while query.isActive and not stopping["flag"]:
             if deadline is not None and time.monotonic() >= deadline:
+                stopping["flag"] = True
                 break
             query.awaitTermination(1)
     finally:
         signal.signal(signal.SIGINT, previous)
         runner.stop()
     failure = query.exception()
-    if failure is not None:
+    if failure is not None and not stopping["flag"]:
+        # a failure while we were stopping is the interrupted in-flight batch: it was not
+        # committed and Spark replays it at the next start
         print(f"streamdq: the query failed: {failure}", file=sys.stderr)
         return 1
     return 0

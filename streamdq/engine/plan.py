@@ -189,6 +189,8 @@ class AnalysisPlan:
                 named = [c.alias(f"_streamdq_segment_{i}") for i, c in enumerate(segment)]
                 rows = [(tuple(r[:k]), r[k:]) for r in df.groupBy(*named).agg(*flat).collect()]
         except Exception as exc:
+            if is_interruption(exc):
+                raise  # the query is stopping or Spark is gone: no metric is a fact about the data
             if len(analyzers) <= 1:
                 if analyzers:
                     failures[analyzers[0]] = _reason(exc)
@@ -272,6 +274,8 @@ class AnalysisPlan:
                     for a in members:
                         out.segments[seg].states[a] = state
             except Exception as exc:
+                if is_interruption(exc):
+                    raise
                 for a in members:
                     out.failures[a] = _reason(exc)
 
@@ -286,11 +290,41 @@ class AnalysisPlan:
             try:
                 state = compute_frequency_state(df, spec, max_groups=self.max_groups)
             except Exception as exc:
+                if is_interruption(exc):
+                    raise
                 for a in members:
                     result.failures[a] = _reason(exc)
                 continue
             for a in members:
                 result.states[a] = state
+
+
+_INTERRUPTION_MARKERS = (
+    "cancelled",
+    "canceled",
+    "interruptedexception",
+    "interrupted",
+    "sparkcontext was shut down",
+    "sparkcontext has been shutdown",
+    "cannot call methods on a stopped sparkcontext",
+    "stopped sparkcontext",
+)
+
+
+def is_interruption(exc: BaseException) -> bool:
+    """True when a Spark job failed because it was cancelled or Spark is stopping.
+
+    Such a failure says nothing about the data: the handler must not commit a batch of
+    failed metrics for it, but let the exception end the batch so Spark replays it.
+    """
+    text = f"{type(exc).__name__}: {exc}".lower()
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            text += " " + str(java.toString()).lower()
+        except Exception:  # the gateway may already be gone
+            text += " interrupted"
+    return any(marker in text for marker in _INTERRUPTION_MARKERS)
 
 
 def _reason(exc: BaseException) -> str:

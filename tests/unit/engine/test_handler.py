@@ -161,3 +161,12 @@ def test_schema_drift_facts_are_counted(spark):
     assert report.counters["bad_rows"] == 1
     assert _metric(report, "batch", "MissingFieldRows").value == 1.0
     assert _metric(report, "batch", "TypeErrorRows").value == 1.0
+
+
+def test_interrupted_spark_job_is_not_a_data_failure():
+    """A cancelled job (the query is stopping) must end the batch, not commit failed metrics."""
+    from streamdq.engine.plan import is_interruption
+
+    assert is_interruption(RuntimeError("org.apache.spark.SparkException: Job 44 cancelled because ..."))
+    assert is_interruption(RuntimeError("java.lang.InterruptedException"))
+    assert not is_interruption(RuntimeError("[UNRESOLVED_COLUMN] A column named `nope` cannot be resolved"))
