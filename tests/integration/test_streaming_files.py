@@ -103,3 +103,28 @@ def test_json_files_end_to_end_counts_and_quarantines_bad_lines(tmp_path, spark)
     by_raw = {r["raw"]: r["reason"] for r in rows}
     assert "amount" in by_raw[TYPE_MISMATCH]
     assert by_raw[MALFORMED]
+
+
+def test_csv_files_end_to_end_counts_and_quarantines_bad_lines(tmp_path, spark):
+    from streamdq.engine.streaming import stream
+
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    bad_amount = "y,2024-01-01T00:00:30Z,twelve"
+    lines = ["a,2024-01-01T00:00:05Z,10.0", "b,2024-01-01T00:00:15Z,", bad_amount]
+    (tmp_path / "o.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "o.csv").rename(inbox / "o.csv")
+    run = _write_run(tmp_path, {"type": "files", "path": str(inbox), "format": "csv", "schema": SCHEMA})
+    runner = stream(spark, str(run))
+    query = runner.start()
+    try:
+        query.awaitTermination(90)
+        assert query.exception() is None
+    finally:
+        runner.stop()
+    store = runner.store
+    assert _metric_values(store, "Size", "total")[-1] == 2
+    assert _metric_values(store, "Completeness", "total", "amount")[-1] == pytest.approx(1 / 2)
+    rows = _quarantine(store)
+    assert [r["raw"] for r in rows] == [bad_amount]
+    assert "amount" in rows[0]["reason"]
