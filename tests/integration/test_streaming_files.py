@@ -32,7 +32,7 @@ def _write_run(tmp: Path, source: dict) -> Path:
     cfg = {
         "dataset": "orders",
         "source": source,
-        "event_time": "ts",
+        "event_time": "ts" if "ts" in source.get("schema", "") else None,
         "window": "1 minute",
         "trigger": "available_now",
         "checkpoint": str(tmp / "chk"),
@@ -128,3 +128,32 @@ def test_csv_files_end_to_end_counts_and_quarantines_bad_lines(tmp_path, spark):
     rows = _quarantine(store)
     assert [r["raw"] for r in rows] == [bad_amount]
     assert "amount" in rows[0]["reason"]
+
+
+def test_parquet_files_end_to_end(tmp_path, spark):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from streamdq.engine.streaming import stream
+
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    table = pa.table({"order_id": ["a", "b", "c", "d"], "amount": [1.0, None, 3.0, 4.0]})
+    pq.write_table(table, tmp_path / "o.parquet")
+    (tmp_path / "o.parquet").rename(inbox / "o.parquet")
+    source = {
+        "type": "files",
+        "path": str(inbox),
+        "format": "parquet",
+        "schema": "order_id STRING, amount DOUBLE",
+    }
+    run = _write_run(tmp_path, source)
+    runner = stream(spark, str(run))
+    query = runner.start()
+    try:
+        query.awaitTermination(90)
+        assert query.exception() is None
+    finally:
+        runner.stop()
+    assert _metric_values(runner.store, "Size", "total")[-1] == 4
+    assert _metric_values(runner.store, "Completeness", "total", "amount")[-1] == pytest.approx(3 / 4)
