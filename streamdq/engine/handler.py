@@ -39,6 +39,7 @@ from streamdq.analyzers.metric import DATASET, Metric
 from streamdq.analyzers.state import State
 from streamdq.engine.analysis import metrics_from_states
 from streamdq.engine.judge import BatchJudge
+from streamdq.engine.monitor import MONITOR_KEY_PREFIX, WindowMonitor
 from streamdq.engine.plan import AnalysisPlan
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_for
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
@@ -81,6 +82,7 @@ class BatchHandler:
         extra_analyzers: Iterable[Analyzer] = (),
         maintenance_every: int = 100,
         retention_hours: float = 168.0,
+        monitors: Sequence[WindowMonitor] = (),
     ) -> None:
         self.dataset = dataset
         self.query_id = query_id
@@ -94,7 +96,11 @@ class BatchHandler:
         self.quarantine = quarantine
         self.maintenance_every = maintenance_every
         self.retention_hours = retention_hours
-        self.analyzers: list[Analyzer] = list(dict.fromkeys([*judge.analyzers(), *extra_analyzers]))
+        self.monitors = list(monitors)
+        monitor_analyzers = [a for m in self.monitors for a in m.analyzers()]
+        self.analyzers: list[Analyzer] = list(
+            dict.fromkeys([*judge.analyzers(), *extra_analyzers, *monitor_analyzers])
+        )
         self.plan = AnalysisPlan(self.analyzers, max_groups=max_groups)
         self.scopes = ScopeStates(self.window_length)
         self.watermark: datetime | None = None
@@ -121,8 +127,13 @@ class BatchHandler:
             self.policy_state = dict(report.policy_state) if getattr(report, "policy_state", None) else {}
             self.last_report = report
         detector_states = self.store.load_detector_states(self.dataset)
-        if detector_states:
-            self.judge.load_states({k: r.state for k, r in detector_states.items()})
+        judge_states = {k: r.state for k, r in detector_states.items() if not k.startswith(MONITOR_KEY_PREFIX)}
+        if judge_states:
+            self.judge.load_states(judge_states)
+        for monitor in self.monitors:
+            record = detector_states.get(MONITOR_KEY_PREFIX + monitor.key)
+            if record is not None:
+                monitor.load_state(record.state)
         for (scope, window_start, key), state in self.store.load_states(self.dataset).items():
             if scope == "total":
                 self.scopes.total[key] = state
@@ -265,11 +276,22 @@ class BatchHandler:
             self._closed_states.append((window, states))
             window_metrics = self._metrics(states, {})
             metrics += self._scoped("window", window_metrics, window, final=True)
-            results, found = self.judge.evaluate(
-                window_metrics, "window", window, seq=self._window_index(start), time=window.end
-            )
+            seq = self._window_index(start)
+            results, found = self.judge.evaluate(window_metrics, "window", window, seq=seq, time=window.end)
             check_results += results
             anomalies += found
+            for monitor in self.monitors:
+                try:
+                    out = monitor.observe(window, seq, window_metrics, states)
+                except Exception:  # a monitor never stops the stream
+                    log.exception("monitor %s failed on window %s", monitor.key, window.start)
+                    continue
+                metrics += [
+                    ScopedMetric("window", replace(m, extra={**m.extra, "final": True}), window)
+                    for m in out.metrics
+                ]
+                check_results += out.check_results
+                anomalies += out.anomalies
         total_metrics = self._metrics(self.scopes.total, {})
         metrics += self._scoped("total", total_metrics)
         results, found = self.judge.evaluate(total_metrics, "total", seq=batch_id, time=processing_time)
@@ -404,10 +426,17 @@ class BatchHandler:
     def _detector_records(self, batch_id: int) -> list[Any]:
         from streamdq.state.records import DetectorStateRecord
 
-        return [
+        records = [
             DetectorStateRecord(key=key, detector="has_no_anomalies", state=blob, last_seq=batch_id)
             for key, blob in self.judge.dump_states().items()
         ]
+        records += [
+            DetectorStateRecord(
+                key=MONITOR_KEY_PREFIX + m.key, detector="monitor", state=m.dump_state(), last_seq=batch_id
+            )
+            for m in self.monitors
+        ]
+        return records
 
     def _emit(self, report: BatchReport) -> None:
         alerts = self._alerts_of(report)

@@ -22,6 +22,7 @@ from pyspark.sql.streaming import StreamingQuery
 from streamdq.engine.config import RunConfig, load_run_config, parse_duration
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
+from streamdq.engine.monitor import build_monitors
 from streamdq.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class StreamRunner:
         self.spark = spark
         self.config = config if isinstance(config, RunConfig) else load_run_config(config)
         self.checks = build_checks(self.config)
+        self.monitors = build_monitors(self.config, self.checks)
         self.store = self._build_store()
         self.sinks = self._build_sinks()
         self.alert_policy = self._build_policy()
@@ -122,6 +124,7 @@ class StreamRunner:
             max_groups=cfg.max_groups,
             maintenance_every=cfg.state.maintenance_every,
             retention_hours=cfg.state.retention_hours,
+            monitors=self.monitors,
         )
 
     # -- lifecycle ----------------------------------------------------------------------
