@@ -12,6 +12,7 @@ series keep the identity transform (ADF is undefined there).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,7 +50,9 @@ def is_stationary(series: Sequence[float], alpha: float = 0.05) -> bool:
     x = np.asarray(series, dtype=float)
     if len(x) < 8 or float(np.ptp(x)) == 0.0:
         return True
-    pvalue = adfuller(x, autolag="AIC")[1]
+    with warnings.catch_warnings():  # statsmodels announces a new return type; index 1 stays the p-value
+        warnings.simplefilter("ignore", FutureWarning)
+        pvalue = adfuller(x, autolag="AIC")[1]
     return bool(pvalue < alpha)
 
 

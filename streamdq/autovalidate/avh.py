@@ -1,0 +1,321 @@
+"""learn(): Auto-Validate-by-History (KDD 2023, Alg. 1) for one column.
+
+``learn(history, column, fpr=0.001, seed=None) -> Program``
+
+1. Profiles: the engine computes the profile (``profile.py``) of every history batch and
+   of every synthetic corruption (``corruptions.py``) of the newest batch in ONE
+   segmented run of the analysis plan: a scan-shareable pass plus one grouped pass for a
+   categorical column, whatever the number of batches (``profile_frames``).
+2. Candidates (``learn_from_profiles``): for each metric of the space (``features.py``)
+   with a full history, its series is made stationary (ADF, transform remembered); for a
+   ladder of FPR levels at or below the target, a constraint ``mean +- k * std`` (single
+   metrics: Chebyshev two-sided, or the normal tail for counts, means and ratios) or
+   ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
+   ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
+3. Calibration: a candidate that would have flagged one of its own history points when
+   that point is left out (leave-one-out) is dropped; the worst-case bound alone
+   under-states the FPR on 30 points (AUTOVALIDATE-NOTES.md).
+4. Recall: the corruptions each candidate catches; then greedy budgeted max coverage
+   (``select.greedy_select``) under the FPR target (union bound); one constraint per
+   metric is kept (the tightest chosen).
+
+Runs on the driver; Spark is used only through the engine. Empty history raises
+``ValueError``; a history shorter than ``MIN_HISTORY`` batches gives an empty program
+(nothing can be bounded) that says so in ``show()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from streamdq.autovalidate import bounds, stationarity
+from streamdq.autovalidate.features import CLT_METRICS, pair_metrics, single_metrics
+from streamdq.autovalidate.profile import (
+    CATEGORICAL,
+    NUMERIC,
+    ColumnProfile,
+    column_analyzers,
+    profile_from_states,
+)
+from streamdq.autovalidate.program import LearnedConstraint, Program
+from streamdq.autovalidate.select import greedy_select
+
+MIN_HISTORY = 4
+FPR_LADDER = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)  # fractions of the target FPR
+SEGMENT = "_streamdq_avh_segment"
+
+
+def kind_of(frame: Any, column: str) -> str:
+    """``numeric`` or ``categorical`` from a pandas or Spark frame's column type."""
+    if hasattr(frame, "sparkSession"):
+        from streamdq.analyzers.base import is_numeric
+
+        field = frame.schema[column]
+        return NUMERIC if is_numeric(field.dataType) else CATEGORICAL
+    from streamdq.autovalidate.corruptions import column_kind
+
+    return column_kind(frame[column])
+
+
+def profile_frames(
+    frames: Sequence[Any], column: str, kind: str, *, spark: Any = None, max_groups: int = 100_000
+) -> list[ColumnProfile]:
+    """The profile of ``column`` in each frame (pandas or Spark), in one segmented engine run."""
+    from pyspark.sql import functions as F
+
+    from streamdq.engine.plan import AnalysisPlan
+
+    if not frames:
+        return []
+    df = _union(frames, column, kind, spark)
+    analyzers = column_analyzers(column, kind)
+    plan = AnalysisPlan(analyzers, max_groups=max_groups)
+    result = plan.run_segmented(df, [F.col(SEGMENT)])
+    out = []
+    for i in range(len(frames)):
+        row = result.segments.get((i,))
+        states = row.states if row is not None else {}
+        out.append(profile_from_states(column, kind, states, result.failures))
+    return out
+
+
+def _union(frames: Sequence[Any], column: str, kind: str, spark: Any) -> Any:
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    from streamdq.analyzers.base import col
+
+    spark_type = "double" if kind == NUMERIC else "string"
+    parts: list[Any] = []
+    pandas_parts = []
+    for i, frame in enumerate(frames):
+        if hasattr(frame, "sparkSession"):
+            parts.append(
+                frame.select(col(column).cast(spark_type).alias(column), F.lit(i).alias(SEGMENT))
+            )
+            spark = spark or frame.sparkSession
+            continue
+        series = frame[column] if column in frame.columns else pd.Series([], dtype=object)
+        if kind == NUMERIC:
+            values = pd.to_numeric(series, errors="coerce").astype("float64")
+            values = values.astype(object).where(values.notna(), None)
+        else:
+            values = series.astype(object).where(series.notna(), None)
+            values = values.map(lambda v: v if v is None else str(v))
+        pandas_parts.append(pd.DataFrame({column: values.to_numpy(dtype=object), SEGMENT: i}))
+    if pandas_parts:
+        if spark is None:
+            from streamdq.spark import get_spark
+
+            spark = get_spark()
+        data = pd.concat(pandas_parts, ignore_index=True)
+        schema = f"`{column.replace('`', '``')}` {spark_type}, {SEGMENT} int"
+        parts.append(spark.createDataFrame(data, schema))
+    df = parts[0]
+    for p in parts[1:]:
+        df = df.unionByName(p)
+    return df
+
+
+def learn(
+    history: Sequence[Any],
+    column: str,
+    fpr: float = 0.001,
+    seed: int | None = None,
+    *,
+    kind: str | None = None,
+    spark: Any = None,
+) -> Program:
+    """Learn the program of ``column`` from ``history`` (per-batch frames, oldest first)."""
+    if not history:
+        raise ValueError("learn() needs a non-empty history of batches")
+    from streamdq.autovalidate import corruptions as cx
+
+    kind = kind or kind_of(history[-1], column)
+    rng = np.random.default_rng(seed)
+    newest = history[-1]
+    if hasattr(newest, "sparkSession"):
+        newest = newest.toPandas()
+    variants = cx.corruptions_for(kind)
+    corrupted = []
+    names = []
+    for c in variants:
+        try:
+            corrupted.append(cx.apply(newest, column, c, rng))
+        except ValueError:  # not applicable to this column as it is
+            continue
+        names.append(c.name)
+    profiles = profile_frames([*history, *corrupted], column, kind, spark=spark)
+    hist, bad = profiles[: len(history)], profiles[len(history) :]
+    return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr)
+
+
+def learn_from_profiles(
+    history: Sequence[ColumnProfile],
+    corrupted: Mapping[str, ColumnProfile],
+    fpr: float = 0.001,
+    *,
+    min_std: float = 1e-6,
+) -> Program:
+    """AVH's selection on profiles: ``history`` oldest first; ``corrupted`` = name -> profile
+    of a corrupted copy of ``history[-1]``."""
+    if not history:
+        raise ValueError("learn_from_profiles() needs a non-empty history")
+    if not 0.0 < fpr < 1.0:
+        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    newest = history[-1]
+    base = Program(column=newest.column, kind=newest.kind, fpr=fpr, history=len(history)).advance(newest)
+    if len(history) < MIN_HISTORY:
+        return base
+    singles = [single_metrics(p) for p in history]
+    pairs = [pair_metrics(a, b) for a, b in zip(history, history[1:], strict=False)]
+    bad_single = {n: single_metrics(p) for n, p in corrupted.items()}
+    bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
+    candidates: dict[str, LearnedConstraint] = {}
+    rows = float(np.mean([p.rows for p in history]))
+    for metric in sorted(set().union(*singles)):
+        series = [s.get(metric) for s in singles]
+        if any(v is None for v in series):
+            continue
+        values = [float(v) for v in series if v is not None]
+        bound: bounds.Bound = "normal" if metric in CLT_METRICS else "chebyshev"
+        _add_candidates(
+            candidates, newest.column, metric, values,
+            {n: s.get(metric) for n, s in bad_single.items()}, bound, fpr,
+            std_floor(metric, values, rows, min_std), two_sided=True,
+        )
+    for metric in sorted(set().union(*pairs)) if pairs else []:
+        series = [p.get(metric) for p in pairs]
+        if any(v is None for v in series) or len(series) < MIN_HISTORY - 1:
+            continue
+        values = [float(v) for v in series if v is not None]
+        _add_candidates(
+            candidates, newest.column, metric, values,
+            {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli", fpr,
+            std_floor(metric, values, rows, min_std), two_sided=False,
+        )
+    chosen = greedy_select(
+        {name: c.fpr for name, c in candidates.items()},
+        {name: set(c.caught) for name, c in candidates.items()},
+        budget=fpr,
+    )
+    tightest: dict[str, LearnedConstraint] = {}
+    for name in chosen:
+        c = candidates[name]
+        if c.metric not in tightest or c.k < tightest[c.metric].k:
+            tightest[c.metric] = c
+    return Program(
+        column=newest.column,
+        kind=newest.kind,
+        fpr=fpr,
+        constraints=tuple(tightest[m] for m in sorted(tightest)),
+        reference=base.reference,
+        last_values=base.last_values,
+        history=len(history),
+        candidates=len(candidates),
+        corruptions=len(corrupted),
+    )
+
+
+def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float) -> float:
+    """The smallest spread a metric's history may claim (AUTOVALIDATE-NOTES: near-constant series).
+
+    A constant history does not make a constant future: ratios get the binomial standard
+    error of their mean rate at the mean batch size (the rate kept at least one row away
+    from 0 and 1), row counts the Poisson one (sqrt of the mean), distinct counts half a
+    value; every other metric ``min_std`` relative to its mean's magnitude.
+    """
+    mean = float(np.mean(series)) if len(series) else 0.0
+    relative = min_std * max(1.0, abs(mean))
+    n = max(rows, 1.0)
+    if metric.endswith("ratio") or metric == "completeness":
+        p = min(max(mean, 1.0 / n), 1.0 - 1.0 / n) if n > 1 else 0.5
+        return max(relative, math.sqrt(p * (1.0 - p) / n))
+    if metric == "row_count":
+        return max(relative, math.sqrt(max(mean, 1.0)))
+    if metric == "distinct_count":
+        return max(relative, 0.5)
+    return relative
+
+
+def _add_candidates(
+    out: dict[str, LearnedConstraint],
+    column: str,
+    metric: str,
+    series: list[float],
+    corrupted: Mapping[str, float | None],
+    bound: bounds.Bound,
+    fpr: float,
+    floor: float,
+    *,
+    two_sided: bool,
+) -> None:
+    transform = stationarity.fit(series) if two_sided else stationarity.Transform()
+    try:
+        values = transform.series(series)
+    except (ValueError, FloatingPointError):
+        return
+    if not values or not all(math.isfinite(v) for v in values):
+        return
+    mean = float(np.mean(values))
+    std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    std = max(std, floor)
+    previous = series[-2] if len(series) > 1 else series[-1]  # a corrupted newest batch follows this one
+    for fraction in FPR_LADDER:
+        target = fpr * fraction
+        k = bounds.k_for(target, bound)
+        lower = mean - k * std if two_sided else 0.0
+        upper = mean + k * std
+        if not _leave_one_out_ok(values, k, two_sided, floor):
+            continue
+        caught = []
+        for name, raw in corrupted.items():
+            value = _apply(transform, raw, previous)
+            if value is None or not (lower <= value <= upper):
+                caught.append(name)
+        key = f"{metric}@{fraction:g}"
+        out[key] = LearnedConstraint(
+            column=column,
+            metric=metric,
+            lower=lower,
+            upper=upper,
+            bound=bound,
+            k=k,
+            fpr=bounds.fpr_at(k, bound),
+            transform=transform,
+            caught=tuple(sorted(caught)),
+            history_mean=mean,
+            history_std=std,
+        )
+
+
+def _apply(transform: stationarity.Transform, raw: float | None, last: float) -> float | None:
+    if raw is None or not math.isfinite(raw):
+        return None
+    try:
+        v = math.log(raw) if transform.log else raw
+        if transform.diff:
+            v -= math.log(last) if transform.log else last
+    except ValueError:
+        return None
+    return v
+
+
+def _leave_one_out_ok(values: list[float], k: float, two_sided: bool, floor: float) -> bool:
+    """No history point falls outside the interval learned from the others."""
+    arr = np.asarray(values, dtype=float)
+    n = len(arr)
+    if n < 3:
+        return True
+    total, total_sq = float(arr.sum()), float((arr * arr).sum())
+    for i in range(n):
+        m = (total - arr[i]) / (n - 1)
+        var = max((total_sq - arr[i] ** 2 - (n - 1) * m * m) / (n - 2), 0.0)
+        s = max(math.sqrt(var), floor)
+        if arr[i] > m + k * s or (two_sided and arr[i] < m - k * s):
+            return False
+    return True

@@ -1,0 +1,103 @@
+"""The metric space of auto-validation (AVH, Sec. 3.1 and Table 2), over ``ColumnProfile``s.
+
+Single-distribution metrics are the profile's scalars (row count, completeness, unique
+ratio, mean, median, min, max, sum, range, ... for numeric columns; row count,
+completeness, distinct count, unique ratio, string/letter/digit/punctuation lengths and
+the empty, padded and upper-case ratios for categorical ones). Two-distribution metrics
+compare a batch with the previous one:
+
+* categorical: L1, L-infinity, cosine, chi-squared, KL and JS over the value counts, and
+  the same six over the pattern profiles (``pat_*``);
+* numeric: EMD, JS, KL and KS between the two KLL sketches (CDFs and bin masses at the
+  pooled quantiles of both, so no raw data is needed) and Cohen's d from mean and stddev.
+
+Pure driver-side functions. A metric that cannot be computed (an empty side, no sketch)
+is left out of the result, and the caller treats a missing metric as out of bounds
+only when the history always had it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from streamdq.autovalidate import distances as d
+from streamdq.autovalidate.profile import CATEGORICAL, ColumnProfile
+
+CATEGORICAL_DISTANCES: dict[str, Callable[[Mapping[str, float], Mapping[str, float]], float]] = {
+    "l1": d.l1,
+    "linf": d.linf,
+    "cosine": d.cosine,
+    "chi2": d.chi_squared,
+    "kl": d.kl,
+    "js": d.js,
+}
+# metrics whose spread the normal-tail (CLT) bound may use: counts, means and ratios
+CLT_METRICS = frozenset(
+    {
+        "row_count",
+        "completeness",
+        "mean",
+        "unique_ratio",
+        "zero_ratio",
+        "str_len",
+        "char_len",
+        "digit_len",
+        "punc_len",
+        "empty_ratio",
+        "padded_ratio",
+        "upper_ratio",
+    }
+)
+GRID_POINTS = 64
+
+
+def single_metrics(profile: ColumnProfile) -> dict[str, float]:
+    """The single-distribution metrics of one batch (finite values only)."""
+    return {k: v for k, v in profile.scalars.items() if math.isfinite(v)}
+
+
+def pair_metrics(previous: ColumnProfile, current: ColumnProfile) -> dict[str, float]:
+    """Two-distribution metrics of ``current`` against ``previous`` (names prefixed ``dist_``)."""
+    out: dict[str, float] = {}
+    if current.kind == CATEGORICAL:
+        for source, prefix in (("values", "dist_"), ("patterns", "dist_pat_")):
+            p, q = getattr(previous, source), getattr(current, source)
+            if not p or not q:
+                continue
+            for name, fn in CATEGORICAL_DISTANCES.items():
+                out[prefix + name] = float(fn(p, q))
+        return out
+    out.update(_numeric_distances(previous, current))
+    return out
+
+
+def _numeric_distances(previous: ColumnProfile, current: ColumnProfile) -> dict[str, float]:
+    a, b = previous.kll_sketch(), current.kll_sketch()
+    out: dict[str, float] = {}
+    if a is None or b is None or a.is_empty() or b.is_empty():
+        return out
+    probs = np.linspace(0.0, 1.0, GRID_POINTS + 1)
+    grid = np.unique(np.concatenate([a.get_quantiles(probs), b.get_quantiles(probs)]))
+    if len(grid) == 1:
+        grid = np.array([grid[0], grid[0] + 1.0])
+    split = [float(x) for x in grid[1:]]
+    cdf_a = np.asarray(a.get_cdf(split))[:-1]
+    cdf_b = np.asarray(b.get_cdf(split))[:-1]
+    out["dist_ks"] = float(np.max(np.abs(cdf_a - cdf_b))) if len(split) > 1 else 0.0
+    widths = np.diff(grid)
+    out["dist_emd"] = float(np.sum(np.abs(cdf_a - cdf_b) * widths[: len(cdf_a)]))
+    pmf_a = {i: float(p) for i, p in enumerate(a.get_pmf(split))}
+    pmf_b = {i: float(p) for i, p in enumerate(b.get_pmf(split))}
+    if sum(pmf_a.values()) > 0 and sum(pmf_b.values()) > 0:
+        out["dist_js"] = float(d.js(pmf_a, pmf_b))
+        out["dist_kl"] = float(d.kl(pmf_a, pmf_b))
+    ma, mb = previous.scalars.get("mean"), current.scalars.get("mean")
+    sa, sb = previous.scalars.get("std"), current.scalars.get("std")
+    if None not in (ma, mb, sa, sb):
+        assert ma is not None and mb is not None and sa is not None and sb is not None
+        pooled = math.sqrt((sa * sa + sb * sb) / 2.0)
+        out["dist_cohen_d"] = abs(ma - mb) / pooled if pooled > 0 else (0.0 if ma == mb else math.inf)
+    return out

@@ -1,0 +1,299 @@
+"""Program: the explainable result of auto-validation, a short conjunction of constraints.
+
+A ``Program`` belongs to one column. Each ``LearnedConstraint`` bounds one metric of the
+metric space (``features.py``), possibly after the stationarity transform remembered
+from its history (``stationarity.Transform``: log and/or lag-1 difference), by
+``lower <= value <= upper``; it records the FPR bound it was chosen under, the bound
+used (Chebyshev, Cantelli or normal tail), ``k`` and how many synthetic corruptions it
+caught. The program keeps the profile of the newest batch it has seen (``reference``):
+two-distribution metrics and differenced metrics of a new batch are computed against it.
+
+``judge_profile(profile)`` returns the violations (empty = the batch passes); it is pure
+and does not move the reference: ``advance(profile)`` does, so a stream can judge each
+closed window against the previous one. ``to_dict``/``from_dict`` round-trip through
+JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
+document whose ``checks:`` section holds the constraints that are ordinary streamdq
+constraints (identity transform, a metric with a Deequ-style constraint), loadable with
+``streamdq.load_checks``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from streamdq.autovalidate.features import pair_metrics, single_metrics
+from streamdq.autovalidate.profile import CATEGORICAL, ColumnProfile
+from streamdq.autovalidate.stationarity import Transform
+
+FORMAT_VERSION = 1
+
+# single-distribution metric -> (constraint kind, extra params) of the ordinary vocabulary
+_ORDINARY: dict[str, tuple[str, dict[str, Any]]] = {
+    "row_count": ("has_size", {}),
+    "completeness": ("has_completeness", {}),
+    "mean": ("has_mean", {}),
+    "min": ("has_min", {}),
+    "max": ("has_max", {}),
+    "sum": ("has_sum", {}),
+    "std": ("has_standard_deviation", {}),
+    "median": ("has_approx_quantile", {"quantile": 0.5}),
+}
+
+
+@dataclass(frozen=True)
+class LearnedConstraint:
+    """``lower <= transform(metric) <= upper`` for one column, with why it was chosen."""
+
+    column: str
+    metric: str
+    lower: float
+    upper: float
+    bound: str
+    k: float
+    fpr: float
+    transform: Transform = field(default_factory=Transform)
+    caught: tuple[str, ...] = ()
+    history_mean: float = 0.0
+    history_std: float = 0.0
+
+    @property
+    def pairwise(self) -> bool:
+        """A two-distribution metric (against the previous batch)."""
+        return self.metric.startswith("dist_")
+
+    def transformed_name(self) -> str:
+        name = self.metric
+        if self.transform.log:
+            name = f"log({name})"
+        if self.transform.diff:
+            name = f"diff({name})"
+        return name
+
+    def describe(self) -> str:
+        what = f"{self.transformed_name()}({self.column})"
+        if self.pairwise:
+            what += " vs previous batch"
+            rule = f"{what} <= {self.upper:.6g}"
+        else:
+            rule = f"{self.lower:.6g} <= {what} <= {self.upper:.6g}"
+        return (
+            f"{rule}  [{self.bound}, k={self.k:.3g}, FPR <= {self.fpr:.2g}, "
+            f"catches {len(self.caught)} synthetic issues]"
+        )
+
+    def admits(self, value: float | None) -> bool:
+        if value is None or math.isnan(value):
+            return False
+        return self.lower <= value <= self.upper
+
+    def ordinary_spec(self) -> dict[str, Any] | None:
+        """This constraint in the checks vocabulary (docs/checks.md), or None when it has none."""
+        if self.pairwise or self.transform.log or self.transform.diff or self.metric not in _ORDINARY:
+            return None
+        kind, extra = _ORDINARY[self.metric]
+        params: dict[str, Any] = {} if kind == "has_size" else {"column": self.column}
+        params.update(extra)
+        lo, hi = float(self.lower), float(self.upper)
+        if self.metric in ("row_count", "completeness") or self.metric.endswith("ratio"):
+            lo = max(lo, 0.0)
+        if self.metric == "completeness":
+            hi = min(hi, 1.0)
+        params["assertion"] = {"between": [lo, hi]}
+        params["hint"] = f"auto-validated: {self.describe()}"
+        return {kind: params}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "metric": self.metric,
+            "lower": _num(self.lower),
+            "upper": _num(self.upper),
+            "bound": self.bound,
+            "k": self.k,
+            "fpr": self.fpr,
+            "transform": {"log": self.transform.log, "diff": self.transform.diff},
+            "caught": list(self.caught),
+            "history_mean": _num(self.history_mean),
+            "history_std": _num(self.history_std),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LearnedConstraint:
+        t = data.get("transform") or {}
+        return cls(
+            column=data["column"],
+            metric=data["metric"],
+            lower=float(data["lower"]),
+            upper=float(data["upper"]),
+            bound=data["bound"],
+            k=float(data["k"]),
+            fpr=float(data["fpr"]),
+            transform=Transform(log=bool(t.get("log")), diff=bool(t.get("diff"))),
+            caught=tuple(data.get("caught", ())),
+            history_mean=float(data.get("history_mean", 0.0)),
+            history_std=float(data.get("history_std", 0.0)),
+        )
+
+
+def _num(v: float) -> float | str:
+    return v if math.isfinite(v) else repr(v)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One learned constraint a batch breaks, with the value it saw."""
+
+    constraint: LearnedConstraint
+    value: float | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Program:
+    """A learned conjunction of constraints for one column (empty: nothing is checked)."""
+
+    column: str
+    kind: str
+    fpr: float
+    constraints: tuple[LearnedConstraint, ...] = ()
+    reference: ColumnProfile | None = None
+    last_values: dict[str, float] = field(default_factory=dict)
+    history: int = 0
+    candidates: int = 0
+    corruptions: int = 0
+
+    @property
+    def fpr_bound(self) -> float:
+        """Union bound on the program's FPR: the sum of its constraints' bounds."""
+        return float(sum(c.fpr for c in self.constraints))
+
+    def values_of(self, profile: ColumnProfile) -> dict[str, float]:
+        """Every metric of ``profile``: single ones, and pairwise ones against the reference."""
+        values = single_metrics(profile)
+        if self.reference is not None:
+            values.update(pair_metrics(self.reference, profile))
+        return values
+
+    def judge_profile(self, profile: ColumnProfile) -> list[Violation]:
+        values = self.values_of(profile)
+        out = []
+        for c in self.constraints:
+            raw = values.get(c.metric)
+            value = _transformed(c, raw, self.last_values.get(c.metric))
+            if c.admits(value):
+                continue
+            seen = "missing" if raw is None else f"{raw:.6g}"
+            if value is not None and raw is not None and (c.transform.log or c.transform.diff):
+                seen += f" ({c.transformed_name()} = {value:.6g})"
+            out.append(
+                Violation(
+                    constraint=c,
+                    value=value,
+                    message=f"{c.metric}({c.column}) = {seen} breaks the learned {c.describe()}",
+                )
+            )
+        return out
+
+    def judge(self, batch: Any) -> list[Violation]:
+        """Violations of one new batch (a pandas or Spark DataFrame); empty means it passes."""
+        from streamdq.autovalidate.avh import profile_frames
+
+        (profile,) = profile_frames([batch], self.column, self.kind)
+        return self.judge_profile(profile)
+
+    def advance(self, profile: ColumnProfile) -> Program:
+        """The same program with ``profile`` as the newest batch seen (the reference)."""
+        last = {k: v for k, v in single_metrics(profile).items()}
+        return replace(self, reference=profile, last_values=last)
+
+    # -- serialization --------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "column": self.column,
+            "kind": self.kind,
+            "fpr": self.fpr,
+            "fpr_bound": self.fpr_bound,
+            "history": self.history,
+            "candidates": self.candidates,
+            "corruptions": self.corruptions,
+            "constraints": [c.to_dict() for c in self.constraints],
+            "reference": self.reference.to_json() if self.reference else None,
+            "last_values": {k: _num(v) for k, v in self.last_values.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Program:
+        version = int(data.get("format_version", 0))
+        if version != FORMAT_VERSION:
+            raise ValueError(f"unsupported program format version {version} (this streamdq reads 1)")
+        ref = data.get("reference")
+        return cls(
+            column=data["column"],
+            kind=data["kind"],
+            fpr=float(data["fpr"]),
+            constraints=tuple(LearnedConstraint.from_dict(c) for c in data.get("constraints", ())),
+            reference=ColumnProfile.from_json(ref) if ref else None,
+            last_values={k: float(v) for k, v in (data.get("last_values") or {}).items()},
+            history=int(data.get("history", 0)),
+            candidates=int(data.get("candidates", 0)),
+            corruptions=int(data.get("corruptions", 0)),
+        )
+
+    def show(self) -> str:
+        """A readable listing: one line per constraint and the program's FPR budget."""
+        head = (
+            f"{self.column} ({self.kind}): {len(self.constraints)} constraint(s) learned from "
+            f"{self.history} batches, FPR bound {self.fpr_bound:.2g} <= target {self.fpr:g}"
+        )
+        if not self.constraints:
+            return head + "\n  (no constraint fits the FPR budget: nothing is checked)"
+        return "\n".join([head, *(f"  - {c.describe()}" for c in self.constraints)])
+
+    def to_yaml(self, dataset: str = "dataset", level: str = "warning") -> str:
+        """A review document: the program, and its ordinary constraints as a checks list."""
+        ordinary = []
+        for spec in (c.ordinary_spec() for c in self.constraints):
+            if spec is not None:
+                (kind, params), = spec.items()
+                ordinary.append({kind: {**params, "scope": "window"}})
+        doc: dict[str, Any] = {
+            "dataset": dataset,
+            "checks": [{"description": f"auto-validated {self.column}", "level": level, "constraints": ordinary}]
+            if ordinary
+            else [],
+        }
+        lines = [
+            f"# Learned by streamdq auto-validation: {self.show().splitlines()[0]}",
+            "# Every learned constraint (those marked * are below as ordinary streamdq constraints,",
+            "# loadable with streamdq.load_checks or checks_file:; the others need the previous batch",
+            "# or a transform and are judged by the program itself):",
+        ]
+        for c in self.constraints:
+            mark = "*" if c.ordinary_spec() is not None else "-"
+            lines.append(f"#  {mark} {c.describe()}")
+        header = "\n".join(lines) + "\n"
+        return header + yaml.safe_dump(doc, sort_keys=False, width=100)
+
+
+def _transformed(c: LearnedConstraint, raw: float | None, last: float | None) -> float | None:
+    if raw is None or not math.isfinite(raw):
+        return None if raw is None else raw
+    try:
+        v = math.log(raw) if c.transform.log else raw
+        if c.transform.diff:
+            if last is None:
+                return None
+            v -= math.log(last) if c.transform.log else last
+    except ValueError:  # log of a non-positive value: out of the learned domain
+        return None
+    return v
+
+
+def categorical(kind: str) -> bool:
+    return kind == CATEGORICAL

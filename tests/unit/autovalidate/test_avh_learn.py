@@ -1,0 +1,148 @@
+"""Auto-validation by history: profiles from engine states, the metric space, learning and judging."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
+from streamdq.autovalidate.avh import std_floor
+from streamdq.autovalidate.features import pair_metrics, single_metrics
+from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
+from streamdq.checks.spec import loads_suite
+
+
+def _batch(rng: np.random.Generator, n: int = 400) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "amount": rng.normal(50, 10, n).round(2),
+            "country": rng.choice(["us", "de", "fr", "gb"], n, p=[0.4, 0.3, 0.2, 0.1]),
+            "other": rng.normal(5, 1, n),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def history():
+    rng = np.random.default_rng(7)
+    return [_batch(rng, int(rng.integers(380, 420))) for _ in range(20)], rng
+
+
+def test_pattern_generation_follows_the_paper():
+    assert pattern_of("2022-03-01 (Monday)") == "\\d-\\d-\\d -\\l-"
+    assert pattern_of("98052-1202") == "\\d-\\d"
+    assert pattern_of("$19.99") == "-\\d-\\d"
+
+
+def test_profiles_come_from_one_segmented_engine_run(spark):
+    frames = [
+        pd.DataFrame({"c": ["a", "a", None, "B1"]}),
+        pd.DataFrame({"c": []}),
+        pd.DataFrame({"c": [" x", "yy"]}),
+    ]
+    p0, p1, p2 = profile_frames(frames, "c", CATEGORICAL, spark=spark)
+    assert p0.rows == 4 and p0.scalars["completeness"] == 0.75
+    assert p0.values == {"a": 2.0, "NullValue": 1.0, "B1": 1.0}
+    assert p0.scalars["distinct_count"] == 3.0  # Histogram bins, NullValue included
+    assert p0.scalars["digit_len"] == pytest.approx(1 / 3)
+    assert p0.scalars["upper_ratio"] == pytest.approx(1 / 3)
+    assert p0.patterns == {"\\l": 2.0, "\\l\\d": 1.0}
+    assert p1.rows == 0 and not p1.values
+    assert p2.scalars["padded_ratio"] == 0.5
+    (n,) = profile_frames([pd.DataFrame({"x": [0.0, 2.0, None, 4.0]})], "x", NUMERIC, spark=spark)
+    assert n.scalars["mean"] == 2.0 and n.scalars["sum"] == 6.0 and n.scalars["range"] == 4.0
+    assert n.scalars["zero_ratio"] == pytest.approx(1 / 3) and n.scalars["median"] == 2.0
+    assert n.kll_sketch().n == 3
+    # profiles round-trip through JSON (the state store keeps them so)
+    assert ColumnProfile.from_json(json.loads(json.dumps(n.to_json()))) == n
+
+
+def test_pair_metrics_see_distribution_changes(spark):
+    rng = np.random.default_rng(3)
+    a, b, shifted = profile_frames(
+        [
+            pd.DataFrame({"x": rng.normal(0, 1, 2000)}),
+            pd.DataFrame({"x": rng.normal(0, 1, 2000)}),
+            pd.DataFrame({"x": rng.normal(3, 1, 2000)}),
+        ],
+        "x",
+        NUMERIC,
+        spark=spark,
+    )
+    same, moved = pair_metrics(a, b), pair_metrics(a, shifted)
+    for name in ("dist_ks", "dist_emd", "dist_js", "dist_kl", "dist_cohen_d"):
+        assert moved[name] > 5 * same[name], name
+    assert moved["dist_ks"] == pytest.approx(0.87, abs=0.06)  # Phi(1.5) - Phi(-1.5)
+    assert moved["dist_emd"] == pytest.approx(3.0, abs=0.3)
+    cat_a = ColumnProfile("c", CATEGORICAL, 4, values={"us": 3, "de": 1}, patterns={"\\l": 4})
+    cat_b = ColumnProfile("c", CATEGORICAL, 4, values={"US": 3, "de": 1}, patterns={"\\l": 4})
+    d = pair_metrics(cat_a, cat_b)
+    assert d["dist_l1"] == pytest.approx(1.5) and d["dist_linf"] == pytest.approx(0.75)
+    assert d["dist_pat_l1"] == 0.0  # casing keeps the pattern
+
+
+def test_std_floors_keep_constant_histories_from_becoming_equalities():
+    assert std_floor("unique_ratio", [0.01] * 30, 400, 1e-6) == pytest.approx((0.01 * 0.99 / 400) ** 0.5)
+    assert std_floor("zero_ratio", [0.0] * 30, 400, 1e-6) == pytest.approx((1 / 400 * 399 / 400 / 400) ** 0.5)
+    assert std_floor("row_count", [400.0] * 30, 400, 1e-6) == 20.0
+    assert std_floor("mean", [5.0] * 30, 400, 1e-6) == pytest.approx(5e-6)
+
+
+def test_learn_catches_gross_issues_and_passes_a_clean_batch(spark, history):
+    batches, rng = history
+    program = learn(batches, "amount", fpr=0.001, seed=1, spark=spark)
+    assert program.constraints and program.fpr_bound <= 0.001 + 1e-12
+    assert program.history == 20 and program.corruptions > 10
+    clean = _batch(rng)
+    assert program.judge(clean) == []
+    unit = clean.assign(amount=clean["amount"] * 100)
+    violations = program.judge(unit)
+    assert violations and all("breaks the learned" in v.message for v in violations)
+    nulls = clean.assign(amount=[None] * len(clean))
+    assert program.judge(nulls)
+    # the program round-trips and judges the same
+    again = Program.from_dict(json.loads(json.dumps(program.to_dict())))
+    assert again == program
+    assert [v.constraint for v in again.judge(unit)] == [v.constraint for v in violations]
+
+
+def test_learn_on_a_categorical_column_sees_casing(spark, history):
+    batches, rng = history
+    program = learn(batches, "country", fpr=0.001, seed=1, spark=spark)
+    clean = _batch(rng)
+    assert program.judge(clean) == []
+    upper = clean.assign(country=clean["country"].str.upper())
+    assert program.judge(upper)
+    text = program.to_yaml("orders")
+    for c in program.constraints:  # every learned constraint is listed for review
+        assert c.describe() in text
+    suite = loads_suite(text, file="learned.yaml")  # the ordinary part loads as checks
+    ordinary = [c for c in program.constraints if c.ordinary_spec() is not None]
+    assert sum(len(check.constraints) for check in suite.checks) == len(ordinary)
+
+
+def test_learn_from_profiles_spends_at_most_the_budget_and_prefers_recall():
+    rng = np.random.default_rng(0)
+    hist = [
+        ColumnProfile("x", NUMERIC, 100, {"row_count": 100, "mean": float(m)}) for m in rng.normal(10, 1, 30)
+    ]
+    bad = {
+        "unit_change:x10": ColumnProfile("x", NUMERIC, 100, {"row_count": 100, "mean": 100.0}),
+        "volume_change:x0.1": ColumnProfile("x", NUMERIC, 10, {"row_count": 10, "mean": 10.0}),
+    }
+    program = learn_from_profiles(hist, bad, fpr=0.001)
+    assert {c.metric for c in program.constraints} == {"mean", "row_count"}
+    assert program.fpr_bound <= 0.001
+    assert set().union(*(c.caught for c in program.constraints)) == set(bad)
+    short = learn_from_profiles(hist[:2], bad)
+    assert short.constraints == () and "nothing is checked" in short.show()
+    with pytest.raises(ValueError):
+        learn_from_profiles([], bad)
+
+
+def test_single_metrics_drop_non_finite_values():
+    p = ColumnProfile("x", NUMERIC, 1, {"mean": float("nan"), "row_count": 1.0})
+    assert single_metrics(p) == {"row_count": 1.0}
