@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "streamdq.commands.run",
     "streamdq.commands.verify",
     "streamdq.commands.profile",
+    "streamdq.commands.suggest",
     "streamdq.commands.query",
     "streamdq.commands.backtest",
 ]
