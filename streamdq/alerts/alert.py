@@ -5,8 +5,9 @@ docs/alert.schema.json). An alert is built on the driver from a ``BatchReport`` 
 ``streamdq.alerts.policy``; sinks only serialize and deliver it.
 
 ``alert_id`` is deterministic: the SHA-256 of (query id, batch id, check, constraint id,
-kind), so a replayed batch yields the same ids and every consumer can de-duplicate on
-it (DESIGN.md section 5: at least once delivery, exactly once effect).
+kind, and the window start at window scope), so a replayed batch yields the same ids and
+every consumer can de-duplicate on it (DESIGN.md section 5: at least once delivery,
+exactly once effect).
 """
 
 from __future__ import annotations
@@ -23,9 +24,24 @@ SCHEMA_VERSION = 1
 KINDS = ("violation", "anomaly", "resolved")
 
 
-def alert_id_for(query_id: str, batch_id: int, check: str, constraint_id: str, kind: str) -> str:
-    """Deterministic alert id: hex SHA-256 (first 32 chars) of the identifying tuple."""
-    raw = json.dumps([query_id, int(batch_id), check, constraint_id, kind], separators=(",", ":"))
+def alert_id_for(
+    query_id: str,
+    batch_id: int,
+    check: str,
+    constraint_id: str,
+    kind: str,
+    window_start: datetime | None = None,
+) -> str:
+    """Deterministic alert id: hex SHA-256 (first 32 chars) of the identifying tuple.
+
+    ``window_start`` (window scope) joins the tuple: one batch can close several windows,
+    and each window's violation or resolution is its own alert. Without it the tuple (and
+    so the id) is the same as before windows took part.
+    """
+    parts: list[Any] = [query_id, int(batch_id), check, constraint_id, kind]
+    if window_start is not None:
+        parts.append(_iso(window_start))
+    raw = json.dumps(parts, separators=(",", ":"))
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from streamdq.alerts.alert import Alert, alert_id_for
 from streamdq.errors import ConfigError
-from streamdq.report import Anomaly, BatchReport, ConstraintResult, Window
+from streamdq.report import Anomaly, BatchReport, CheckResult, ConstraintResult, Window
 
 STATE_VERSION = 1
 _BOUND_RE = re.compile(r"^\s*(>=|<=|==|=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
@@ -121,6 +121,11 @@ def rows_in_scope(report: BatchReport, scope: str, window: Window | None) -> int
     if scope == "batch" and "input_rows" in report.counters:
         return int(report.counters["input_rows"])
     return None
+
+
+def _step_key(scope: str, window: Window | None) -> datetime | None:
+    """The step an observation belongs to: its window's start at window scope, else None."""
+    return window.start if scope == "window" and window is not None else None
 
 
 def _anomaly_key(anomaly: Anomaly) -> str:
@@ -217,7 +222,14 @@ def _build(report: BatchReport, cand: _Candidate, kind: str, since_batch: int | 
         if cand.result is not None and cand.result.message:
             message += f"; {cand.result.message}"
     return Alert(
-        alert_id=alert_id_for(report.query_id, report.batch_id, cand.check, cand.constraint_id, kind),
+        alert_id=alert_id_for(
+            report.query_id,
+            report.batch_id,
+            cand.check,
+            cand.constraint_id,
+            kind,
+            _step_key(cand.scope, cand.window),
+        ),
         kind=kind,
         dataset=report.dataset,
         severity=cand.severity,
@@ -318,8 +330,37 @@ class AlertPolicy:
         new["sent"] = [t for t in new["sent"] if _parse(t) > minute_ago]
         alerts: list[Alert] = []
 
-        failing, passing = self._classify(report)
+        for failing, passing in self._steps(report):
+            self._step(report, failing, passing, new, now, alerts)
 
+        if self.cooldown_seconds > 0 or self.renotify_seconds is not None:
+            horizon = max(self.cooldown_seconds, self.renotify_seconds or 0.0)
+            new["last_alert_at"] = {
+                k: t
+                for k, t in new["last_alert_at"].items()
+                if k in new["open"] or (now - _parse(t)).total_seconds() < horizon
+            }
+        else:
+            new["last_alert_at"] = {k: t for k, t in new["last_alert_at"].items() if k in new["open"]}
+        new["last"] = {
+            "query_id": report.query_id,
+            "batch_id": report.batch_id,
+            "alerts": [a.to_dict() for a in alerts],
+        }
+        return alerts, new
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _step(
+        self,
+        report: BatchReport,
+        failing: dict[str, _Candidate],
+        passing: dict[str, tuple[_Candidate, int | None]],
+        new: dict[str, Any],
+        now: datetime,
+        alerts: list[Alert],
+    ) -> None:
+        """Apply one observation of each key (resolve, open, de-duplicate, hold back, alert)."""
         for key, (cand, since) in list(passing.items()):
             entry = new["open"].pop(key, None)
             if entry is not None and entry.get("notified"):
@@ -354,54 +395,71 @@ class AlertPolicy:
             if entry is not None:
                 entry["notified"] = True
 
-        if self.cooldown_seconds > 0 or self.renotify_seconds is not None:
-            horizon = max(self.cooldown_seconds, self.renotify_seconds or 0.0)
-            new["last_alert_at"] = {
-                k: t
-                for k, t in new["last_alert_at"].items()
-                if k in new["open"] or (now - _parse(t)).total_seconds() < horizon
-            }
-        else:
-            new["last_alert_at"] = {k: t for k, t in new["last_alert_at"].items() if k in new["open"]}
-        new["last"] = {
-            "query_id": report.query_id,
-            "batch_id": report.batch_id,
-            "alerts": [a.to_dict() for a in alerts],
-        }
-        return alerts, new
+    def _steps(
+        self, report: BatchReport
+    ) -> list[tuple[dict[str, _Candidate], dict[str, tuple[_Candidate, int | None]]]]:
+        """The report's observations in order, as (failing, passing) keys per step.
 
-    # -- helpers ----------------------------------------------------------------------
+        Each window this batch closed is its own step, in event-time order, before the step
+        of the batch and total scopes: a batch that closes several windows (a backlog after
+        a restart, slow batches) judges a window-scope constraint once per window, so two
+        failing windows with a passing one between them are two incidents (violation,
+        resolved, violation), as they would have been had each window closed in its own
+        batch.
+        """
+        results: dict[datetime | None, list[tuple[CheckResult, ConstraintResult]]] = {}
+        for check in report.check_results:
+            for result in check.constraint_results:
+                results.setdefault(_step_key(result.scope, result.window), []).append((check, result))
+        anomalies: dict[datetime | None, list[Anomaly]] = {}
+        for anomaly in report.anomalies:
+            anomalies.setdefault(_step_key(anomaly.scope, anomaly.window), []).append(anomaly)
+        # an anomaly whose scope/window matches no step with results still belongs to its constraint
+        by_cid: dict[str, Anomaly] = {}
+        for step, found in anomalies.items():
+            for anomaly in found:
+                if anomaly.constraint_id and step not in results:
+                    by_cid.setdefault(anomaly.constraint_id, anomaly)
+        seen_cids = {r.constraint_id for step in results.values() for _, r in step}
+        windows = sorted(k for k in {*results, *anomalies} if k is not None)
+        order: list[datetime | None] = [*windows, None]
+        return [
+            self._classify(report, results.get(k, []), anomalies.get(k, []), by_cid, seen_cids) for k in order
+        ]
 
     def _classify(
-        self, report: BatchReport
+        self,
+        report: BatchReport,
+        results: list[tuple[CheckResult, ConstraintResult]],
+        anomalies: list[Anomaly],
+        all_by_cid: dict[str, Anomaly],
+        seen_cids: set[str],
     ) -> tuple[dict[str, _Candidate], dict[str, tuple[_Candidate, int | None]]]:
-        """Failing and passing keys of this report (a key fails if any of its results fails)."""
+        """Failing and passing keys of one step (a key fails if any of its results fails)."""
         anomalies_by_cid: dict[str, Anomaly] = {}
-        for anomaly in report.anomalies:
+        for anomaly in anomalies:
             if anomaly.constraint_id:
                 anomalies_by_cid.setdefault(anomaly.constraint_id, anomaly)
         failing: dict[str, _Candidate] = {}
         passing: dict[str, tuple[_Candidate, int | None]] = {}
-        seen_cids: set[str] = set()
-        for check in report.check_results:
-            for result in check.constraint_results:
-                seen_cids.add(result.constraint_id)
-                key = f"{report.dataset}/{result.constraint_id}"
-                cand = _Candidate(
-                    constraint_id=result.constraint_id,
-                    check=result.check or check.check,
-                    severity=result.level or check.level,
-                    constraint=result.constraint,
-                    result=result,
-                    anomaly=anomalies_by_cid.get(result.constraint_id) if result.failed else None,
-                )
-                if result.failed:
-                    failing.setdefault(key, cand)
-                    passing.pop(key, None)
-                elif key not in failing:
-                    passing.setdefault(key, (cand, None))
+        for check, result in results:
+            key = f"{report.dataset}/{result.constraint_id}"
+            own = anomalies_by_cid.get(result.constraint_id) or all_by_cid.get(result.constraint_id)
+            cand = _Candidate(
+                constraint_id=result.constraint_id,
+                check=result.check or check.check,
+                severity=result.level or check.level,
+                constraint=result.constraint,
+                result=result,
+                anomaly=own if result.failed else None,
+            )
+            if result.failed:
+                failing.setdefault(key, cand)
+                passing.pop(key, None)
+            elif key not in failing:
+                passing.setdefault(key, (cand, None))
         if self.alert_on_anomalies:
-            for anomaly in report.anomalies:
+            for anomaly in anomalies:
                 if anomaly.constraint_id and anomaly.constraint_id in seen_cids:
                     continue
                 cid = anomaly.constraint_id or _anomaly_key(anomaly)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from streamdq.alerts import Alert, AlertPolicy
 from streamdq.analyzers.metric import Metric
 from streamdq.errors import ConfigError
-from streamdq.report import Anomaly
+from streamdq.report import Anomaly, Window
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def run(policy, reports, state=None):
@@ -183,3 +187,41 @@ def test_from_spec_validates_keys_and_types():
         AlertPolicy.from_spec({"min_rows_floor": "x"})
     with pytest.raises(ConfigError, match=r"alerts\.rate_limit_per_minute: expected an integer"):
         AlertPolicy.from_spec({"rate_limit_per_minute": 1.5})
+
+
+def _window_report(mk, batch_id, outcomes):
+    """One report closing one 5 s window per outcome (True = passes) of window constraint 'w'."""
+    results = []
+    for start_s, ok in outcomes:
+        window = Window(T0 + timedelta(seconds=start_s), T0 + timedelta(seconds=start_s + 5))
+        c = mk.constraint("w", ok, scope="window")
+        results.append(replace(c, window=window))
+    r = mk.report(batch_id, results)
+    return replace(r, closed_windows=tuple(res.window for res in results))
+
+
+def test_one_batch_closing_several_windows_judges_each_window_in_order(mk):
+    # a backlog batch closes 4 windows: fail, pass, pass, fail -> two incidents, not one
+    r = _window_report(mk, 0, [(15, True), (0, False), (5, True), (10, False)])
+    alerts, state = AlertPolicy().evaluate(r, {})
+    assert [(a.kind, a.window["start"][17:19]) for a in alerts] == [
+        ("violation", "00"),
+        ("resolved", "05"),
+        ("violation", "10"),
+        ("resolved", "15"),
+    ]
+    assert len({a.alert_id for a in alerts}) == 4  # sinks de-duplicate by id: each one must survive
+    assert state["open"] == {}
+    # consecutive failing windows are still one incident, across and within batches
+    alerts, state = AlertPolicy().evaluate(_window_report(mk, 0, [(0, False), (5, False)]), {})
+    assert [a.kind for a in alerts] == ["violation"]
+    alerts, state = AlertPolicy().evaluate(_window_report(mk, 1, [(10, False), (15, True)]), state)
+    assert [a.kind for a in alerts] == ["resolved"]
+
+
+def test_window_alert_ids_differ_per_window_and_are_stable(mk):
+    r = _window_report(mk, 3, [(0, False), (5, True), (10, False)])
+    first, _ = AlertPolicy().evaluate(r, {})
+    again, _ = AlertPolicy().evaluate(r, {})
+    assert [a.alert_id for a in first] == [a.alert_id for a in again]
+    assert first[0].alert_id != first[2].alert_id and first[0].kind == first[2].kind == "violation"

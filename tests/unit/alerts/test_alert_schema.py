@@ -48,3 +48,16 @@ def test_alert_id_depends_on_each_part():
         )
         == 6
     )
+
+
+def test_alert_id_of_a_window_depends_on_the_window_and_keeps_the_old_form_without():
+    import hashlib
+    import json
+    from datetime import UTC, datetime
+
+    w0, w1 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC), datetime(2026, 1, 1, 12, 5, tzinfo=UTC)
+    ids = {alert_id_for("q", 1, "c", "k", "violation", w) for w in (None, w0, w1)}
+    assert len(ids) == 3
+    # ids of batch/total-scope alerts are unchanged (stored and published ids stay valid)
+    raw = json.dumps(["q", 1, "c", "k", "violation"], separators=(",", ":"))
+    assert alert_id_for("q", 1, "c", "k", "violation") == hashlib.sha256(raw.encode()).hexdigest()[:32]
