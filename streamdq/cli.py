@@ -1,4 +1,4 @@
-"""The ``streamdq`` command line: verify | run | demo | suggest | profile | query | serve | backtest.
+"""The ``streamdq`` command line: verify | run | demo | suggest | profile | query | backtest | autovalidate.
 
 Each sub-command lives in its own module under ``streamdq.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (returning the exit code).
@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "streamdq.commands.suggest",
     "streamdq.commands.query",
     "streamdq.commands.backtest",
+    "streamdq.commands.autovalidate",
 ]
 
 

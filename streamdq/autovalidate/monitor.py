@@ -1,0 +1,280 @@
+"""Auto-validation in the streaming job: ``auto_validate:`` in the run config.
+
+``AutoValidateMonitor`` is a ``WindowMonitor`` (streamdq/engine/monitor.py). For each
+configured column it keeps the profiles of the last ``history`` closed windows (built
+from the window's states; the analyzers it needs join the handler's fused pass). Once
+``min_history`` windows exist it learns a program (``learn_from_profiles``, recall
+estimated on corruptions of the newest window rebuilt from its profile, see
+``reconstruct.py``), and re-learns every ``relearn_every`` windows. Every closed window
+after that is judged by the program against the previous window; the outcome is one
+``CheckResult`` per column (check ``auto-validated <column>``, the configured level,
+scope ``window``) whose constraint results carry stable ids per (dataset, column,
+metric), so failures and their resolution flow through the alert policy and every sink
+like hand-written checks. The judged window then joins the history (a window that
+violates the program is kept out of it, so a lasting incident is not learned as normal).
+
+State (histories, programs, counters) is JSON, persisted by the handler with every batch
+commit; the programs are what ``streamdq autovalidate show`` prints. A ``seq`` already
+seen is ignored (replay safety).
+
+Config::
+
+    auto_validate:
+      columns: [amount, country]          # or {amount: numeric, country: categorical}
+      history: 30                         # windows kept and learned from
+      fpr: 0.001                          # target false-positive rate per column program
+      relearn_every: 10                   # windows between re-learning
+      min_history: 10                     # windows before the first program
+      level: warning                      # level of the learned checks
+      seed: 0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.metric import COLUMN, Metric
+from streamdq.analyzers.state import State
+from streamdq.autovalidate.avh import MIN_HISTORY, learn_from_profiles
+from streamdq.autovalidate.profile import (
+    CATEGORICAL,
+    KINDS,
+    NUMERIC,
+    ColumnProfile,
+    column_analyzers,
+    profile_from_states,
+)
+from streamdq.autovalidate.program import Program, Violation
+from streamdq.engine.monitor import MonitorOutput
+from streamdq.errors import ConfigError
+from streamdq.report import CheckResult, ConstraintResult, Window
+
+log = logging.getLogger(__name__)
+
+STATE_VERSION = 1
+KEYS = {"columns", "history", "fpr", "relearn_every", "min_history", "level", "seed", "max_sample_rows"}
+CHECK_PREFIX = "auto-validated"
+
+
+class AutoValidateMonitor:
+    """Learns and applies one AVH program per configured column over closed windows."""
+
+    key = "auto_validate"
+
+    def __init__(
+        self,
+        dataset: str,
+        columns: Mapping[str, str | None],
+        *,
+        history: int = 30,
+        fpr: float = 0.001,
+        relearn_every: int = 10,
+        min_history: int = 10,
+        level: str = "Warning",
+        seed: int = 0,
+        max_sample_rows: int = 5000,
+    ) -> None:
+        self.dataset = dataset
+        self.columns = dict(columns)
+        self.history = history
+        self.fpr = fpr
+        self.relearn_every = relearn_every
+        self.min_history = min_history
+        self.level = level
+        self.seed = seed
+        self.max_sample_rows = max_sample_rows
+        self.kinds: dict[str, str] = {c: k for c, k in self.columns.items() if k}
+        self.profiles: dict[str, list[ColumnProfile]] = {c: [] for c in self.columns}
+        self.programs: dict[str, Program] = {}
+        self.since_learn: dict[str, int] = {c: 0 for c in self.columns}
+        self.last_seq: int | None = None
+
+    # -- WindowMonitor -----------------------------------------------------------------
+    def analyzers(self) -> Sequence[Analyzer]:
+        out: list[Analyzer] = []
+        for column, kind in self.columns.items():
+            for k in [kind] if kind else list(KINDS):
+                out.extend(column_analyzers(column, k))
+        return list(dict.fromkeys(out))
+
+    def observe(
+        self, window: Window, seq: int, metrics: Mapping[Analyzer, Metric], states: Mapping[str, State]
+    ) -> MonitorOutput:
+        if self.last_seq is not None and seq <= self.last_seq:
+            return MonitorOutput()
+        self.last_seq = seq
+        results = []
+        for column in self.columns:
+            kind = self._kind(column, metrics)
+            if kind is None:
+                continue
+            analyzers = column_analyzers(column, kind)
+            by_analyzer = {a: states[a.state_key()] for a in analyzers if a.state_key() in states}
+            profile = profile_from_states(column, kind, by_analyzer)
+            program = self.programs.get(column)
+            violations: list[Violation] = []
+            if program is not None:
+                violations = program.judge_profile(profile)
+                results.append(self._check_result(program, violations, window))
+                self.programs[column] = program.advance(profile)
+            if not violations:  # a violating window does not teach the program what normal is
+                kept = self.profiles.setdefault(column, [])
+                kept.append(profile)
+                del kept[: -self.history]
+            self.since_learn[column] = self.since_learn.get(column, 0) + 1
+            self._maybe_learn(column, profile)
+        return MonitorOutput(check_results=tuple(results))
+
+    def dump_state(self) -> bytes:
+        doc = {
+            "version": STATE_VERSION,
+            "last_seq": self.last_seq,
+            "kinds": self.kinds,
+            "since_learn": self.since_learn,
+            "profiles": {c: [p.to_json() for p in ps] for c, ps in self.profiles.items()},
+            "programs": {c: p.to_dict() for c, p in self.programs.items()},
+        }
+        return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+    def load_state(self, blob: bytes) -> None:
+        doc = json.loads(blob)
+        if doc.get("version") != STATE_VERSION:
+            raise ValueError(f"auto_validate state version {doc.get('version')} is not {STATE_VERSION}")
+        self.last_seq = doc.get("last_seq")
+        self.kinds.update(doc.get("kinds", {}))
+        self.since_learn.update(doc.get("since_learn", {}))
+        for c, ps in doc.get("profiles", {}).items():
+            self.profiles[c] = [ColumnProfile.from_json(p) for p in ps]
+        self.programs = {c: Program.from_dict(p) for c, p in doc.get("programs", {}).items()}
+
+    # -- internals ---------------------------------------------------------------------
+    def _kind(self, column: str, metrics: Mapping[Analyzer, Metric]) -> str | None:
+        """The configured kind, else numeric if the column's mean is computable, else categorical."""
+        if column in self.kinds:
+            return self.kinds[column]
+        def of(name: str) -> Metric | None:
+            found = (m for a, m in metrics.items() if name == a.NAME and getattr(a, "column", None) == column)
+            return next(found, None)
+
+        mean, histogram = of("Mean"), of("Histogram")
+        if mean is not None and mean.ok:
+            self.kinds[column] = NUMERIC
+        elif mean is not None and mean.empty:
+            return None  # no values in this window: cannot tell yet
+        elif histogram is not None and histogram.ok:
+            self.kinds[column] = CATEGORICAL
+        else:
+            return None
+        return self.kinds[column]
+        numeric = [m for a, m in metrics.items() if a.NAME == "Mean" and getattr(a, "column", None) == column]
+        histogram = [
+            m for a, m in metrics.items() if a.NAME == "Histogram" and getattr(a, "column", None) == column
+        ]
+        if numeric and numeric[0].ok:
+            self.kinds[column] = NUMERIC
+        elif histogram and histogram[0].ok and not numeric[0].ok if numeric else histogram:
+            self.kinds[column] = CATEGORICAL
+        else:
+            return None
+        return self.kinds[column]
+
+    def _maybe_learn(self, column: str, newest: ColumnProfile) -> None:
+        profiles = self.profiles.get(column, [])
+        due = column not in self.programs or self.since_learn.get(column, 0) >= self.relearn_every
+        if len(profiles) < self.min_history or not due or profiles[-1] is not newest:
+            return
+        from streamdq.autovalidate.reconstruct import corrupted_profiles
+
+        try:
+            corrupted = corrupted_profiles(newest, self.seed, max_rows=self.max_sample_rows)
+            program = learn_from_profiles(profiles, corrupted, fpr=self.fpr)
+        except Exception:  # learning never stops the stream; the old program stays
+            log.exception("auto-validation: learning a program for %s failed", column)
+            return
+        self.programs[column] = program
+        self.since_learn[column] = 0
+        log.info("auto-validation learned for %s.%s:\n%s", self.dataset, column, program.show())
+
+    def _check_result(self, program: Program, violations: list[Violation], window: Window) -> CheckResult:
+        failed = {id(v.constraint): v for v in violations}
+        check = f"{CHECK_PREFIX} {program.column}"
+        out = []
+        for c in program.constraints:
+            v = failed.get(id(c))
+            ident = hashlib.sha256(f"{self.dataset}|{CHECK_PREFIX}|{c.column}|{c.metric}".encode()).hexdigest()
+            out.append(
+                ConstraintResult(
+                    check=check,
+                    level=self.level,
+                    constraint=f"learned {c.transformed_name()}({c.column}) in [{c.lower:.6g}, {c.upper:.6g}]",
+                    constraint_id=ident[:16],
+                    status="Failure" if v else "Success",
+                    message=v.message if v else None,
+                    metric=Metric(COLUMN, f"AutoValidate.{c.metric}", c.column, value=v.value if v else None)
+                    if v
+                    else None,
+                    scope="window",
+                    window=window,
+                    bound=[c.lower, c.upper],
+                )
+            )
+        status = self.level if violations else "Success"
+        return CheckResult(check, self.level, status, tuple(out))
+
+
+def auto_validate_monitor_from_config(raw: Any, dataset: str) -> AutoValidateMonitor:
+    """Validate ``auto_validate:`` (errors name ``auto_validate.<key>`` and the fix)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            "expected a mapping such as {columns: [amount, country], history: 30, fpr: 0.001}",
+            path="auto_validate",
+        )
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key; known: {', '.join(sorted(KEYS))}", path=f"auto_validate.{unknown[0]}")
+    cols = raw.get("columns")
+    columns: dict[str, str | None]
+    if isinstance(cols, list) and cols and all(isinstance(c, str) for c in cols):
+        columns = {c: None for c in cols}
+    elif isinstance(cols, dict) and cols and all(k in KINDS for k in cols.values()):
+        columns = {str(c): str(k) for c, k in cols.items()}
+    else:
+        raise ConfigError(
+            "expected a non-empty list of column names, or a mapping column -> numeric | categorical",
+            path="auto_validate.columns",
+        )
+
+    def integer(key: str, default: int, low: int) -> int:
+        v = raw.get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            raise ConfigError(f"expected an integer >= {low}, got {v!r}", path=f"auto_validate.{key}")
+        return v
+
+    history = integer("history", 30, MIN_HISTORY)
+    min_history = integer("min_history", min(10, history), MIN_HISTORY)
+    if min_history > history:
+        raise ConfigError(
+            f"min_history ({min_history}) cannot exceed history ({history})", path="auto_validate.min_history"
+        )
+    fpr = raw.get("fpr", 0.001)
+    if not isinstance(fpr, int | float) or isinstance(fpr, bool) or not 0 < fpr < 1:
+        raise ConfigError(f"expected a false-positive rate in (0, 1), got {fpr!r}", path="auto_validate.fpr")
+    level = str(raw.get("level", "warning")).capitalize()
+    if level not in ("Warning", "Error"):
+        raise ConfigError(f"expected warning or error, got {raw.get('level')!r}", path="auto_validate.level")
+    return AutoValidateMonitor(
+        dataset,
+        columns,
+        history=history,
+        fpr=float(fpr),
+        relearn_every=integer("relearn_every", 10, 1),
+        min_history=min_history,
+        level=level,
+        seed=integer("seed", 0, 0),
+        max_sample_rows=integer("max_sample_rows", 5000, 100),
+    )

@@ -1,0 +1,148 @@
+"""``streamdq autovalidate``: programs learned from history (Auto-Validate-by-History).
+
+* ``streamdq autovalidate show --state PATH --dataset D [--column C] [--format text|yaml|json]``
+  prints the programs the streaming job learned (``auto_validate:`` in the run config);
+  they live in the state store with the job's other detector states, as of the last
+  committed batch.
+* ``streamdq autovalidate learn --data PATH --batch-by COLUMN --column C [--column ...]
+  [--fpr 0.001] [--seed N] [--out FILE]`` learns programs offline from a table whose
+  ``--batch-by`` column orders its batches (e.g. a date), using every batch but the last
+  ``--holdout`` ones as history, and prints them (``--out`` writes the YAML review
+  documents, one per column, separated by ``---``). With ``--holdout N`` it judges the
+  last N batches and prints their violations.
+
+Exit codes: 0 ok (``learn`` with holdout: 0 also when violations are found; they are
+printed), 2 bad arguments, unreadable data or no stored program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from streamdq.commands.query import storage_option
+from streamdq.errors import ConfigError
+
+STORE_KEY = "monitor:auto_validate"
+
+
+def register(sub: Any) -> None:
+    av = sub.add_parser("autovalidate", help="programs learned from history (show stored, learn offline)")
+    avsub = av.add_subparsers(dest="autovalidate_command", required=True)
+    show = avsub.add_parser("show", help="print the programs the streaming job learned")
+    show.add_argument("--state", required=True, help="state root (directory or URI) of the Delta tables")
+    show.add_argument("--dataset", required=True)
+    show.add_argument("--column", action="append", default=[], help="only this column (repeatable)")
+    show.add_argument("--format", choices=("text", "yaml", "json"), default="text")
+    show.add_argument("--storage-option", type=storage_option, action="append", default=[], metavar="KEY=VALUE")
+    show.set_defaults(func=run_show)
+    learn = avsub.add_parser("learn", help="learn programs offline from a table of batches")
+    from streamdq.commands.verify import add_data_arguments
+
+    add_data_arguments(learn)
+    learn.add_argument("--batch-by", required=True, help="column whose values order the batches (e.g. a date)")
+    learn.add_argument("--column", action="append", required=True, help="column to learn (repeatable)")
+    learn.add_argument("--fpr", type=float, default=0.001, help="target false-positive rate (default 0.001)")
+    learn.add_argument("--seed", type=int, default=0)
+    learn.add_argument("--holdout", type=int, default=0, help="judge the last N batches instead of learning them")
+    learn.add_argument("--dataset", default="dataset")
+    learn.add_argument("--out", help="write the programs' YAML review documents here")
+    learn.set_defaults(func=run_learn)
+
+
+def stored_programs(state: str, dataset: str, storage_options: dict[str, str] | None = None) -> list[Any]:
+    """The programs of ``dataset`` in the state store (empty when none was learned yet)."""
+    from streamdq.autovalidate.program import Program
+    from streamdq.state.delta_store import DeltaStateStore
+
+    store = DeltaStateStore(state, storage_options=storage_options or None)
+    record = store.load_detector_states(dataset).get(STORE_KEY)
+    if record is None:
+        return []
+    doc = json.loads(record.state)
+    return [Program.from_dict(p) for _, p in sorted(doc.get("programs", {}).items())]
+
+
+def run_show(args: argparse.Namespace) -> int:
+    try:
+        programs = stored_programs(args.state, args.dataset, dict(args.storage_option))
+    except Exception as exc:
+        print(f"streamdq autovalidate show: cannot read the state store {args.state}: {exc}", file=sys.stderr)
+        return 2
+    if args.column:
+        programs = [p for p in programs if p.column in args.column]
+    if not programs:
+        print(
+            f"streamdq autovalidate show: no learned program for dataset {args.dataset!r} in {args.state} "
+            "(is auto_validate: configured, and have enough windows closed?)",
+            file=sys.stderr,
+        )
+        return 2
+    print(_render(programs, args.format, args.dataset))
+    return 0
+
+
+def _render(programs: list[Any], fmt: str, dataset: str) -> str:
+    if fmt == "json":
+        return json.dumps([p.to_dict() for p in programs], indent=2)
+    if fmt == "yaml":
+        return "---\n".join(p.to_yaml(dataset) for p in programs)
+    return "\n\n".join(p.show() for p in programs)
+
+
+def run_learn(args: argparse.Namespace) -> int:
+    from pyspark.sql import functions as F
+
+    from streamdq.analyzers.base import col
+    from streamdq.autovalidate.avh import learn
+    from streamdq.commands.verify import read_data
+    from streamdq.spark import get_spark
+
+    if not 0 < args.fpr < 1:
+        print(f"streamdq autovalidate learn: --fpr must be in (0, 1), got {args.fpr}", file=sys.stderr)
+        return 2
+    try:
+        df = read_data(get_spark(), args.data, args.input_format)
+    except ConfigError as exc:
+        print(f"streamdq autovalidate learn: {exc}", file=sys.stderr)
+        return 2
+    missing = [c for c in [args.batch_by, *args.column] if c not in df.columns]
+    if missing:
+        print(
+            f"streamdq autovalidate learn: {args.data} has no column {missing[0]!r} "
+            f"(columns: {', '.join(df.columns)})",
+            file=sys.stderr,
+        )
+        return 2
+    keys = [r[0] for r in df.select(col(args.batch_by)).distinct().orderBy(col(args.batch_by)).collect()]
+    batches = [df.filter(col(args.batch_by).eqNullSafe(F.lit(k))) for k in keys]
+    history = batches[: len(batches) - args.holdout] if args.holdout > 0 else batches
+    if not history:
+        print(f"streamdq autovalidate learn: no batch left to learn from ({len(batches)} batches)", file=sys.stderr)
+        return 2
+    programs = []
+    for column in args.column:
+        program = learn(history, column, fpr=args.fpr, seed=args.seed)
+        programs.append(program)
+        print(program.show())
+        for key, batch in zip(keys[len(history) :], batches[len(history) :], strict=True):
+            profile = _profile(program, batch)
+            violations = program.judge_profile(profile)
+            program = program.advance(profile)
+            verdict = "passes" if not violations else f"{len(violations)} violation(s)"
+            print(f"  batch {args.batch_by}={key}: {verdict}")
+            for v in violations:
+                print(f"    {v.message}")
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(_render(programs, "yaml", args.dataset) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _profile(program: Any, batch: Any) -> Any:
+    from streamdq.autovalidate.avh import profile_frames
+
+    return profile_frames([batch], program.column, program.kind)[0]

@@ -1,0 +1,114 @@
+"""auto_validate: in the streaming handler: learned once enough windows closed, judges each closed
+window, results flow as check results; programs persisted in the state store and shown by the CLI."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+from streamdq.autovalidate.monitor import AutoValidateMonitor, auto_validate_monitor_from_config
+from streamdq.autovalidate.profile import ColumnProfile
+from streamdq.autovalidate.reconstruct import rescale, sample_frame
+from streamdq.cli import main
+from streamdq.engine.handler import BatchHandler
+from streamdq.engine.judge import BatchJudge
+from streamdq.errors import ConfigError
+
+SCHEMA = "ts timestamp, amount double, country string"
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+
+
+def _rows(rng, minute: int, n: int = 150, unit: float = 1.0, upper: bool = False):
+    out = []
+    for i in range(n):
+        country = str(rng.choice(["us", "de", "fr"]))
+        out.append(
+            (
+                T0 + timedelta(minutes=minute, seconds=int(i * 59 / n)),
+                round(float(rng.normal(50, 5)) * unit, 2),
+                country.upper() if upper else country,
+            )
+        )
+    return out
+
+
+def _handler(store, monitor):
+    return BatchHandler(
+        dataset="orders",
+        query_id="q-av",
+        judge=BatchJudge([]),
+        window_seconds=60,
+        watermark_seconds=0,
+        event_time="ts",
+        store=store,
+        monitors=[monitor],
+    )
+
+
+def _monitor():
+    return auto_validate_monitor_from_config(
+        {"columns": {"amount": "numeric", "country": "categorical"}, "history": 10, "min_history": 6},
+        "orders",
+    )
+
+
+def test_config_errors_name_the_key():
+    with pytest.raises(ConfigError, match="auto_validate.columns"):
+        auto_validate_monitor_from_config({"columns": []}, "d")
+    with pytest.raises(ConfigError, match="auto_validate.colums"):
+        auto_validate_monitor_from_config({"colums": ["a"]}, "d")
+    with pytest.raises(ConfigError, match="auto_validate.fpr"):
+        auto_validate_monitor_from_config({"columns": ["a"], "fpr": 2}, "d")
+    with pytest.raises(ConfigError, match="auto_validate.min_history"):
+        auto_validate_monitor_from_config({"columns": ["a"], "history": 5, "min_history": 8}, "d")
+    m = auto_validate_monitor_from_config({"columns": ["a"]}, "d")
+    assert isinstance(m, AutoValidateMonitor) and m.history == 30 and m.fpr == 0.001
+    # an unknown kind needs both analyzer sets until the first window tells which one it is
+    assert {a.NAME for a in m.analyzers()} >= {"Mean", "Histogram"}
+
+
+def test_sample_rebuilt_from_a_categorical_profile_keeps_its_shares():
+    p = ColumnProfile("c", "categorical", 10_000, values={"a": 6000, "b": 3000, "NullValue": 1000})
+    frame = sample_frame(p, max_rows=100)
+    assert len(frame) == 100
+    assert frame["c"].value_counts(dropna=False).to_dict() == {"a": 60, "b": 30, None: 10}
+    clean = ColumnProfile("c", "categorical", 100, {"row_count": 100, "completeness": 0.9, "str_len": 1})
+    bad = ColumnProfile("c", "categorical", 50, {"row_count": 50, "completeness": 0.5, "str_len": 1})
+    real = ColumnProfile("c", "categorical", 10_000, {"row_count": 10_000, "completeness": 0.9, "str_len": 1})
+    moved = rescale(real, clean, bad)
+    assert moved.rows == 5000 and moved.scalars["completeness"] == pytest.approx(0.5)
+
+
+def test_monitor_learns_judges_persists_and_shows(spark, tmp_path, capsys):
+    from streamdq.state.delta_store import DeltaStateStore
+
+    rng = np.random.default_rng(11)
+    state = str(tmp_path / "state")
+    monitor = _monitor()
+    handler = _handler(DeltaStateStore(state), monitor)
+    reports = []
+    for minute in range(9):  # batch i closes window i - 1: windows 0..7 close
+        reports.append(handler.handle(spark.createDataFrame(_rows(rng, minute), SCHEMA), minute))
+    assert set(monitor.programs) == {"amount", "country"}
+    judged = [r for rep in reports for r in rep.check_results if r.check.startswith("auto-validated")]
+    assert judged and all(r.status == "Success" for r in judged)  # clean windows pass
+    incident = handler.handle(spark.createDataFrame(_rows(rng, 9, unit=100, upper=True), SCHEMA), 9)
+    assert not [r for r in incident.check_results if r.status != "Success"]  # window 8 (clean) closed
+    after = handler.handle(spark.createDataFrame(_rows(rng, 10), SCHEMA), 10)
+    failed = {r.check: r for r in after.check_results if r.status != "Success"}
+    assert set(failed) == {"auto-validated amount", "auto-validated country"}
+    bad = [c for c in failed["auto-validated amount"].constraint_results if c.failed]
+    assert bad and bad[0].scope == "window" and "breaks the learned" in (bad[0].message or "")
+    assert bad[0].window is not None and bad[0].window.start.replace(tzinfo=None) == T0 + timedelta(minutes=9)
+    # the incident window is not learned as normal
+    assert len(monitor.profiles["amount"]) == 9
+    # programs live in the state store; a restarted job reloads them
+    restarted = _monitor()
+    _handler(DeltaStateStore(state), restarted).restore()
+    assert restarted.programs == monitor.programs and restarted.last_seq == monitor.last_seq
+    assert main(["autovalidate", "show", "--state", state, "--dataset", "orders"]) == 0
+    out = capsys.readouterr().out
+    assert "amount (numeric)" in out and "country (categorical)" in out
+    assert main(["autovalidate", "show", "--state", state, "--dataset", "nope"]) == 2
