@@ -1,0 +1,194 @@
+"""``QualityScoreMonitor``: the table-level quality score as a window monitor (engine/monitor.py).
+
+For every closed window of the dataset it feeds all of the window's scalar metrics (one
+series per analyzer; failed metrics count as missing; distribution-valued metrics and its own
+``QualityScore`` are skipped) to a ``QualityScorer`` and publishes:
+
+* a metric ``QualityScore`` (entity ``Dataset``, instance ``*``) at window scope: the score
+  0..12, or a failed metric whose reason says what the scorer waits for (warm-up);
+* an ``Anomaly`` (detector ``quality_score``, no constraint id: a one-shot event for the alert
+  policy) when the score reaches ``alert_at``; its interval is ``[0, alert_at - 1]`` and its
+  message names the component scores and the series that deviate most.
+
+Its own analyzers (``analyzers()``) are ``Size`` plus, for ``columns``, ``Completeness`` and
+``ApproxCountDistinct``, and, for ``numeric_columns``, ``Completeness``, ``Mean``, ``Minimum``,
+``Maximum`` and ``StandardDeviation`` (Uber's per-column metrics); every other analyzer the
+run computes (checks, auto-validation) joins the table as well. State: the scorer's JSON
+bytes, persisted by the handler with each batch commit (key ``monitor:quality_score``).
+
+Run config::
+
+    quality_score: {max_components: 5, variance: 0.9, history: 48, refit_every: 12,
+                    period: null, alert_at: 6, min_history: 16,
+                    columns: [country], numeric_columns: [amount]}
+
+``quality_monitor_from_config`` validates it; mistakes raise ``ConfigError`` naming
+``quality_score.<key>`` and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+from streamdq.analyzers import (
+    ApproxCountDistinct,
+    Completeness,
+    Maximum,
+    Mean,
+    Minimum,
+    Size,
+    StandardDeviation,
+)
+from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.metric import DATASET, Metric, failure
+from streamdq.analyzers.state import State
+from streamdq.autovalidate.quality_score import (
+    QualityScoreConfig,
+    QualityScorer,
+    ScoreResult,
+    config_problems,
+    series_names,
+)
+from streamdq.engine.monitor import MonitorOutput
+from streamdq.errors import ConfigError
+from streamdq.report import Anomaly, Window
+
+METRIC_NAME = "QualityScore"
+DETECTOR = "quality_score"
+CONFIG_KEY = "quality_score"
+COLUMN_KEYS = ("columns", "numeric_columns")
+
+
+def window_series(metrics: Mapping[Analyzer, Metric]) -> dict[str, float | None]:
+    """The window's metrics as ``{series name: value}`` (None for a failed metric)."""
+    items: list[tuple[str, str, float | None]] = []
+    for analyzer, metric in metrics.items():
+        if metric.name == METRIC_NAME:
+            continue
+        if metric.ok and metric.scalar is None:
+            continue  # distribution-valued metric (Histogram, DataType, ...)
+        items.append((f"{metric.name}({metric.instance})", analyzer.key(), metric.scalar))
+    items.sort(key=lambda it: (it[0], it[1]))
+    names = series_names([(label, key) for label, key, _ in items])
+    return {name: value for name, (_, _, value) in zip(names, items, strict=True)}
+
+
+class QualityScoreMonitor:
+    """A ``WindowMonitor`` publishing the table-level quality score of one dataset."""
+
+    key = CONFIG_KEY
+
+    def __init__(
+        self,
+        dataset: str,
+        config: QualityScoreConfig | None = None,
+        columns: Sequence[str] = (),
+        numeric_columns: Sequence[str] = (),
+    ) -> None:
+        self.dataset = dataset
+        self.config = config or QualityScoreConfig()
+        self.columns = tuple(columns)
+        self.numeric_columns = tuple(numeric_columns)
+        self.scorer = QualityScorer(self.config)
+
+    def analyzers(self) -> Sequence[Analyzer]:
+        out: list[Analyzer] = [Size()]
+        for c in self.columns:
+            out += [Completeness(c), ApproxCountDistinct(c)]
+        for c in self.numeric_columns:
+            out += [Completeness(c), Mean(c), Minimum(c), Maximum(c), StandardDeviation(c)]
+        return list(dict.fromkeys(out))
+
+    def observe(
+        self, window: Window, seq: int, metrics: Mapping[Analyzer, Metric], states: Mapping[str, State]
+    ) -> MonitorOutput:
+        """Score the closed window ``seq`` (a replayed ``seq`` returns the stored verdict)."""
+        result = self.scorer.observe(seq, window_series(metrics))
+        return self.output(result, window)
+
+    def output(self, result: ScoreResult, window: Window | None) -> MonitorOutput:
+        """The metric (and the anomaly, when flagged) of one score."""
+        if not result.ready:
+            return MonitorOutput(metrics=(failure(DATASET, METRIC_NAME, "*", result.message),))
+        metric = Metric(
+            DATASET,
+            METRIC_NAME,
+            "*",
+            value=float(result.score),
+            extra={
+                "component_scores": list(result.component_scores),
+                "residual_score": result.residual_score,
+                "explained_variance": list(result.explained_variance),
+            },
+        )
+        if not result.flagged:
+            return MonitorOutput(metrics=(metric,))
+        anomaly = Anomaly(
+            detector=DETECTOR,
+            metric=metric,
+            scope="window",
+            value=float(result.score),
+            lower=0.0,
+            upper=float(self.config.alert_at - 1),
+            score=float(result.score),
+            window=window,
+            message=f"table quality score {result.score} >= alert_at {self.config.alert_at}: {result.message}",
+        )
+        return MonitorOutput(metrics=(metric,), anomalies=(anomaly,))
+
+    def dump_state(self) -> bytes:
+        return self.scorer.dump_state()
+
+    def load_state(self, blob: bytes) -> None:
+        self.scorer.load_state(blob)
+
+
+def _columns(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(c, str) and c for c in value):
+        raise ConfigError(
+            f"{CONFIG_KEY}.{key}", f"expected a list of column names, got {value!r}", f"e.g. {key}: [amount]"
+        )
+    return tuple(value)
+
+
+def quality_config_from_raw(raw: Mapping[str, Any]) -> QualityScoreConfig:
+    """The scorer settings of a ``quality_score:`` mapping (defaults for absent keys), validated."""
+    known = [f.name for f in fields(QualityScoreConfig)]
+    settings = {k: v for k, v in raw.items() if k not in COLUMN_KEYS}
+    for key in settings:
+        if key not in known:
+            raise ConfigError(
+                f"{CONFIG_KEY}.{key}",
+                "unknown key",
+                f"use one of {', '.join([*known, *COLUMN_KEYS])}",
+            )
+    merged = {**QualityScoreConfig().to_dict(), **settings}
+    problems = config_problems(merged)
+    if problems:
+        key, problem, fix = problems[0]
+        raise ConfigError(f"{CONFIG_KEY}.{key}", problem, fix)
+    return QualityScoreConfig(**merged)
+
+
+def quality_monitor_from_config(raw: Mapping[str, Any] | None, dataset: str) -> QualityScoreMonitor | None:
+    """The monitor for the run config's ``quality_score:`` mapping; None when absent (None).
+
+    ``{}`` means all defaults. Raises ``ConfigError`` naming ``quality_score.<key>`` and the fix.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(
+            CONFIG_KEY,
+            f"expected a mapping, got {raw!r}",
+            "e.g. quality_score: {history: 48, alert_at: 6} (or {} for the defaults)",
+        )
+    config = quality_config_from_raw(raw)
+    return QualityScoreMonitor(
+        dataset, config, columns=_columns(raw, "columns"), numeric_columns=_columns(raw, "numeric_columns")
+    )
