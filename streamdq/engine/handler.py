@@ -56,6 +56,15 @@ DRIFT_COLUMNS = {
 }
 
 
+# quarantine columns holding the row's source position: (name, decoder metadata column, type)
+QUARANTINE_SOURCE_COLUMNS = (
+    ("topic", "_streamdq_kafka_topic", "string"),
+    ("partition", "_streamdq_kafka_partition", "int"),
+    ("offset", "_streamdq_kafka_offset", "long"),
+    ("file", "_streamdq_file", "string"),
+)
+
+
 def _as_utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
@@ -371,16 +380,22 @@ class BatchHandler:
         else:
             data_cols = [col(c) for c in df.columns if not c.startswith("_streamdq_")]
             raw = F.to_json(F.struct(*data_cols))
+        # where the row came from: the decoders' metadata columns (or Spark's own kafka columns)
+        coordinates = []
+        for name, meta, dtype in QUARANTINE_SOURCE_COLUMNS:
+            found = meta if meta in cols else name if name in cols else None
+            if found is not None:
+                coordinates.append(col(found).cast(dtype).alias(name))
+        position = list(coordinates)
+        if self.event_time and self.event_time in cols:
+            position.append(col(self.event_time).cast("timestamp").alias("event_time"))
         selected = df.filter(cond).select(
             F.lit(self.dataset).alias("dataset"),
             F.lit(batch_id).cast("long").alias("batch_id"),
             reason.alias("reason"),
             raw.cast("string").alias("raw"),
-            F.to_json(
-                F.struct(
-                    *[col(c) for c in ("topic", "partition", "offset", "file") if c in cols] or [F.lit(None)]
-                )
-            ).alias("source"),
+            F.to_json(F.struct(*coordinates or [F.lit(None)])).alias("source"),
+            *position,
         )
         return selected.toArrow()
 
