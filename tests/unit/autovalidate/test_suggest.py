@@ -372,3 +372,135 @@ def test_sample_rejects_a_bad_fraction():
     marker = object()
     assert sample(marker, None) is marker  # type: ignore[arg-type]
     assert sample(marker, 1) is marker  # type: ignore[arg-type]
+
+
+# -- end to end on Spark ------------------------------------------------------------------------
+
+
+ROWS = 60
+
+
+@pytest.fixture(scope="module")
+def orders(spark):
+    from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
+
+    schema = StructType(
+        [
+            StructField("id", IntegerType()),
+            StructField("status", StringType()),
+            StructField("amount", DoubleType()),
+            StructField("qty", StringType()),
+            StructField("flag", StringType()),
+            StructField("price", StringType()),
+            StructField("email", StringType()),
+        ]
+    )
+    rows = [
+        (
+            i,
+            None if i % 10 == 0 else ["new", "paid", "shipped"][i % 3],
+            (i % 7) * 1.5,
+            str(i % 5 + 1),
+            "true" if i % 2 else "false",
+            "1.5" if i % 3 else "2",
+            f"user{i}@example.org",
+        )
+        for i in range(ROWS)
+    ]
+    return spark.createDataFrame(rows, schema)
+
+
+@pytest.fixture(scope="module")
+def orders_profile(orders):
+    from streamdq.autovalidate.suggest import profile_table
+
+    return profile_table(orders)
+
+
+def test_profile_from_spark(orders_profile):
+    p = {c.column: c for c in orders_profile.columns}
+    assert orders_profile.rows == ROWS
+    assert (p["id"].data_type, p["id"].type_inferred, p["id"].minimum, p["id"].maximum) == (
+        "Integral",
+        False,
+        0.0,
+        ROWS - 1.0,
+    )
+    assert (p["qty"].data_type, p["flag"].data_type, p["price"].data_type) == (
+        "Integral",
+        "Boolean",
+        "Fractional",
+    )
+    assert all(p[c].type_inferred for c in ("qty", "flag", "price", "status", "email"))
+    assert p["status"].completeness == pytest.approx(0.9)
+    assert p["status"].histogram == {"new": 18, "paid": 18, "shipped": 18, "NullValue": 6}
+    assert p["qty"].histogram == {str(k): 12 for k in range(1, 6)}
+    assert p["email"].histogram is not None and len(p["email"].histogram) == ROWS
+    assert p["amount"].histogram is None  # Fractional: no categorical rules, no histogram pass
+    assert (p["email"].min_length, p["email"].max_length) == (
+        len("user0@example.org"),
+        len("user10@example.org"),
+    )
+
+
+def test_suggested_checks_load_back_and_verify_ok_on_the_same_data(orders, orders_profile, tmp_path):
+    from streamdq import load_checks, verify
+
+    suggestions = suggest_from_profile(orders_profile)
+    got = {(s.column, s.rule) for s in suggestions}
+    assert {
+        ("id", "CompleteIfComplete"),
+        ("id", "UniqueIfApproximatelyUnique"),
+        ("email", "UniqueIfApproximatelyUnique"),
+        ("status", "RetainCompleteness"),
+        ("status", "CategoricalRange"),
+        ("qty", "RetainType"),
+        ("qty", "CategoricalRange"),
+        ("flag", "RetainType"),
+        ("price", "RetainType"),
+        ("amount", "NonNegativeNumbers"),
+        ("amount", "HasMean"),
+        ("email", "HasMaxLength"),
+    } <= got
+    path = tmp_path / "suggested.yaml"
+    path.write_text(render_yaml(suggestions, "orders"))
+    checks = load_checks(path)
+    assert sum(len(c.constraints) for c in checks) == len(suggestions)
+    result = verify(orders, checks)
+    failed = [
+        (r.constraint.describe(), r.message)
+        for cr in result.check_results
+        for r in cr.constraint_results
+        if r.status != "Success"
+    ]
+    assert result.status == "Success", failed
+
+
+def test_profile_job_count_does_not_grow_with_the_number_of_columns(orders, orders_profile):
+    from pyspark.sql import functions as F
+
+    from streamdq.autovalidate.suggest import profile_table
+    from streamdq.checks.kinds import make
+    from streamdq.engine.analysis import analyze
+
+    one_histogram = analyze(orders, [make("Histogram", column="status")]).jobs
+    scan_only = profile_table(orders, histogram_threshold=0).jobs
+    wide = orders.select("*", *[(F.col("amount") * k).alias(f"x{k}") for k in range(10)])
+    assert profile_table(wide, histogram_threshold=0).jobs == scan_only  # 17 columns, same single pass
+    assert profile_table(orders.select("id"), histogram_threshold=0).jobs == scan_only
+    histogram_columns = [c.column for c in orders_profile.columns if c.histogram is not None]
+    assert sorted(histogram_columns) == ["email", "id", "qty", "status"]  # String or Integral only
+    assert orders_profile.jobs == scan_only + one_histogram * len(histogram_columns)
+    # high-cardinality columns (id, email) get no histogram pass
+    assert profile_table(orders, histogram_threshold=10).jobs == scan_only + one_histogram * 2
+
+
+def test_suggest_on_a_sample_and_on_selected_columns(orders):
+    from streamdq.autovalidate.suggest import profile_table, suggest
+
+    sampled = profile_table(sample(orders, 0.5, seed=7))
+    assert 0 < sampled.rows < ROWS
+    only = suggest(orders, columns=["status"])
+    assert {s.column for s in only} == {"status"}
+    with pytest.raises(ValueError, match="unknown column.*'nope'"):
+        profile_table(orders, columns=["status", "nope"])
