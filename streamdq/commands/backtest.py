@@ -6,7 +6,14 @@ Two forms:
   ``has_no_anomalies`` constraint of the run config's checks over the metric history in the
   config's state store;
 * ``streamdq backtest --state PATH --dataset D --metric NAME [--instance I] [--scope window]
-  --detector '{"type": "online_normal", "lower_factor": 3}'`` tunes one detector on one series.
+  --detector '{"type": "online_normal", "lower_factor": 3}'`` tunes one detector on one series;
+* ``streamdq backtest --quality-score [--config run.yaml | --state PATH --dataset D]
+  [--quality-config '{"alert_at": 6, "period": 24}']`` replays every closed window's metrics
+  (all series of the dataset, as the streaming monitor sees them) through the table-level
+  quality score and prints the score per window (``--all``) and the windows it would flag.
+  The settings are the config's ``quality_score:`` mapping, overridden key by key by
+  ``--quality-config``; windows that are still open (ending after the last committed
+  watermark) are left out.
 
 Nothing is written: the detectors start from their initial state, so the output shows what the
 configuration would have flagged over the range (tune without waiting for new data).
@@ -36,6 +43,15 @@ def register(sub: Any) -> None:
     p.add_argument("--start", help="ISO-8601 start of the range (inclusive)")
     p.add_argument("--end", help="ISO-8601 end of the range (exclusive)")
     p.add_argument("--all", action="store_true", help="print every point, not only the flagged ones")
+    p.add_argument(
+        "--quality-score",
+        action="store_true",
+        help="replay all window metrics of the dataset through the table-level quality score",
+    )
+    p.add_argument(
+        "--quality-config",
+        help='quality score settings as JSON, e.g. \'{"alert_at": 6, "period": 24}\' (with --quality-score)',
+    )
     p.set_defaults(func=run)
 
 
@@ -68,20 +84,7 @@ def _targets(
     args: argparse.Namespace,
 ) -> tuple[Any, str, list[tuple[str, dict[str, Any], str, str | None, str]]]:
     """(store, dataset, [(label, detector spec, metric name, instance, scope)])."""
-    from streamdq.state.delta_store import DeltaStateStore
-
-    config = None
-    if args.config:
-        from streamdq.engine.config import load_run_config
-
-        config = load_run_config(args.config)
-    state = args.state or (config.state.path if config else None)
-    if not state:
-        raise ConfigError("give --state PATH or a --config whose state.path is set", path="--state")
-    dataset = args.dataset or (config.dataset if config else None)
-    if not dataset:
-        raise ConfigError("give --dataset or a --config", path="--dataset")
-    store = DeltaStateStore(state)
+    store, dataset, config = _store_and_dataset(args)
     if args.detector:
         try:
             spec = json.loads(args.detector)
@@ -120,7 +123,106 @@ def _targets(
     return store, dataset, targets
 
 
+def _store_and_dataset(args: argparse.Namespace) -> tuple[Any, str, Any]:
+    """(store, dataset, run config or None) from --config / --state / --dataset."""
+    from streamdq.state.delta_store import DeltaStateStore
+
+    config = None
+    if args.config:
+        from streamdq.engine.config import load_run_config
+
+        config = load_run_config(args.config)
+    state = args.state or (config.state.path if config else None)
+    if not state:
+        raise ConfigError("give --state PATH or a --config whose state.path is set", path="--state")
+    dataset = args.dataset or (config.dataset if config else None)
+    if not dataset:
+        raise ConfigError("give --dataset or a --config", path="--dataset")
+    return DeltaStateStore(state), dataset, config
+
+
+def closed_window_rows(
+    store: Any, dataset: str, start: datetime | None, end: datetime | None
+) -> list[dict[str, Any]]:
+    """The latest committed window-scope metric rows of ``dataset`` with ``start <= window_start
+    < end``, leaving out windows that end after the last committed watermark (still open)."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    from streamdq.state import schemas as S
+    from streamdq.state.queries import latest_per
+    from streamdq.state.sql import conj, lit
+    from streamdq.state.tables import utc_date
+
+    dt = store.table(S.METRICS)
+    if dt is None:
+        return []
+    prune = [f"dataset = {lit(dataset)}", "scope = 'window'"]
+    expr = (pads.field("dataset") == dataset) & (pads.field("scope") == "window")
+    if start is not None:
+        prune.append(f"date >= {lit(utc_date(start))}")
+        expr &= pads.field("window_start") >= pa.scalar(start, S.TS)
+    if end is not None:
+        prune.append(f"date <= {lit(utc_date(end))}")
+        expr &= pads.field("window_start") < pa.scalar(end, S.TS)
+    rows = dt.to_pyarrow_dataset(file_pruning_predicate=conj(*prune)).to_table(filter=expr)
+    rows = store.committed_filter(rows)
+    rows = latest_per(
+        rows, ["window_start", "entity", "instance", "name", "analyzer_key"], ["processing_time", "batch_id"]
+    )
+    watermark = None
+    for query_id in set(rows.column("query_id").to_pylist()) if rows.num_rows else ():
+        last = store.last_committed_batch(query_id)
+        report = store.report(query_id, last) if last is not None else None
+        if report is not None and report.watermark is not None:
+            watermark = report.watermark if watermark is None else max(watermark, report.watermark)
+    out = rows.to_pylist()
+    if watermark is not None:
+        out = [r for r in out if r["window_end"] is not None and r["window_end"] <= watermark]
+    return out
+
+
+def run_quality_score(args: argparse.Namespace) -> int:
+    """``--quality-score``: replay the dataset's closed windows through the quality score."""
+    from streamdq.autovalidate.quality_backtest import (
+        format_quality_report,
+        replay_quality,
+        windows_from_rows,
+    )
+    from streamdq.autovalidate.quality_monitor import quality_config_from_raw
+
+    try:
+        start, end = _when(args.start, "--start"), _when(args.end, "--end")
+        store, dataset, config = _store_and_dataset(args)
+        raw = dict(config.quality_score or {}) if config is not None else {}
+        if args.quality_config:
+            try:
+                override = json.loads(args.quality_config)
+            except ValueError as exc:
+                raise ConfigError(f"not valid JSON: {exc}", path="--quality-config") from None
+            if not isinstance(override, dict):
+                raise ConfigError('expected a JSON object such as {"alert_at": 6}', path="--quality-config")
+            raw.update(override)
+        for key in ("columns", "numeric_columns"):
+            raw.pop(key, None)  # analyzers of the streaming monitor; the history already holds them
+        settings = quality_config_from_raw(raw)
+    except (ConfigError, ValueError) as exc:
+        print(f"streamdq backtest: {exc}", file=sys.stderr)
+        return 2
+    windows = windows_from_rows(closed_window_rows(store, dataset, start, end))
+    series = len({name for w in windows for name in w.values})
+    print(
+        f"== {dataset}: table quality score over {len(windows)} closed windows, {series} series, {settings}"
+    )
+    judged = replay_quality(windows, settings)
+    for line in format_quality_report(judged, settings, show_all=args.all):
+        print(line)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "quality_score", False):
+        return run_quality_score(args)
     from streamdq.detectors import detector_from_spec
     from streamdq.detectors.backtest import format_report, replay
 
