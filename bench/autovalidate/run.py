@@ -1,0 +1,429 @@
+"""Auto-Validate-by-History vs baselines on real recurring data (AVH paper, Sec. 5.1 protocol).
+
+Protocol. Each traced column of each source is cut into traces of 60 consecutive daily batches
+(``data.py``). On every trace, for the steps K = 30 .. 59, each method looks at the sliding history
+H_K = C_{K-29} .. C_K (30 batches) and judges:
+
+- the real next batch C_{K+1}: a *precision test* (the data are production-quality, so any flag is
+  a false positive);
+- C_{K+1} with one synthetic issue injected into the column, for every issue type and magnitude of
+  ``streamdq.autovalidate.corruptions.corruptions_for(kind)`` (Appendix B): *recall tests*. A
+  corruption that leaves the batch unchanged (e.g. upper-casing an all-upper-case column) is not a
+  test and is counted as skipped.
+
+Seeds. ``learn`` gets seed = the day index of C_K plus 1000 x the source index (< 2,000); the
+evaluation corruptions use seeds from 1,000,000 up (one per source, day, column and corruption), so
+the synthetic issues the learner trains on never coincide with those it is tested on.
+
+Reported per (method, numeric|categorical): FPR on the precision tests with its 95% Wilson upper
+bound, recall over all recall tests, recall per issue type, and precision in the paper's mix of
+tests (60K precision tests to 40K recall tests: precision = 0.4 R / (0.4 R + 0.6 FPR)). Methods:
+``avh`` (``streamdq.autovalidate.learn`` at fpr=0.001) and the baselines of ``baselines.py``.
+
+    python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--steps N]
+                                     [--methods avh,online_normal,tfdv_linf,deequ_suggest] [--json F]
+
+The last line is ``RESULT autovalidate precision_avh=... recall_avh=... recall_online_normal=... ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import baselines  # noqa: E402
+import data  # noqa: E402
+
+from streamdq.autovalidate.corruptions import ISSUE_TYPES, Corruption, apply, corruptions_for  # noqa: E402
+
+HISTORY = 30
+TRACE = 60
+EVAL_SEED_BASE = 1_000_000
+TARGET_FPR = 0.001
+PAPER_PRECISION_SHARE = 0.6  # 60K precision tests vs 40K recall tests in the paper
+
+Judge = baselines.Judge
+
+
+def avh_available() -> str | None:
+    """None when ``streamdq.autovalidate.learn`` can be imported, else the reason."""
+    try:
+        from streamdq.autovalidate import learn  # noqa: F401
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+def _learning_corruptions(
+    newest: pd.DataFrame, column: str, kind: str, seed: int
+) -> list[tuple[str, pd.DataFrame]]:
+    """What ``learn(history, column, seed=seed)`` corrupts: every ``corruptions_for(kind)`` of the newest
+    batch, in order, from ONE generator seeded with ``seed`` (checked against ``learn`` itself)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in corruptions_for(kind):
+        try:
+            out.append((c.name, apply(newest, column, c, rng)[[column]]))
+        except ValueError:
+            continue
+    return out
+
+
+def avh_trace(
+    trace: list[pd.DataFrame],
+    column: str,
+    kind: str,
+    steps: range,
+    seeds: dict[int, int],
+    tests: dict[int, list[tuple[Corruption, pd.DataFrame]]],
+    fpr: float,
+    chunk: int,
+) -> dict[int, tuple[bool, list[bool], object]]:
+    """AVH on every step of one trace: ``{k: (clean batch flagged, [test flagged...], program)}``.
+
+    Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
+    with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
+    learning corruptions and the test batches of ``chunk`` steps per run) instead of one Spark run per
+    ``learn`` and per ``judge``; ``learn_from_profiles`` and ``Program.judge_profile`` are the very
+    functions ``learn``/``judge`` call after profiling.
+    """
+    from streamdq.autovalidate import learn_from_profiles, profile_frames
+
+    clean = profile_frames([b[[column]] for b in trace[: steps.stop]], column, kind)
+    out: dict[int, tuple[bool, list[bool], object]] = {}
+    ks = list(steps)
+    for i in range(0, len(ks), chunk):
+        part = ks[i : i + chunk]
+        frames: list[pd.DataFrame] = []
+        layout = []
+        for k in part:
+            learning = _learning_corruptions(trace[k - 1], column, kind, seeds[k])
+            layout.append((k, [n for n, _ in learning], len(tests[k])))
+            frames += [f for _, f in learning] + [b for _, b in tests[k]]
+        profiles = profile_frames(frames, column, kind)
+        pos = 0
+        for k, names, n_tests in layout:
+            learned = dict(zip(names, profiles[pos : pos + len(names)], strict=True))
+            pos += len(names)
+            program = learn_from_profiles(clean[k - HISTORY : k], learned, fpr=fpr)
+            flagged = [bool(program.judge_profile(p)) for p in profiles[pos : pos + n_tests]]
+            pos += n_tests
+            out[k] = (bool(program.judge_profile(clean[k])), flagged, program)
+    return out
+
+
+def check_learn(
+    trace: list[pd.DataFrame], column: str, k: int, seed: int, fpr: float, program: object
+) -> bool:
+    """Whether ``learn()`` itself gives the fast path's program (same constraints, same bounds)."""
+    from streamdq.autovalidate import learn
+
+    def shape(p: object) -> list[tuple[str, str, float, float, float]]:
+        return [
+            (c.metric, c.bound, round(c.k, 6), round(c.lower, 6), round(c.upper, 6))
+            for c in p.constraints  # type: ignore[attr-defined]
+        ]
+
+    reference = learn(trace[k - HISTORY : k], column, fpr=fpr, seed=seed)
+    return shape(reference) == shape(program)
+
+
+@dataclass
+class Tally:
+    """Flag counts of one method on one kind of column."""
+
+    clean: int = 0
+    false_alarms: int = 0
+    recall_tests: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    caught: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    fit_seconds: float = 0.0
+    judge_seconds: float = 0.0
+    fits: int = 0
+
+    @property
+    def fpr(self) -> float:
+        return self.false_alarms / self.clean if self.clean else math.nan
+
+    def recall(self, key: str | None = None) -> float:
+        tests = sum(self.recall_tests.values()) if key is None else self.recall_tests.get(key, 0)
+        hits = sum(self.caught.values()) if key is None else self.caught.get(key, 0)
+        return hits / tests if tests else math.nan
+
+    def issue_recall(self, issue: str) -> float:
+        keys = [k for k in self.recall_tests if k.split(":")[0] == issue]
+        tests = sum(self.recall_tests[k] for k in keys)
+        return sum(self.caught.get(k, 0) for k in keys) / tests if tests else math.nan
+
+    def precision(self) -> float:
+        r, f = self.recall(), self.fpr
+        if math.isnan(r) or math.isnan(f):
+            return math.nan
+        tp, fp = (1 - PAPER_PRECISION_SHARE) * r, PAPER_PRECISION_SHARE * f
+        return tp / (tp + fp) if tp + fp > 0 else math.nan
+
+
+def wilson_upper(hits: int, n: int, z: float = 1.959963984540054) -> float:
+    if n == 0:
+        return math.nan
+    p = hits / n
+    denom = 1 + z * z / n
+    centre = p + z * z / (2 * n)
+    return (centre + z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / denom
+
+
+def eval_seed(source_idx: int, day: int, column_idx: int, corruption_idx: int) -> int:
+    return EVAL_SEED_BASE + ((source_idx * 400 + day) * 16 + column_idx) * 64 + corruption_idx
+
+
+def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
+    methods: dict[str, Callable[[baselines.FitContext], Judge | None]] = {}
+    use_avh = False
+    for name in args.methods:
+        if name == "avh":
+            reason = avh_available()
+            if reason:
+                print(f"# avh skipped: streamdq.autovalidate.learn not importable ({reason})", flush=True)
+                continue
+            use_avh = True
+        else:
+            methods[name] = baselines.BASELINES[name]
+    tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    skipped = 0
+    checks: list[bool] = []
+    cache = baselines.MetricCache()
+    started = time.perf_counter()
+    steps = range(HISTORY, HISTORY + args.steps)
+    for source_idx, source_name in enumerate(args.sources):
+        source = data.SOURCES[source_name]()
+        columns = [(c, "numeric") for c in source.numeric[: args.columns]] + [
+            (c, "categorical") for c in source.categorical[: args.columns]
+        ]
+        for start, trace in source.traces(TRACE, limit=args.traces or None):
+            cache.clear()
+            for column_idx, (column, kind) in enumerate(columns):
+                catalogue = corruptions_for(kind)
+                tests: dict[int, list[tuple[Corruption, pd.DataFrame]]] = {}
+                seeds: dict[int, int] = {}
+                for k in steps:
+                    day = start + k - 1  # day index of C_K, the last history batch
+                    seeds[k] = source_idx * 1000 + day
+                    tests[k] = _tests(trace[k], column, catalogue, source_idx, day, column_idx)
+                    skipped += len(catalogue) - len(tests[k])
+                if use_avh:
+                    tally = tallies[("avh", kind)]
+                    t0 = time.perf_counter()
+                    verdicts = avh_trace(trace, column, kind, steps, seeds, tests, args.fpr, args.chunk)
+                    tally.fit_seconds += time.perf_counter() - t0
+                    for k in steps:
+                        clean_flag, flags, _ = verdicts[k]
+                        tally.fits += 1
+                        tally.clean += 1
+                        tally.false_alarms += clean_flag
+                        for (corruption, _), flag in zip(tests[k], flags, strict=True):
+                            tally.recall_tests[corruption.name] += 1
+                            tally.caught[corruption.name] += flag
+                    if args.check_learn:
+                        k = steps.start
+                        checks.append(check_learn(trace, column, k, seeds[k], args.fpr, verdicts[k][2]))
+                for k in steps:
+                    history, nxt = trace[k - HISTORY : k], trace[k]
+                    ctx = baselines.FitContext(history, trace[0], column, kind, cache)
+                    for name, fit in methods.items():
+                        tally = tallies[(name, kind)]
+                        t0 = time.perf_counter()
+                        judge = fit(ctx)
+                        tally.fit_seconds += time.perf_counter() - t0
+                        if judge is None:
+                            continue
+                        tally.fits += 1
+                        t0 = time.perf_counter()
+                        tally.clean += 1
+                        tally.false_alarms += bool(judge(nxt))
+                        for corruption, batch in tests[k]:
+                            tally.recall_tests[corruption.name] += 1
+                            tally.caught[corruption.name] += bool(judge(batch))
+                        tally.judge_seconds += time.perf_counter() - t0
+                print(
+                    f"# {source_name}[{start}:{start + TRACE}] {column:<10} {kind:<11} done "
+                    f"({time.perf_counter() - started:.0f} s)",
+                    flush=True,
+                )
+    print(f"# corruptions that changed nothing (not tests): {skipped}")
+    if checks:
+        verdict = "identical" if all(checks) else f"DIFFERENT in {checks.count(False)} of {len(checks)}"
+        print(
+            f"# learn() vs the harness's profile-cached path, first step of each trace and column: {verdict}"
+        )
+    return tallies
+
+
+def _tests(
+    nxt: pd.DataFrame,
+    column: str,
+    catalogue: list[Corruption],
+    source_idx: int,
+    day: int,
+    column_idx: int,
+) -> list[tuple[Corruption, pd.DataFrame]]:
+    out = []
+    for i, corruption in enumerate(catalogue):
+        rng = np.random.default_rng(eval_seed(source_idx, day, column_idx, i))
+        batch = apply(nxt, column, corruption, rng)
+        if batch.equals(nxt):
+            continue
+        out.append((corruption, batch[[column]]))
+    return out
+
+
+def _fmt(x: float) -> str:
+    return "  n/a" if math.isnan(x) else f"{x:.3f}"
+
+
+def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[str, float]:
+    present = [
+        m
+        for m in methods
+        if any((m, k) in tallies and tallies[(m, k)].clean for k in ("numeric", "categorical"))
+    ]
+    print()
+    print("## overall (FPR on real next batches; recall on corrupted next batches)")
+    print(
+        f"{'method':<14} {'kind':<11} {'clean':>6} {'FPR':>7} {'FPR95up':>8} {'recall':>7} {'prec*':>7} "
+        f"{'fit ms':>7} {'judge ms':>8}"
+    )
+    result: dict[str, float] = {}
+    for m in present:
+        for kind in ("numeric", "categorical"):
+            t = tallies.get((m, kind))
+            if t is None or not t.clean:
+                print(f"{m:<14} {kind:<11} {'n/a':>6}")
+                continue
+            judged = t.clean + sum(t.recall_tests.values())
+            print(
+                f"{m:<14} {kind:<11} {t.clean:>6} {_fmt(t.fpr):>7} {_fmt(wilson_upper(t.false_alarms, t.clean)):>8} "
+                f"{_fmt(t.recall()):>7} {_fmt(t.precision()):>7} {1000 * t.fit_seconds / max(t.fits, 1):>7.1f} "
+                f"{1000 * t.judge_seconds / max(judged, 1):>8.2f}"
+            )
+        both = _merge(tallies, m)
+        result[f"precision_{m}"] = both.precision()
+        result[f"fpr_{m}"] = both.fpr
+        result[f"recall_{m}"] = both.recall()
+        for kind in ("numeric", "categorical"):
+            t = tallies.get((m, kind))
+            if t is not None and t.clean:
+                result[f"recall_{m}_{kind}"] = t.recall()
+                result[f"fpr_{m}_{kind}"] = t.fpr
+    print("prec* = precision in the paper's test mix (60% precision tests, 40% recall tests)")
+    for kind in ("numeric", "categorical"):
+        cols = [m for m in present if (m, kind) in tallies and tallies[(m, kind)].clean]
+        if not cols:
+            continue
+        print()
+        print(f"## recall per issue type, {kind} columns")
+        print(f"{'issue':<24} {'tests':>6} " + " ".join(f"{m:>14}" for m in cols))
+        for issue in ISSUE_TYPES:
+            n = sum(v for k, v in tallies[(cols[0], kind)].recall_tests.items() if k.split(":")[0] == issue)
+            if not n:
+                continue
+            row = " ".join(f"{_fmt(tallies[(m, kind)].issue_recall(issue)):>14}" for m in cols)
+            print(f"{issue:<24} {n:>6} {row}")
+    return result
+
+
+def report_by_corruption(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> None:
+    for kind in ("numeric", "categorical"):
+        cols = [m for m in methods if (m, kind) in tallies and tallies[(m, kind)].clean]
+        if not cols:
+            continue
+        print()
+        print(f"## recall per issue and magnitude, {kind} columns")
+        print(f"{'corruption':<34} {'tests':>6} " + " ".join(f"{m:>14}" for m in cols))
+        for c in corruptions_for(kind):
+            n = tallies[(cols[0], kind)].recall_tests.get(c.name, 0)
+            if not n:
+                continue
+            row = " ".join(f"{_fmt(tallies[(m, kind)].recall(c.name)):>14}" for m in cols)
+            print(f"{c.name:<34} {n:>6} {row}")
+
+
+def _merge(tallies: dict[tuple[str, str], Tally], method: str) -> Tally:
+    out = Tally()
+    for kind in ("numeric", "categorical"):
+        t = tallies.get((method, kind))
+        if t is None:
+            continue
+        out.clean += t.clean
+        out.false_alarms += t.false_alarms
+        for k, v in t.recall_tests.items():
+            out.recall_tests[f"{kind}/{k}"] += v
+        for k, v in t.caught.items():
+            out.caught[f"{kind}/{k}"] += v
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: flights, 1 trace, 2 columns per kind, 3 steps"
+    )
+    parser.add_argument("--sources", default="flights,weather")
+    parser.add_argument(
+        "--traces", type=int, default=3, help="traces of 60 days per source (a year holds 6; 0 = all)"
+    )
+    parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
+    parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
+    parser.add_argument("--methods", default="avh,online_normal,tfdv_linf,deequ_suggest")
+    parser.add_argument("--fpr", type=float, default=TARGET_FPR)
+    parser.add_argument("--chunk", type=int, default=30, help="AVH: steps profiled per engine run")
+    parser.add_argument(
+        "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
+    )
+    parser.add_argument("--by-corruption", action="store_true", help="also print recall per magnitude")
+    parser.add_argument("--json", default=None, help="write all counts to this file")
+    args = parser.parse_args()
+    if args.quick:
+        args.sources, args.traces, args.columns, args.steps = "flights", 1, 2, 3
+        args.check_learn = True
+    args.sources = [s for s in args.sources.split(",") if s]
+    args.methods = [m for m in args.methods.split(",") if m]
+    args.steps = max(1, min(args.steps, TRACE - HISTORY))
+    print(
+        f"# sources={args.sources} traces={args.traces or 'all'} steps={args.steps} columns/kind={args.columns} "
+        f"methods={args.methods} fpr={args.fpr} static-suggestion source: {baselines.SUGGEST_SOURCE}",
+        flush=True,
+    )
+    tallies = run(args)
+    result = report(tallies, args.methods)
+    if args.by_corruption:
+        report_by_corruption(tallies, args.methods)
+    if args.json:
+        payload = {
+            f"{m}/{k}": {
+                "clean": t.clean,
+                "false_alarms": t.false_alarms,
+                "recall_tests": dict(t.recall_tests),
+                "caught": dict(t.caught),
+            }
+            for (m, k), t in tallies.items()
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=1, sort_keys=True))
+    print()
+    print("RESULT autovalidate " + " ".join(f"{k}={_fmt(v).strip()}" for k, v in result.items()))
+
+
+if __name__ == "__main__":
+    main()
