@@ -268,8 +268,7 @@ def _add_candidates(
     for fraction in FPR_LADDER:
         target = fpr * fraction
         k = bounds.k_for(target, bound)
-        lower = mean - k * std if two_sided else 0.0
-        upper = mean + k * std
+        lower, upper = _domain(metric, transform, mean - k * std if two_sided else 0.0, mean + k * std)
         if not _leave_one_out_ok(values, k, two_sided, floor):
             continue
         caught = []
@@ -291,6 +290,22 @@ def _add_candidates(
             history_mean=mean,
             history_std=std,
         )
+
+
+NON_NEGATIVE = frozenset(
+    {"row_count", "std", "range", "distinct_count", "str_len", "char_len", "digit_len", "punc_len"}
+)
+
+
+def _domain(metric: str, transform: stationarity.Transform, lower: float, upper: float) -> tuple[float, float]:
+    """Clip an interval to the values the raw metric can take (readability; same verdicts)."""
+    if transform.log or transform.diff:
+        return lower, upper
+    if metric == "completeness" or metric.endswith("ratio"):
+        return max(lower, 0.0), min(upper, 1.0)
+    if metric in NON_NEGATIVE or metric.startswith("dist_"):
+        return max(lower, 0.0), upper
+    return lower, upper
 
 
 def _apply(transform: stationarity.Transform, raw: float | None, last: float) -> float | None:
