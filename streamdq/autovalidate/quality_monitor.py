@@ -28,6 +28,7 @@ Run config::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
@@ -54,6 +55,8 @@ from streamdq.autovalidate.quality_score import (
 from streamdq.engine.monitor import MonitorOutput
 from streamdq.errors import ConfigError
 from streamdq.report import Anomaly, Window
+
+log = logging.getLogger(__name__)
 
 METRIC_NAME = "QualityScore"
 DETECTOR = "quality_score"
@@ -142,7 +145,15 @@ class QualityScoreMonitor:
         return self.scorer.dump_state()
 
     def load_state(self, blob: bytes) -> None:
-        self.scorer.load_state(blob)
+        """Restore the scorer; an unreadable state (unknown version, corrupt bytes) is logged and
+        the score starts afresh (warm-up) instead of stopping the stream at restart."""
+        try:
+            self.scorer.load_state(blob)
+        except (ValueError, KeyError, TypeError):
+            log.warning(
+                "quality score of %s: cannot restore its state; starting afresh", self.dataset, exc_info=True
+            )
+            self.scorer = QualityScorer(self.config)
 
 
 def _columns(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:

@@ -238,8 +238,8 @@ class QualityScorer:
         if self.model is None:
             result = self._waiting(seq)
         else:
-            result = self._score(seq, point)
-            self.model = self._advance(self.model, point)
+            result, projected = self._score(seq, point)
+            self.model = self._advance(self.model, projected)
         self._append(seq, point, result)
         self.seen += 1
         self.last_seq = seq
@@ -264,7 +264,8 @@ class QualityScorer:
             )
         return ScoreResult(seq, message=message)
 
-    def _score(self, seq: int, point: dict[str, float]) -> ScoreResult:
+    def _score(self, seq: int, point: dict[str, float]) -> tuple[ScoreResult, np.ndarray]:
+        """The verdict on a point and its component values (O(series * components))."""
         model = self.model
         assert model is not None
         z, missing = model.standardize(point)
@@ -285,7 +286,8 @@ class QualityScorer:
         message = f"score {score} ({', '.join(parts)})"
         if drivers:
             message += "; largest deviations: " + ", ".join(f"{n} z={v:+.1f}" for n, v in drivers)
-        new = [n for n in point if n not in self._index and not math.isnan(point[n])]
+        modelled = set(model.names)
+        new = [n for n, v in point.items() if n not in modelled and not math.isnan(v)]
         notes = []
         if missing:
             notes.append(f"{missing} series missing (imputed with their mean)")
@@ -293,7 +295,7 @@ class QualityScorer:
             notes.append(f"{len(new)} new series not yet modelled (enter at a refit)")
         if notes:
             message += "; " + "; ".join(notes)
-        return ScoreResult(
+        result = ScoreResult(
             seq,
             score=score,
             component_scores=tuple(scores),
@@ -305,13 +307,13 @@ class QualityScorer:
             deviations=tuple(deviations),
             drivers=drivers,
         )
+        return result, p
 
     @staticmethod
-    def _advance(model: QualityModel, point: dict[str, float]) -> QualityModel:
+    def _advance(model: QualityModel, p: np.ndarray) -> QualityModel:
+        """The model with every component's Holt-Winters advanced by its value ``p``."""
         if model.k == 0:
             return model
-        z, _ = model.standardize(point)
-        p, _ = model.project(z)
         return model.with_components(
             tuple(c.advance(float(v)) for c, v in zip(model.components, p, strict=True))
         )
@@ -379,7 +381,8 @@ class QualityScorer:
         return json.dumps(state, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
     def load_state(self, blob: bytes) -> None:
-        """Restore ``dump_state`` bytes; ``ValueError`` for an unknown version or bad bytes.
+        """Restore ``dump_state`` bytes; ``ValueError`` (state unchanged) for an unknown version or
+        bad bytes.
 
         A state written under another configuration keeps its history (the last ``history``
         points) and refits at the next point instead of using the old model.
@@ -393,16 +396,30 @@ class QualityScorer:
             raise ValueError(
                 f"quality score state: unsupported version {version!r} (expected {STATE_VERSION})"
             )
+        try:
+            names = [str(n) for n in data["names"]]
+            rows = [
+                (
+                    int(r["seq"]),
+                    [_from_json_float(v) for v in r["values"]],
+                    ScoreResult.from_dict(r["result"]),
+                )
+                for r in data["rows"]
+            ]
+            seen = int(data["seen"])
+            last_seq = None if data["last_seq"] is None else int(data["last_seq"])
+            same_config = data.get("config") == self.config.to_dict()
+            model = (
+                QualityModel.from_dict(data["model"]) if same_config and data["model"] is not None else None
+            )
+            since_fit = int(data["since_fit"])
+        except (KeyError, TypeError, IndexError, ValueError) as exc:
+            raise ValueError(f"quality score state is malformed: {exc!r}") from exc
         self._reset()
-        self.names = [str(n) for n in data["names"]]
-        self._index = {n: i for i, n in enumerate(self.names)}
-        for row in data["rows"]:
-            values = [_from_json_float(v) for v in row["values"]]
-            self.buffer.append((int(row["seq"]), values, ScoreResult.from_dict(row["result"])))
-        self.seen = int(data["seen"])
-        self.last_seq = None if data["last_seq"] is None else int(data["last_seq"])
-        same_config = data.get("config") == self.config.to_dict()
-        if same_config and data["model"] is not None:
-            self.model = QualityModel.from_dict(data["model"])
-            self.since_fit = int(data["since_fit"])
+        self.names = names
+        self._index = {n: i for i, n in enumerate(names)}
+        self.buffer.extend(rows)
+        self.seen, self.last_seq = seen, last_seq
+        if model is not None:
+            self.model, self.since_fit = model, since_fit
         # otherwise the model is None and the next point refits on the restored history

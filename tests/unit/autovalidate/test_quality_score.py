@@ -235,7 +235,8 @@ def test_missing_failed_and_late_series_are_imputed_and_enter_at_a_refit():
     results = run(scorer, rows)
     assert all(r.ready for r in results[16:])
     assert "series missing (imputed with their mean)" in results[20].message
-    assert "new series not yet modelled" in results[40].message
+    assert "1 new series not yet modelled" in results[40].message
+    assert "new series not yet modelled" in results[41].message  # until the refit after it has 12
     assert scorer.model is not None and "Completeness(phone)" in scorer.model.names
     assert "new series" not in results[-1].message
     assert not any(r.flagged for r in results)
@@ -289,6 +290,15 @@ def test_load_state_rejects_unknown_versions_and_garbage():
         scorer.load_state(json.dumps({"version": 99}).encode())
     with pytest.raises(ValueError, match="not valid JSON"):
         scorer.load_state(b"\x80\x04 not json")
+    with pytest.raises(ValueError, match="malformed"):
+        scorer.load_state(json.dumps({"version": qs.STATE_VERSION, "names": []}).encode())
+
+
+def test_monitor_starts_afresh_on_an_unreadable_state():
+    monitor = QualityScoreMonitor("orders")
+    monitor.observe(_window(0), 0, _metrics(table(1)[0]), {})
+    monitor.load_state(b"garbage")
+    assert monitor.scorer.last_seq is None and len(monitor.scorer.buffer) == 0
 
 
 def test_state_from_another_config_keeps_history_and_refits():
