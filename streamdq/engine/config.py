@@ -235,6 +235,7 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         raise ConfigError(
             "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)", path="alerts"
         )
+    _validate_monitors(raw.get("auto_validate"), raw.get("quality_score"), dataset)
     return RunConfig(
         dataset=dataset,
         source=source,
@@ -255,6 +256,18 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         query_name=raw.get("query_name"),
         file=file,
     )
+
+
+def _validate_monitors(auto_validate: Any, quality_score: Any, dataset: str) -> None:
+    """Fail at load time (naming the file) on a bad ``auto_validate:`` or ``quality_score:``."""
+    if auto_validate is not None:
+        from streamdq.autovalidate.monitor import auto_validate_monitor_from_config
+
+        auto_validate_monitor_from_config(auto_validate, dataset)
+    if quality_score is not None:
+        from streamdq.autovalidate.quality_monitor import quality_monitor_from_config
+
+        quality_monitor_from_config(quality_score, dataset)
 
 
 def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]], str]:

@@ -112,3 +112,18 @@ def test_monitor_learns_judges_persists_and_shows(spark, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "amount (numeric)" in out and "country (categorical)" in out
     assert main(["autovalidate", "show", "--state", state, "--dataset", "nope"]) == 2
+
+
+def test_run_config_rejects_bad_monitor_keys_at_load_naming_the_file(tmp_path):
+    from streamdq.engine.config import load_run_config
+    from streamdq.engine.monitor import build_monitors
+
+    base = {"dataset": "d", "source": {"type": "generator"}, "checkpoint": str(tmp_path / "chk")}
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "dataset: d\nsource: {type: generator}\ncheckpoint: chk\nauto_validate: {columns: [a], fpr: 5}\n"
+    )
+    with pytest.raises(ConfigError, match=r"run\.yaml.*auto_validate\.fpr"):
+        load_run_config(str(run))
+    cfg = load_run_config({**base, "auto_validate": {"columns": ["a"]}, "quality_score": {}})
+    assert [m.key for m in build_monitors(cfg)] == ["auto_validate", "quality_score"]
