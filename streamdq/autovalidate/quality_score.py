@@ -285,7 +285,7 @@ class QualityScorer:
         parts = [f"PC{i + 1} {s}" for i, s in enumerate(scores)] + [f"residual {r_score}"]
         message = f"score {score} ({', '.join(parts)})"
         if drivers:
-            message += "; largest deviations: " + ", ".join(f"{n} z={v:+.1f}" for n, v in drivers)
+            message += "; largest deviations: " + ", ".join(f"{n} z={v:+.3g}" for n, v in drivers)
         modelled = set(model.names)
         new = [n for n, v in point.items() if n not in modelled and not math.isnan(v)]
         notes = []

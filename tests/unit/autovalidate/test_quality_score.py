@@ -383,6 +383,19 @@ def test_config_mistakes_name_the_key_and_the_fix(raw, key, fix):
     assert fix in str(err.value)
 
 
+def test_run_config_builds_the_monitor_and_fails_fast_on_mistakes():
+    from streamdq.engine.config import load_run_config
+    from streamdq.engine.monitor import build_monitors
+
+    base = {"dataset": "orders", "source": {"type": "generator"}, "checkpoint": "/tmp/chk"}
+    (monitor,) = build_monitors(load_run_config({**base, "quality_score": {"alert_at": 7}}))
+    assert isinstance(monitor, QualityScoreMonitor) and monitor.config.alert_at == 7
+    assert monitor.dataset == "orders"
+    assert build_monitors(load_run_config(base)) == []
+    with pytest.raises(ConfigError, match=r"quality_score\.alert_at: the score is at most 12"):
+        build_monitors(load_run_config({**base, "quality_score": {"alert_at": 70}}))
+
+
 def test_config_dataclass_rejects_bad_values():
     with pytest.raises(ValueError, match="quality_score.history"):
         QualityScoreConfig(history=4)
