@@ -112,6 +112,27 @@ def test_backtest_quality_score_reads_settings_from_json_and_leaves_open_windows
     assert "(8 while warming up" in out
 
 
+def test_backtest_quality_score_takes_settings_from_the_run_config(tmp_path, capsys):
+    import yaml
+
+    path = str(tmp_path / "state")
+    _store(path)
+    run = {
+        "dataset": "orders",
+        "source": {"type": "generator"},
+        "checkpoint": str(tmp_path / "chk"),
+        "state": {"path": path},
+        "quality_score": {"alert_at": 10, "min_history": 20, "numeric_columns": ["amount"]},
+    }
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(run))
+    code = main(["backtest", "--quality-score", "--config", str(tmp_path / "run.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "alert_at=10" in out and "min_history=20" in out
+    assert "flagged (score >= 10)" in out and "(20 while warming up" in out
+    assert f"FLAGGED window={_window(BREAK).start.isoformat()}" in out
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
