@@ -12,9 +12,8 @@ previous window, which stays above 0.7).
 
 Phases:
 
-1. Warm-up: a clean generator feeds the topic until the job has committed a report whose event
-   time is within ``--ready-lag`` seconds of the wall clock (Spark started, first jobs compiled,
-   no backlog). Start-up time is reported, not mixed into the latencies.
+1. Warm-up: a clean generator feeds the topic until the job has committed a batch that read at
+   most ``--ready-lag`` seconds of data (Spark started, first jobs compiled, backlog worked off). Start-up time is reported, not mixed into the latencies.
 2. Measurement: the incident generator starts on the next window boundary (+2 s, after every
    warm-up record); the consumer listens until every incident's alert has arrived or
    ``--grace`` seconds after the last incident's window ended.
@@ -210,8 +209,13 @@ def main() -> None:
     p.add_argument("--every", type=int, default=15, help="seconds between incident starts (multiple of 5)")
     p.add_argument("--rate", type=float, default=100.0)
     p.add_argument("--grace", type=float, default=240.0, help="seconds to wait after the last window ends")
-    p.add_argument("--ready-lag", type=float, default=4.0, help="warm-up ends when reports are this fresh")
-    p.add_argument("--startup-timeout", type=float, default=300.0)
+    p.add_argument(
+        "--ready-lag",
+        type=float,
+        default=10.0,
+        help="warm-up ends when a batch reads <= this many seconds of data",
+    )
+    p.add_argument("--startup-timeout", type=float, default=900.0)
     p.add_argument("--backlog", type=int, default=0, help="start the job after this many incidents")
     args = p.parse_args()
     # a terminated bench still stops its producer, job and broker (the finally blocks below)
@@ -263,8 +267,11 @@ def main() -> None:
                     while True:
                         listen(job, 1.0)
                         reports = read_reports(tmp / "state")
-                        fresh = [r for r in reports if r.event_time_max is not None]
-                        if fresh and now_ms() - _ms(fresh[-1].event_time_max) < args.ready_lag * 1000:
+                        # caught up: the latest batch read at most --ready-lag seconds of data
+                        if (
+                            len(reports) >= 2
+                            and reports[-1].counters.get("input_rows", 0) <= args.rate * args.ready_lag
+                        ):
                             startup_s = time.time() - launched
                             break
                         if time.time() - launched > args.startup_timeout:
