@@ -190,6 +190,12 @@ class QualityModel:
         p = z @ v
         return p, float(np.linalg.norm(z - v @ p))
 
+    def expected(self, forecasts: np.ndarray) -> np.ndarray:
+        """The standardized point the component forecasts stand for (``V f``; 0 without components)."""
+        if self.k == 0:
+            return np.zeros(len(self.names))
+        return np.asarray(self.loadings, dtype=float).T @ forecasts
+
     def with_components(self, components: tuple[ComponentModel, ...]) -> QualityModel:
         return QualityModel(
             self.names,

@@ -127,9 +127,12 @@ class ScoreResult:
     ``score``: the table score 0..12 (0 while not ready). ``component_scores``: 0..4 per principal
     component, in component order; ``residual_score``: 0..4 for the unexplained part.
     ``explained_variance``: the variance ratio of each component of the current model.
-    ``deviations``: each component's one-step error in sigmas (signed). ``drivers``: the series
-    with the largest standardized deviation, as (name, z), largest first. ``flagged``: ready and
-    ``score >= alert_at``. ``message``: why, in words (also says what it waits for).
+    ``deviations``: each component's one-step error in sigmas (signed). ``drivers``: the (at
+    most three) series that deviate most from the model's forecast, as (name, d), largest
+    first: ``d = z - V f`` in standard deviations of the series, where ``V f`` maps the
+    components' forecasts back to the series (it covers both the components' errors and the
+    residual). ``flagged``: ready and ``score >= alert_at``. ``message``: why, in words (also
+    says what it waits for).
     """
 
     seq: int
@@ -280,12 +283,16 @@ class QualityScorer:
         r_score = band(r_dev)
         score = table_score([*scores, r_score])
         flagged = score >= self.config.alert_at
-        order = np.argsort(-np.abs(z), kind="stable")[:3]
-        drivers = tuple((model.names[i], float(z[i])) for i in order if z[i] != 0.0)
+        expected = model.expected(np.array([c.forecast() for c in model.components]))
+        gap = z - expected
+        order = np.argsort(-np.abs(gap), kind="stable")[:3]
+        drivers = tuple((model.names[i], float(gap[i])) for i in order if gap[i] != 0.0)
         parts = [f"PC{i + 1} {s}" for i, s in enumerate(scores)] + [f"residual {r_score}"]
         message = f"score {score} ({', '.join(parts)})"
         if drivers:
-            message += "; largest deviations: " + ", ".join(f"{n} z={v:+.3g}" for n, v in drivers)
+            message += "; largest deviations from the forecast: " + ", ".join(
+                f"{n} {v:+.3g} sd" for n, v in drivers
+            )
         modelled = set(model.names)
         new = [n for n, v in point.items() if n not in modelled and not math.isnan(v)]
         notes = []
