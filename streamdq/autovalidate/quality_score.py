@@ -42,6 +42,7 @@ from streamdq.autovalidate.quality_model import (
     QualityModel,
     band,
     fit_model,
+    scale_floor,
     table_score,
 )
 
@@ -291,7 +292,7 @@ class QualityScorer:
         message = f"score {score} ({', '.join(parts)})"
         if drivers:
             message += "; largest deviations from the forecast: " + ", ".join(
-                f"{n} {v:+.3g} sd" for n, v in drivers
+                self._describe(model, n, v, point) for n, v in drivers
             )
         modelled = set(model.names)
         new = [n for n, v in point.items() if n not in modelled and not math.isnan(v)]
@@ -315,6 +316,15 @@ class QualityScorer:
             drivers=drivers,
         )
         return result, p
+
+    @staticmethod
+    def _describe(model: QualityModel, name: str, gap: float, point: Mapping[str, float]) -> str:
+        """``Size(*) -4.2 sd``, or, for a series that was constant over the history,
+        ``Completeness(id) 1 -> 0.9 (constant until now)``."""
+        i = model.names.index(name)
+        if model.scale[i] <= scale_floor(model.center[i]):
+            return f"{name} {model.center[i]:.6g} -> {point.get(name, math.nan):.6g} (constant until now)"
+        return f"{name} {gap:+.3g} sd"
 
     @staticmethod
     def _advance(model: QualityModel, p: np.ndarray) -> QualityModel:

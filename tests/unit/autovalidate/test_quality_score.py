@@ -215,6 +215,7 @@ def test_constant_series_does_not_break_scoring_and_its_change_is_extreme():
     r = scorer.observe(30, changed)
     assert r.residual_score == 4
     assert r.drivers[0][0] == "Completeness(id)"
+    assert "Completeness(id) 1 -> 0.9 (constant until now)" in r.message
     # an all-constant table: no component, only the residual, and nothing to flag while it stays constant
     flat = QualityScorer(QualityScoreConfig(min_history=4, alert_at=4))
     out = run(flat, [{"a": 1.0, "b": 5.0}] * 10)
