@@ -3,7 +3,8 @@
 ``replay_quality(windows, config)`` runs a fresh ``QualityScorer`` over the closed windows in
 time order (one ``QualityWindow`` each: start, end, seq and ``{series: value}``) and returns
 every window's ``ScoreResult``; ``format_quality_report`` renders them as text lines: the
-flagged windows (every window with ``show_all``), then a summary. ``windows_from_rows`` builds
+score of every window (with the message of the flagged ones, of all with ``show_all``), the
+flagged windows, then a summary. ``windows_from_rows`` builds
 the windows from plain metric rows as the state store returns them (see ``streamdq backtest
 --quality-score``). Nothing is written; the output shows what the configuration would have
 scored and flagged.
@@ -84,23 +85,28 @@ def format_quality_report(
     *,
     show_all: bool = False,
 ) -> list[str]:
-    """Text lines: one per flagged window (every window with ``show_all``), then a summary."""
+    """Text lines: one per window (``warmup``/``ok``/``FLAGGED``, its start and score; the
+    message for flagged windows, for every window with ``show_all``), the flagged windows, then
+    a summary."""
     cfg = config or QualityScoreConfig()
     lines = []
     for window, result in judged:
+        if result.flagged:
+            mark = "FLAGGED"
+        elif result.ready:
+            mark = "ok     "
+        else:
+            mark = "warmup "
+        score = str(result.score) if result.ready else "-"
+        line = f"{mark} window={window.start.isoformat()} score={score}"
         if result.flagged or show_all:
-            if result.flagged:
-                mark = "FLAGGED"
-            elif result.ready:
-                mark = "ok     "
-            else:
-                mark = "warmup "
-            score = str(result.score) if result.ready else "-"
-            lines.append(f"{mark} window={window.start.isoformat()} score={score} {result.message}")
-    flagged = sum(1 for _, r in judged if r.flagged)
+            line += f" {result.message}"
+        lines.append(line)
+    flagged = [w.start.isoformat() for w, r in judged if r.flagged]
+    lines.append(f"flagged windows: {', '.join(flagged) if flagged else 'none'}")
     scored = [r.score for _, r in judged if r.ready]
     waiting = len(judged) - len(scored)
-    summary = f"quality_score: {flagged} flagged (score >= {cfg.alert_at}) of {len(judged)} windows"
+    summary = f"quality_score: {len(flagged)} flagged (score >= {cfg.alert_at}) of {len(judged)} windows"
     summary += f" ({waiting} while warming up"
     if scored:
         summary += f"; max score {max(scored)}, mean {sum(scored) / len(scored):.2f}"

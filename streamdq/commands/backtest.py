@@ -10,7 +10,8 @@ Two forms:
 * ``streamdq backtest --quality-score [--config run.yaml | --state PATH --dataset D]
   [--quality-config '{"alert_at": 6, "period": 24}']`` replays every closed window's metrics
   (all series of the dataset, as the streaming monitor sees them) through the table-level
-  quality score and prints the score per window (``--all``) and the windows it would flag.
+  quality score and prints the score of every window (``--all``: with its message) and the
+  windows it would flag.
   The settings are the config's ``quality_score:`` mapping, overridden key by key by
   ``--quality-config``; windows that are still open (ending after the last committed
   watermark) are left out.

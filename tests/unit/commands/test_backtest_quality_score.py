@@ -85,6 +85,7 @@ def test_backtest_quality_score_flags_the_break_window(tmp_path, capsys):
     flagged = [line for line in per_window if line.startswith("FLAGGED")]
     assert flagged and flagged[0].startswith(f"FLAGGED window={_window(BREAK).start.isoformat()}")
     assert all(line.startswith(("warmup", "ok")) for line in per_window[:BREAK])
+    assert f"flagged windows: {_window(BREAK).start.isoformat()}, " in out
     assert (
         f"quality_score: {len(flagged)} flagged (score >= 6) of {N} windows (16 while warming up" in lines[-1]
     )
@@ -108,6 +109,9 @@ def test_backtest_quality_score_reads_settings_from_json_and_leaves_open_windows
     out = capsys.readouterr().out
     assert code == 0, out
     assert f"{BREAK} closed windows" in out
+    per_window = [line for line in out.splitlines() if " window=" in line]
+    assert len(per_window) == BREAK and all(" (PC1" not in line for line in per_window)
+    assert "flagged windows: none" in out
     assert "quality_score: 0 flagged (score >= 12)" in out
     assert "(8 while warming up" in out
 
