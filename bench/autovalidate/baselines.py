@@ -17,23 +17,26 @@ here with pandas from the raw batch:
   (the last of the history) must be <= 0.01. A batch with no non-null value fails. Not defined for
   numeric columns (TFDV compares numeric features with a JS-divergence check that needs a
   configured threshold): the judge is ``None`` there and the table says n/a.
-- ``deequ_suggest``: constraints suggested once from the trace's first batch (the user runs
-  ``suggest`` at set-up and never again), then checked on every batch. Uses
-  ``streamdq.autovalidate.suggest`` when it offers a pandas entry point; otherwise (see
-  ``SUGGEST_SOURCE``) this module's minimal version of Deequ's default rules (semantics as in
-  SEMANTICS.md, "Suggestion rules and intervals"): CompleteIfComplete, RetainCompleteness (Wilson
-  95% lower bound, truncated to 2 decimals), RetainType (numeric dtype kept), CategoricalRange and
-  FractionalCategoricalRange(0.9) (only for columns with at most 120 distinct values, the
-  profiler's histogram threshold), NonNegativeNumbers.
+- ``deequ_default`` and ``streamdq_suggest``: constraints suggested ONCE from the trace's first batch
+  (the user runs ``streamdq suggest`` at set-up and never again), then checked on every batch. The
+  rules are streamdq's own (``streamdq.autovalidate.suggestion_rules``, ``suggest_from_profile``);
+  ``deequ_default`` uses Deequ's default rule set (CompleteIfComplete, RetainCompleteness,
+  RetainType, CategoricalRange, FractionalCategoricalRange, NonNegativeNumbers), ``streamdq_suggest``
+  all of ``DEFAULT_RULES`` (adds HasMin/HasMax/HasMean/HasStandardDeviation/HasMin-/MaxLength and
+  UniqueIfApproximatelyUnique). The profile of the first batch is computed here with pandas (exact
+  distinct counts) instead of the engine's Spark pass, and each suggested constraint's metric is
+  evaluated with pandas under the constraint's semantics (SEMANTICS.md); a constraint whose metric
+  cannot be computed on a batch (e.g. the mean of an all-NULL batch) fails.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from streamdq.detectors.base import Point
@@ -151,95 +154,183 @@ def tfdv_linf(ctx: FitContext, threshold: float = 0.01) -> Judge | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# (c) static suggestions (Deequ's default rules) from the trace's first batch
+# (c) static suggestions from the trace's first batch (streamdq.autovalidate.suggestion_rules)
 
-SUGGEST_SOURCE = "bench/autovalidate/baselines.py (Deequ default rules, minimal subset)"
-Z95 = 1.959963984540054
-HISTOGRAM_MAX_DISTINCT = 120
-
-
-def _wilson_lower(p: float, n: int) -> float:
-    if n == 0:
-        return 0.0
-    denom = 1 + Z95**2 / n
-    centre = p + Z95**2 / (2 * n)
-    spread = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n))
-    return math.floor(max(0.0, (centre - spread) / denom) * 100) / 100
+DEEQU_DEFAULT = 6  # Deequ's Rules.DEFAULT: the first six of streamdq's DEFAULT_RULES
+HISTOGRAM_MAX_DISTINCT = 120  # the profiler's histogram threshold
+_INTEGRAL = re.compile(r"^\s*[-+]?\d+\s*$")
+_FRACTIONAL = re.compile(r"^\s*[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?\s*$")
+_BOOLEAN = re.compile(r"^\s*(true|false)\s*$", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Suggestion:
-    """One suggested constraint: the rule that produced it and a predicate over a batch's column."""
+def _value_type(text: str) -> str:
+    if _INTEGRAL.match(text):
+        return "Integral"
+    if _FRACTIONAL.match(text):
+        return "Fractional"
+    if _BOOLEAN.match(text):
+        return "Boolean"
+    return "String"
 
-    rule: str
-    check: Callable[[pd.Series], bool]
 
+def profiled_column(series: pd.Series) -> Any:
+    """A ``ProfiledColumn`` of one pandas column, computed here the way the engine's profile
+    defines it (numeric statistics for typed numeric columns, lengths and inferred type for strings,
+    an exact histogram when at most 120 distinct values)."""
+    from streamdq.analyzers.histogram import NULL_VALUE
+    from streamdq.autovalidate.suggestion_rules import ProfiledColumn, infer_type
 
-def suggest_rules(first: pd.Series, kind: str) -> list[Suggestion]:
-    """Deequ's default rules on a profile of ``first`` (one batch of one column)."""
-    n = len(first)
-    present = first.dropna()
-    completeness = len(present) / n if n else 0.0
-    out: list[Suggestion] = []
-    if n and completeness == 1.0:
-        out.append(Suggestion("CompleteIfComplete", lambda s: bool(s.notna().all())))
-    elif 0.2 < completeness < 1.0:
-        lower = _wilson_lower(completeness, n)
-        out.append(
-            Suggestion("RetainCompleteness", lambda s, lo=lower: len(s) > 0 and s.notna().mean() >= lo)
+    n = len(series)
+    present = series.dropna()
+    completeness = len(present) / n if n else None
+    if column_kind_of(series) == "numeric":
+        values = present.to_numpy(dtype=float)
+        has = len(values) > 0
+        keys: pd.Series = (
+            present.astype("int64").astype(str) if pd.api.types.is_integer_dtype(series) else present
         )
-    if kind == "numeric":
-        out.append(Suggestion("RetainType", lambda s: bool(pd.api.types.is_numeric_dtype(s.dtype))))
-        if len(present) and float(present.min()) >= 0:
-            out.append(Suggestion("NonNegativeNumbers", lambda s: bool((s.fillna(0) >= 0).all())))
-        return out
+        histogram = None
+        distinct = present.nunique()
+        if pd.api.types.is_integer_dtype(series.dtype) and distinct <= HISTOGRAM_MAX_DISTINCT:
+            histogram = {str(k): int(v) for k, v in keys.value_counts().items()}
+            if n > len(present):
+                histogram[NULL_VALUE] = n - len(present)
+        return ProfiledColumn(
+            column=str(series.name),
+            data_type="Integral" if pd.api.types.is_integer_dtype(series.dtype) else "Fractional",
+            type_inferred=False,
+            completeness=completeness,
+            approx_distinct=float(distinct),
+            minimum=float(values.min()) if has else None,
+            maximum=float(values.max()) if has else None,
+            mean=float(values.mean()) if has else None,
+            std_dev=float(values.std(ddof=0)) if has else None,
+            histogram=histogram,
+        )
     text = present.astype(str)
     counts = text.value_counts()
-    if 0 < len(counts) <= HISTOGRAM_MAX_DISTINCT:
-        singletons = float((counts == 1).sum()) / len(counts)
-        if singletons <= 0.1:
-            allowed = frozenset(counts.index)
-            out.append(
-                Suggestion(
-                    "CategoricalRange",
-                    lambda s, a=allowed: bool(s.dropna().astype(str).isin(a).all()),
-                )
-            )
-        elif singletons <= 0.4:
-            ratios = (counts / counts.sum()).to_numpy()
-            needed = int(np.searchsorted(np.cumsum(ratios), 0.9) + 1)
-            coverage = float(ratios[:needed].sum())
-            if coverage < 1.0:
-                top = frozenset(counts.index[:needed])
+    type_counts: dict[str, int] = {}
+    for value, count in counts.items():
+        t = _value_type(str(value))
+        type_counts[t] = type_counts.get(t, 0) + int(count)
+    histogram = None
+    if len(counts) + (n > len(present)) <= HISTOGRAM_MAX_DISTINCT:
+        histogram = {str(k): int(v) for k, v in counts.items()}
+        if n > len(present):
+            histogram[NULL_VALUE] = n - len(present)
+    lengths = text.str.len()
+    return ProfiledColumn(
+        column=str(series.name),
+        data_type=infer_type(type_counts),
+        type_inferred=True,
+        completeness=completeness,
+        approx_distinct=float(len(counts)),
+        min_length=float(lengths.min()) if len(lengths) else None,
+        max_length=float(lengths.max()) if len(lengths) else None,
+        type_counts=type_counts,
+        histogram=histogram,
+    )
 
-                def fractional(s: pd.Series, t: frozenset[str] = top, c: float = coverage) -> bool:
-                    values = s.dropna().astype(str)
-                    return len(values) > 0 and float(values.isin(t).mean()) >= c
 
-                out.append(Suggestion("FractionalCategoricalRange", fractional))
+def column_kind_of(series: pd.Series) -> str:
+    from streamdq.autovalidate.corruptions import column_kind
+
+    return column_kind(series)
+
+
+def constraint_metric(kind: str, body: dict[str, Any], col: pd.Series) -> float | None:
+    """The metric a suggested constraint asserts on, computed from one pandas column (Deequ
+    semantics: NULL rows comply with ``is_contained_in`` and ``is_non_negative``)."""
+    n = len(col)
+    present = col.dropna()
+    if kind in ("is_complete", "has_completeness"):
+        return len(present) / n if n else None
+    if kind == "is_contained_in":
+        allowed = {str(v) for v in body["values"]}
+        if not n:
+            return None
+        text = (
+            present.astype("int64").astype(str) if pd.api.types.is_integer_dtype(col) else present.astype(str)
+        )
+        return (float(text.isin(allowed).sum()) + (n - len(present))) / n
+    if kind == "is_non_negative":
+        values = pd.to_numeric(col, errors="coerce").fillna(0.0)
+        return float((values >= 0).mean()) if n else None
+    if kind == "has_data_type":
+        if column_kind_of(col) == "numeric":
+            return 1.0
+        types = present.astype(str).map(_value_type)
+        wanted = {"Numeric": {"Integral", "Fractional"}}.get(body["data_type"], {body["data_type"]})
+        return float(types.isin(wanted).mean()) if len(types) else None
+    if kind in ("has_min", "has_max", "has_mean", "has_standard_deviation"):
+        if column_kind_of(col) != "numeric":
+            return None
+        numeric = present.to_numpy(dtype=float)
+        if not len(numeric):
+            return None
+        return {
+            "has_min": numeric.min,
+            "has_max": numeric.max,
+            "has_mean": numeric.mean,
+            "has_standard_deviation": numeric.std,
+        }[kind]()
+    if kind in ("has_min_length", "has_max_length"):
+        lengths = present.astype(str).str.len()
+        if not len(lengths):
+            return None
+        return float(lengths.min() if kind == "has_min_length" else lengths.max())
+    if kind == "is_unique":
+        return float((present.value_counts() == 1).sum()) / len(present) if len(present) else None
+    raise KeyError(kind)
+
+
+def static_suggestions(
+    first: pd.DataFrame, column: str, rules: Any
+) -> list[tuple[str, str, dict[str, Any], Any]]:
+    """``(rule, kind, body, assertion)`` of every suggestion for ``column`` of ``first``."""
+    from streamdq.autovalidate.suggest import suggest_from_profile
+    from streamdq.autovalidate.suggestion_rules import TableProfile
+    from streamdq.checks.assertion import IS_ONE, parse_assertion
+
+    profile = TableProfile(rows=len(first), columns=(profiled_column(first[column]),))
+    out = []
+    for s in suggest_from_profile(profile, rules):
+        body = dict(s.constraint[s.kind])
+        assertion = parse_assertion(body["assertion"]) if "assertion" in body else IS_ONE
+        out.append((s.rule, s.kind, body, assertion))
     return out
 
 
-def _suggest_from_streamdq(first: pd.DataFrame, column: str, kind: str) -> list[Suggestion] | None:
-    """Hook for ``streamdq.autovalidate.suggest``; None while it offers no pandas entry point this
-    harness can evaluate without Spark (then the minimal rules above are used)."""
-    return None
-
-
-def deequ_suggest(ctx: FitContext) -> Judge:
-    rules = _suggest_from_streamdq(ctx.first, ctx.column, ctx.kind)
-    if rules is None:
-        rules = suggest_rules(ctx.first[ctx.column], ctx.kind)
+def _suggestion_judge(ctx: FitContext, rules: Any) -> Judge:
+    suggestions = static_suggestions(ctx.first, ctx.column, rules)
 
     def judge(batch: pd.DataFrame) -> list[str]:
         col = batch[ctx.column]
-        return [r.rule for r in rules if not r.check(col)]
+        failed = []
+        for rule, kind, body, assertion in suggestions:
+            value = constraint_metric(kind, body, col)
+            if value is None or not math.isfinite(value) or not assertion.test(value):
+                failed.append(rule)
+        return failed
 
     return judge
+
+
+def deequ_default(ctx: FitContext) -> Judge:
+    from streamdq.autovalidate.suggestion_rules import DEFAULT_RULES
+
+    return _suggestion_judge(ctx, DEFAULT_RULES[:DEEQU_DEFAULT])
+
+
+def streamdq_suggest(ctx: FitContext) -> Judge:
+    from streamdq.autovalidate.suggestion_rules import DEFAULT_RULES
+
+    return _suggestion_judge(ctx, DEFAULT_RULES)
 
 
 BASELINES: dict[str, Callable[[FitContext], Judge | None]] = {
     "online_normal": online_normal,
     "tfdv_linf": tfdv_linf,
-    "deequ_suggest": deequ_suggest,
+    "deequ_default": deequ_default,
+    "streamdq_suggest": streamdq_suggest,
 }
