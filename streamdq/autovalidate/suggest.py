@@ -1,9 +1,9 @@
 """Constraint suggestion (Deequ, Section 3.3): profile a table, apply the rules, write checks.
 
 * ``profile_table(df)`` computes the ``TableProfile`` with the engine in two steps, as the
-  paper describes: ONE fused pass over every column (the analyzers of ``streamdq profile``:
-  size, completeness, HyperLogLog distinct count, inferred type, numeric statistics,
-  string lengths), then a ``Histogram`` for each String/Integral column whose estimated
+  paper describes: ONE fused pass over every column (the analyzers of ``streamdq profile``
+  but its quartiles: size, completeness, HyperLogLog distinct count, inferred type, min,
+  max, mean and standard deviation of numbers, string lengths), then a ``Histogram`` for each String/Integral column whose estimated
   distinct count is at most ``histogram_threshold`` (default 120); the plan runs one
   grouped pass per histogram column. The job count therefore never depends on the number
   of numeric or high-cardinality columns.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from streamdq.analyzers.metric import Metric
 
 DEFAULT_HISTOGRAM_THRESHOLD = 120
+UNUSED = frozenset({"ApproxQuantiles"})  # profile analyzers no rule reads
 LEVELS = ("error", "warning")
 
 __all__ = [
@@ -125,12 +127,17 @@ def profile_table(
         unknown = sorted(set(columns) - {f.name for f in fields})
         if unknown:
             raise ValueError(f"columns: unknown column(s) {', '.join(map(repr, unknown))}")
-        fields = [f for f in fields if f.name in set(columns)]
+        wanted_names = set(columns)
+        fields = [f for f in fields if f.name in wanted_names]
     per_column = profile_analyzers(StructType(fields))
-    first = analyze(df, [a for analyzers in per_column.values() for a in analyzers])
+    # the rules use no quartiles: leave out the profile's KLL sketches
+    first = analyze(df, [a for group in per_column.values() for a in group if a.NAME not in UNUSED])
     size = first.metric(per_column["*"][0]).scalar
     rows = int(size) if size is not None else 0
-    profiled = {f.name: _column(f, {a.NAME: first.metric(a) for a in per_column[f.name]}) for f in fields}
+    profiled = {
+        f.name: _column(f, {a.NAME: first.metric(a) for a in per_column[f.name] if a.NAME not in UNUSED})
+        for f in fields
+    }
     wanted = {
         name: make("Histogram", column=name)
         for name, c in profiled.items()
@@ -145,7 +152,7 @@ def profile_table(
         for name, analyzer in wanted.items():
             histogram = _histogram(second.metric(analyzer))
             if histogram is not None:
-                profiled[name] = _with_histogram(profiled[name], histogram)
+                profiled[name] = replace(profiled[name], histogram=histogram)
     return TableProfile(rows=rows, columns=tuple(profiled.values()), jobs=jobs)
 
 
@@ -211,12 +218,6 @@ def _histogram(m: Metric) -> dict[str, int] | None:
     if len(values) != m.value.get("number_of_bins"):
         return None
     return {str(k): int(v["absolute"]) for k, v in values.items()}
-
-
-def _with_histogram(c: ProfiledColumn, histogram: dict[str, int]) -> ProfiledColumn:
-    from dataclasses import replace
-
-    return replace(c, histogram=histogram)
 
 
 # -- checks files ---------------------------------------------------------------------------
