@@ -341,10 +341,18 @@ def test_yaml_checks_file_loads_back_with_rule_comments():
 
 
 def test_yaml_quotes_awkward_names_and_handles_no_suggestions():
-    odd = TableProfile(rows=3, columns=(col("a: #b", completeness=1.0),))
-    text = render_yaml(suggest_from_profile(odd))
-    (check,) = loads_suite(text).checks
-    assert check.constraints[0].params["column"] == "a: #b"
+    values = {"x\ny": 2, "é'\"": 3}
+    odd = TableProfile(
+        rows=5, columns=(col("a: #b\n", data_type="String", completeness=1.0, histogram=values),)
+    )
+    text = render_yaml(suggest_from_profile(odd), "d\n")
+    suite = loads_suite(text)
+    assert suite.dataset == "d\n"
+    (check,) = suite.checks
+    assert [c.params.to_dict() for c in check.constraints] == [
+        {"column": "a: #b\n"},
+        {"column": "a: #b\n", "values": ["é'\"", "x\ny"]},
+    ]
     assert loads_suite(render_yaml([])).checks == ()
     with pytest.raises(ValueError, match="level"):
         render_yaml(suggest_from_profile(odd), level="fatal")
