@@ -515,3 +515,7 @@ DEFAULT_RULES: tuple[SuggestionRule, ...] = (
     UniqueIfApproximatelyUnique(),
 )
 """Every rule, in the order their suggestions are listed for a column."""
+
+DEEQU_DEFAULT_RULES: tuple[SuggestionRule, ...] = DEFAULT_RULES[:6]
+"""Deequ's ``Rules.DEFAULT`` set: the completeness, type, categorical and non-negativity rules
+(the statistics, length and uniqueness rules are Deequ's ``EXTENDED`` additions)."""

@@ -17,6 +17,7 @@ from streamdq.autovalidate.suggest import (
     suggest_from_profile,
 )
 from streamdq.autovalidate.suggestion_rules import (
+    DEEQU_DEFAULT_RULES,
     DEFAULT_RULES,
     Z_95,
     CategoricalRange,
@@ -309,6 +310,14 @@ def test_suggest_from_profile_runs_every_rule_in_order_per_column():
     ]
     assert suggest_from_profile(table_profile(), rules=[CompleteIfComplete()]) == suggestions[:1]
     assert len(DEFAULT_RULES) == 13
+    assert [r.name for r in DEEQU_DEFAULT_RULES] == [
+        "CompleteIfComplete",
+        "RetainCompleteness",
+        "RetainType",
+        "CategoricalRange",
+        "FractionalCategoricalRange",
+        "NonNegativeNumbers",
+    ]
 
 
 def test_suggest_from_an_empty_profile_is_empty():
