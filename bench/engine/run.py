@@ -85,10 +85,9 @@ def _uniqueness(df: DataFrame) -> float:
     return row[0] / row[1]
 
 
-def run_fused(df: DataFrame) -> dict[str, Any]:
-    import datasketches as ds
-
-    row = df.agg(
+def fused_scan(df: DataFrame) -> Any:
+    """The hand-written fused ``agg`` of every scan metric of the suite (one row)."""
+    return df.agg(
         F.count(F.lit(1)),
         F.count("id"),
         F.count("email"),
@@ -104,6 +103,12 @@ def run_fused(df: DataFrame) -> dict[str, Any]:
         F.sum(F.when(F.regexp_extract("email", EMAIL, 0) != "", 1).otherwise(0)),
         F.sum(F.when(F.col("score").isNull() | F.col("score").between(0, 100), 1).otherwise(0)),
     ).collect()[0]
+
+
+def run_fused(df: DataFrame) -> dict[str, Any]:
+    import datasketches as ds
+
+    row = fused_scan(df)
     n = row[0]
     kll = ds.kll_doubles_sketch.deserialize(bytes(row[11]))
     return {

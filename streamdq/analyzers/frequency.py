@@ -14,12 +14,13 @@ the state store uses).
   UNFILTERED row count ``total``, the ratio denominator.
 
 ``compute_frequency_state(df, spec, max_groups=...)`` runs on the driver and triggers ONE
-Spark query (``bounded_query``) whose branches share the grouped aggregation's shuffle:
-the in-scope groups with the smallest key hashes (limit ``max(max_groups, k) + 1``, a
-TakeOrderedAndProject), a row of totals and, for histograms, the ``k`` heaviest keys. If
-at most ``max_groups`` groups came back, they are ALL the groups: an exact state; else
-the ``k`` smallest hashes form the bounded sample. No Python loop per key, no second
-grouping. Empty input gives a state with ``n == 0`` (each metric decides: 0.0 or an
+Spark query (``bounded_query``) with ONE final aggregation of the groups: the groups
+with the smallest key hashes (limit ``max(max_groups, k) + 3``, a TakeOrderedAndProject),
+a row of totals (unless the plan's fused scan computed them: ``totals_aggregations``)
+and, for histograms, the ``k`` heaviest keys (a second branch over the reused shuffle).
+If at most ``max_groups`` groups came back, they are ALL the groups: an exact state;
+else the ``k`` smallest hashes form the bounded sample. No Python loop per key, no
+second grouping. Empty input gives a state with ``n == 0`` (each metric decides: 0.0 or an
 empty failure).
 
 ``FrequencyState`` is **exact** (an Arrow table ``k0..k{m-1}, count`` sorted by key,
@@ -598,41 +599,55 @@ def state_from_grouped(
     return FrequencyState.from_table(table, n=n, total=total, max_groups=max_groups)
 
 
-def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: int | None) -> FrequencyState:
+def compute_frequency_state(
+    df: DataFrame,
+    spec: FrequencySpec,
+    *,
+    max_groups: int | None,
+    totals: tuple[int, int] | None = None,
+) -> FrequencyState:
     """Run the grouped aggregation of ``spec`` over ``df`` and return its state (driver).
 
-    ONE Spark query (``bounded_query``) whose branches share the grouped aggregation's
-    shuffle: the ``k + 3`` groups with the smallest key hashes, a row of totals, any
-    ``max_groups + 3`` groups and, for histograms, the ``k + 3`` heaviest keys. When
-    fewer than ``max_groups + 3`` groups came back, they are ALL the groups: an exact
-    state. Otherwise the ``k`` smallest hashes are the bounded sample (no Python loop per
-    key, no second grouping). At most ``max_groups + 2k + 7`` rows reach the driver.
-    ``max_groups=None`` keeps every group exactly (unbounded: only when explicitly asked
-    for). Empty input: a state with ``n == 0``.
+    ONE Spark query (``bounded_query``) with ONE final aggregation of the groups: the
+    ``max(max_groups, k) + 3`` groups with the smallest key hashes, plus a row of totals
+    unless ``totals`` = (all rows, rows kept) is given (the plan computes them in its
+    fused scan, see ``totals_aggregations``) and, for histograms, the ``k + 3`` heaviest
+    keys. When fewer than ``max_groups + 3`` groups came back, they are ALL the groups:
+    an exact state. Otherwise the ``k`` smallest hashes among them are the bounded
+    sample (no Python loop per key, no second grouping). At most
+    ``max(max_groups, k) + k + 7`` rows reach the driver. ``max_groups=None`` keeps every
+    group exactly (unbounded: only when explicitly asked for). Empty input: a state with
+    ``n == 0``.
     """
     if max_groups is not None and max_groups < 1:
         raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
     grouped, n_keys = grouped_counts(df, spec)
     if max_groups is None:
         return state_from_grouped(grouped.toArrow(), n_keys=n_keys, histogram=spec.histogram, max_groups=None)
-    query = bounded_query(df, spec, max_groups=max_groups, grouped=(grouped, n_keys))
+    query = bounded_query(
+        df, spec, max_groups=max_groups, grouped=(grouped, n_keys), with_totals=totals is None
+    )
     names = [f"k{i}" for i in range(n_keys)]
     k = sample_size(max_groups)
     with _one_job(df.sparkSession):
         arrow = query.toArrow()
     part = arrow["_part"]
-    totals = arrow.filter(pc.equal(part, 1))
-    total = int(totals["count"][0].as_py() or 0) if totals.num_rows else 0
-    n = int(totals["_n"][0].as_py() or 0) if totals.num_rows else 0
+    if totals is None:
+        row = arrow.filter(pc.equal(part, 1))
+        total = int(row["count"][0].as_py() or 0) if row.num_rows else 0
+        n = int(row["_n"][0].as_py() or 0) if row.num_rows else 0
+    else:
+        total, n = int(totals[0]), int(totals[1])
     drop = not spec.histogram
-    everything = arrow.filter(pc.equal(part, 3))
-    if everything.num_rows < max_groups + EXACT_EXTRA:  # all the groups came back
-        kept = fs.keep_in_scope(everything, n_keys=n_keys, drop_all_null=drop)
-        if kept.num_rows <= max_groups:
-            return FrequencyState.from_table(
-                kept.select([*names, "count"]), n=n, total=total, max_groups=max_groups
-            )
-    rows = fs.keep_in_scope(arrow.filter(pc.equal(part, 0)), n_keys=n_keys, drop_all_null=drop)
+    smallest = arrow.filter(pc.equal(part, 0))
+    rows = fs.keep_in_scope(smallest, n_keys=n_keys, drop_all_null=drop)
+    if smallest.num_rows < max_groups + EXACT_EXTRA and rows.num_rows <= max_groups:
+        # fewer rows than the limit: these are ALL the groups, and few enough to keep exactly
+        table = rows.select([*names, "count"])
+        # key columns nullable whatever the query's shape (as with the totals branch in the
+        # union), so that equal groups give equal state bytes however the totals came
+        schema = pa.schema([f.with_nullable(True) if f.name in names else f for f in table.schema])
+        return FrequencyState.from_table(table.cast(schema), n=n, total=total, max_groups=max_groups)
     counts = np.asarray(rows["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
     hashes = np.asarray(rows["_h"].to_numpy(zero_copy_only=False), dtype=np.int64)
     bounded = smp.sample_of(hashes, counts, k)
@@ -649,6 +664,28 @@ def compute_frequency_state(df: DataFrame, spec: FrequencySpec, *, max_groups: i
             complete=fetched.num_rows < k + TOP_EXTRA,
         )
     return FrequencyState(n=n, total=total, max_groups=max_groups, sample=bounded, top=heavy)
+
+
+def kept_rows(df: DataFrame, spec: FrequencySpec) -> Column:
+    """TRUE on the input rows a grouping of ``spec`` counts in ``n`` (in scope, and for
+    plain groupings not NULL in every grouping column)."""
+    kept = in_scope(spec.where)
+    if not spec.histogram:
+        key_valid = F.lit(False)
+        for c in spec.resolve_columns(df.columns):
+            key_valid = key_valid | col(c).isNotNull()
+        kept = kept & key_valid
+    return kept
+
+
+def totals_aggregations(df: DataFrame, spec: FrequencySpec) -> list[Column]:
+    """The two global aggregates ``compute_frequency_state`` takes as ``totals``: all rows,
+    and the rows kept (``kept_rows``). The plan adds them to its fused scan, so the
+    grouping query needs no scan of its own for them."""
+    return [
+        F.count(F.lit(1)).cast("long"),
+        F.coalesce(F.sum(F.when(kept_rows(df, spec), F.lit(1))), F.lit(0)).cast("long"),
+    ]
 
 
 @contextlib.contextmanager
@@ -676,22 +713,24 @@ def bounded_query(
     *,
     max_groups: int,
     grouped: tuple[DataFrame, int] | None = None,
+    with_totals: bool = True,
 ) -> DataFrame:
     """The one query of a bounded grouping, in parts (column ``_part``):
 
-    * 0: the ``k + 3`` groups with the smallest key hashes (``k0.., count, _h``; a
-      TakeOrderedAndProject with a small bounded queue per partition, no full sort);
-      groups out of scope sort last (at most two: the out-of-scope group, the all-NULL
-      key), so at least ``k + 1`` in-scope groups come back when there are that many;
-    * 1: one row of totals (``count`` = all rows, ``_n`` = rows kept), computed by a
-      global aggregation of the input itself (cheaper than aggregating the groups again);
-    * 2: histograms only: the ``k + 3`` heaviest keys (count desc, key asc);
-    * 3: any ``max_groups + 3`` groups (a plain limit): when fewer come back, these are
-      ALL the groups and the state is exact.
+    * 0: the ``max(max_groups, k) + 3`` groups with the smallest key hashes (``in_scope,
+      k0.., count, _h``; a TakeOrderedAndProject with a bounded queue per partition, no
+      full sort); groups out of scope sort last (at most two: the out-of-scope group,
+      the all-NULL key). When fewer than ``max_groups + 3`` rows come back they are ALL
+      the groups (the state may be exact); otherwise at least ``max(max_groups, k) + 1``
+      in-scope groups did, and the ``k`` smallest hashes among them are the sample;
+    * 1 (``with_totals``): one row of totals (``count`` = all rows, ``_n`` = rows kept),
+      a global aggregation of the input itself, not of the groups;
+    * 2: histograms only: the ``k + 3`` heaviest keys (count desc, key asc), which reads
+      the same grouped aggregation through a reused exchange.
 
-    Every other part reads the same grouped aggregation and Spark reuses its exchange:
-    the input is partially aggregated and shuffled once. Filters on the keys are
-    avoided on purpose: Spark would push them below the aggregation and defeat the reuse.
+    A plain grouping thus runs its final (post-shuffle) aggregation ONCE: part 0 serves
+    both the exact table and the sample. Filters on the keys are avoided on purpose:
+    Spark would push them below the aggregation and defeat the exchange reuse.
     """
     grouped_df, n_keys = grouped if grouped is not None else grouped_counts(df, spec)
     names = [f"k{i}" for i in range(n_keys)]
@@ -703,27 +742,16 @@ def bounded_query(
         keep = keep & any_valid
     k = sample_size(max_groups)
     g = grouped_df.withColumn("_h", key_hash([F.col(name) for name in names]))
-    sample = (
+    query = (
         g.orderBy(F.when(keep, F.col("_h")).asc_nulls_last())
-        .limit(k + TOP_EXTRA)
+        .limit(max(max_groups + EXACT_EXTRA, k + TOP_EXTRA))
         .select(F.lit(0).alias("_part"), "in_scope", *names, "count", "_h")
     )
-    # totals straight from the input (a scan and a global sum, no second final aggregation
-    # of the grouped counts): the same rows the grouping keeps
-    kept_rows = in_scope(spec.where)
-    if not spec.histogram:
-        key_valid = F.lit(False)
-        for c in spec.resolve_columns(df.columns):
-            key_valid = key_valid | col(c).isNotNull()
-        kept_rows = kept_rows & key_valid
-    sums = df.agg(
-        F.count(F.lit(1)).cast("long").alias("count"),
-        F.coalesce(F.sum(F.when(kept_rows, F.lit(1))), F.lit(0)).cast("long").alias("_n"),
-    ).select(F.lit(1).alias("_part"), "count", "_n")
-    exact = grouped_df.limit(max_groups + EXACT_EXTRA).select(
-        F.lit(3).alias("_part"), "in_scope", *names, "count"
-    )
-    query = sample.unionByName(sums, allowMissingColumns=True).unionByName(exact, allowMissingColumns=True)
+    if with_totals:
+        sums = df.agg(*totals_aggregations(df, spec)).toDF("count", "_n")
+        query = query.unionByName(
+            sums.select(F.lit(1).alias("_part"), "count", "_n"), allowMissingColumns=True
+        )
     if spec.histogram:
         top = g.orderBy(F.when(keep, F.col("count")).desc_nulls_last(), F.asc(names[0])).limit(k + TOP_EXTRA)
         query = query.unionByName(

@@ -128,18 +128,58 @@ class AnalysisPlan:
         result = PlanResult()
         runnable = self._runnable(df.schema, result.failures)
         scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
+        grouping = [a for a in runnable if isinstance(a, GroupingAnalyzer)]
+        specs = list(dict.fromkeys(a.frequency_spec() for a in grouping))
+        totals: dict[Any, tuple[int, int]] = {}
         with count_jobs(df.sparkSession) as jobs:
             if scan:
-                rows = self._run_scan(df, scan, None, [], result.failures)
+                # the totals of every bounded grouping ride along in the fused scan, so the
+                # grouping queries need no scan of their own for them
+                extra, bounded = self._totals_aggregations(df, specs)
+                try:
+                    rows = self._run_scan(df, scan, None, extra, result.failures)
+                except Exception as exc:
+                    if is_interruption(exc) or not extra:
+                        raise
+                    extra, bounded = [], []  # the totals failed at run time: each grouping computes its own
+                    rows = self._run_scan(df, scan, None, extra, result.failures)
                 if rows:
                     result.states.update(rows[0].states)
+                    values = rows[0].extra
+                    if len(values) == len(extra):
+                        for i, spec in enumerate(bounded):
+                            total, n = values[2 * i], values[2 * i + 1]
+                            if total is not None and n is not None:
+                                totals[spec] = (int(total), int(n))
                 else:  # empty input under a segment-free agg never happens; keep the identity
                     result.states.update({a: a.empty_state() for a in scan if a not in result.failures})
-            grouping = [a for a in runnable if isinstance(a, GroupingAnalyzer)]
             if grouping:
-                self._run_grouping(df, grouping, result)
+                self._run_grouping(df, grouping, result, totals)
         result.jobs = jobs[0]
         return result
+
+    def _totals_aggregations(self, df: DataFrame, specs: list[Any]) -> tuple[list[Column], list[Any]]:
+        """Aggregates (all rows, rows kept) of each spec that runs bounded, for the fused scan.
+
+        A spec whose totals do not analyse (a bad ``where``; the columns exist, the
+        preconditions said so) gets none: its own query then computes them, and fails
+        alone."""
+        from streamdq.analyzers.frequency import totals_aggregations
+
+        if self.max_groups is None:
+            return [], []
+        extra: list[Column] = []
+        bounded: list[Any] = []
+        for spec in specs:
+            try:
+                exprs = totals_aggregations(df, spec)
+                if spec.where is not None:
+                    _ = df.agg(*exprs).schema  # analysis only, no job
+            except Exception:
+                continue
+            extra.extend(exprs)
+            bounded.append(spec)
+        return extra, bounded
 
     def run_segmented(
         self, df: DataFrame, segment: list[Column], extra: list[Column] | None = None
@@ -280,7 +320,13 @@ class AnalysisPlan:
                     out.failures[a] = _reason(exc)
 
     # -- grouping ------------------------------------------------------------------------
-    def _run_grouping(self, df: DataFrame, analyzers: list[GroupingAnalyzer], result: PlanResult) -> None:
+    def _run_grouping(
+        self,
+        df: DataFrame,
+        analyzers: list[GroupingAnalyzer],
+        result: PlanResult,
+        totals: dict[Any, tuple[int, int]] | None = None,
+    ) -> None:
         from streamdq.analyzers.frequency import compute_frequency_state
 
         sets: dict[Any, list[GroupingAnalyzer]] = {}
@@ -288,7 +334,9 @@ class AnalysisPlan:
             sets.setdefault(a.frequency_spec(), []).append(a)
         for spec, members in sets.items():
             try:
-                state = compute_frequency_state(df, spec, max_groups=self.max_groups)
+                state = compute_frequency_state(
+                    df, spec, max_groups=self.max_groups, totals=(totals or {}).get(spec)
+                )
             except Exception as exc:
                 if is_interruption(exc):
                     raise

@@ -53,3 +53,58 @@ def test_failing_analyzer_does_not_stop_others(df):
     assert "does not exist" in (ctx.metric(bad_col).failure or "")
     assert "numeric" in (ctx.metric(bad_type).failure or "")
     assert not ctx.metric(bad_where).ok
+
+
+# -- totals of bounded groupings ride along in the fused scan -----------------------------
+
+
+def _record_with_totals(monkeypatch) -> list[tuple[str | None, bool]]:
+    """(where, with_totals) of every bounded grouping query built from now on."""
+    import streamdq.analyzers.frequency as frequency
+
+    seen: list[tuple[str | None, bool]] = []
+    original = frequency.bounded_query
+
+    def spy(df, spec, **kwargs):
+        seen.append((spec.where, kwargs.get("with_totals", True)))
+        return original(df, spec, **kwargs)
+
+    monkeypatch.setattr(frequency, "bounded_query", spy)
+    return seen
+
+
+def test_grouping_totals_come_from_the_fused_scan(df, monkeypatch):
+    from streamdq.analyzers import Histogram, Uniqueness
+
+    unique, hist = Uniqueness(("name",), where="id <> 3"), Histogram("name")
+    alone = analyze(df, [unique, hist])  # no scan analyzer: each grouping counts its own totals
+    seen = _record_with_totals(monkeypatch)
+    fused = analyze(df, [Size(), unique, hist])
+    assert [t for _, t in seen] == [False, False]  # the grouping queries scanned nothing for totals
+    assert fused.jobs == alone.jobs + _fused_agg_jobs(df)
+    for a in (unique, hist):
+        assert fused.states[a] == alone.states[a]
+        assert fused.states[a].to_bytes() == alone.states[a].to_bytes()
+        assert fused.metric(a) == alone.metric(a)
+    assert fused.metric(unique).value == 1.0 and fused.metric(Size()).value == 4.0
+    assert fused.states[unique].n == 2 and fused.states[hist].total == 4
+
+
+def test_grouping_with_a_bad_where_fails_alone_next_to_the_scan(df, monkeypatch):
+    from streamdq.analyzers import Uniqueness
+
+    bad = Uniqueness(("name",), where="no_such_col > 1")
+    seen = _record_with_totals(monkeypatch)
+    ctx = analyze(df, [Size(), Mean("x"), bad, Uniqueness(("id",))])
+    assert ctx.metric(Size()).value == 4.0 and ctx.metric(Mean("x")).ok
+    assert ctx.metric(Uniqueness(("id",))).value == 1.0
+    assert not ctx.metric(bad).ok
+    assert (None, False) in seen  # the good spec's totals came from the scan
+    assert all(t for where, t in seen if where is not None)  # the bad one's stayed out of it
+
+
+def test_unbounded_grouping_adds_nothing_to_the_scan(df):
+    from streamdq.analyzers import Uniqueness
+
+    ctx = analyze(df, [Size(), Uniqueness(("name",))], max_groups=None)
+    assert ctx.metric(Uniqueness(("name",))).value == 1.0

@@ -109,20 +109,44 @@ def test_no_extra_job_beyond_the_bound(spark, df):
     assert big[0] == small[0] == 1  # one Spark job per grouping set (DESIGN.md section 6)
 
 
-def test_grouping_runs_once_per_query(df):
-    # the sample, totals (and top) branches reuse ONE shuffle of the grouped aggregation
+def _grouped_aggregations(plan_text: str) -> int:
+    """HashAggregate nodes with grouping keys (partial and final) in an executed plan."""
+    return sum(
+        1 for line in plan_text.splitlines() if "HashAggregate(keys=[" in line and "keys=[]" not in line
+    )
+
+
+@pytest.mark.parametrize("with_totals", [True, False])
+def test_grouping_runs_its_final_aggregation_once(df, with_totals):
+    # a plain grouping: ONE partial and ONE final aggregation of the groups, whose single
+    # TakeOrderedAndProject serves both the exact table and the sample; a histogram's top
+    # branch re-reads the same shuffle (reused exchange)
     from streamdq.analyzers.frequency import bounded_query
 
-    plan = bounded_query(df, FrequencySpec(("k",), histogram=False), max_groups=MAX_GROUPS)
-    plan.toArrow()  # adaptive execution shows the reused exchange in the final plan
-    text = plan._jdf.queryExecution().executedPlan().toString()
+    plan = bounded_query(
+        df, FrequencySpec(("k",), histogram=False), max_groups=MAX_GROUPS, with_totals=with_totals
+    )
+    plan.toArrow()  # adaptive execution shows the final plan (before the initial one)
+    text = plan._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
     hist = bounded_query(df, FrequencySpec(("k",), histogram=True), max_groups=MAX_GROUPS)
     hist.toArrow()
     hist_text = hist._jdf.queryExecution().executedPlan().toString()
     for t in (text, hist_text):
         assert "TakeOrderedAndProject" in t
-    assert text.count("ReusedExchange") >= 1, text
-    assert hist_text.count("ReusedExchange") >= 2, hist_text
+    assert text.count("TakeOrderedAndProject") == 1, text
+    assert _grouped_aggregations(text) == 2, text
+    assert "ReusedExchange" not in text, text
+    assert ("keys=[]" in text) == with_totals, text  # the totals: a global aggregation of the input
+    assert hist_text.count("ReusedExchange") >= 1, hist_text
+
+
+@pytest.mark.parametrize("max_groups", [MAX_GROUPS, KEYS, 8])
+def test_given_totals_give_the_same_state_as_computed_ones(df, max_groups):
+    spec = FrequencySpec(("k",), where="m > 0")
+    own = compute_frequency_state(df, spec, max_groups=max_groups)
+    given = compute_frequency_state(df, spec, max_groups=max_groups, totals=(own.total, own.n))
+    assert given == own
+    assert own.is_sketch == (max_groups in (MAX_GROUPS, 8))
 
 
 def test_merge_exact_and_sketch_parts(df):
