@@ -114,17 +114,37 @@ class MaxState(JsonState):
 @register_state
 @dataclass(frozen=True)
 class MomentsState(JsonState):
-    """Count, mean and central moment sums m2..m4 (Mean, StdDev, Variance, Skewness, Kurtosis).
+    """Count, mean and central moment sums m2..m4 (StdDev, Variance, Skewness, Kurtosis).
 
+    ``order`` (2, 3 or 4) is the highest central moment the state carries: StandardDeviation
+    and Variance ask for m2 only, Skewness for m2 and m3, Kurtosis for all three, so the
+    fused scan computes only the Spark aggregates each needs. Moments above ``order`` are
+    stored as 0.0 and mean nothing. Merging keeps the smaller order (associative and
+    commutative); the state of zero rows has order 4 and is the identity of every order.
     Merged with the pairwise formulas of Chan, Golub and LeVeque / Pébay (2008).
+
+    Format v2 adds ``order``; v1 payloads (no ``order``) carry all four moments and load
+    with order 4.
     """
 
     TYPE_TAG = "Moments"
+    FORMAT_VERSION = 2
     n: int = 0
     mean: float = 0.0
     m2: float = 0.0
     m3: float = 0.0
     m4: float = 0.0
+    order: int = 4
+
+    def __post_init__(self) -> None:
+        if self.order not in (2, 3, 4):
+            raise ValueError(f"MomentsState order must be 2, 3 or 4, got {self.order!r}")
+        if self.n == 0 and self.order != 4:
+            object.__setattr__(self, "order", 4)  # zero rows: every moment is known (0)
+        if self.order < 3 and self.m3 != 0.0:
+            object.__setattr__(self, "m3", 0.0)
+        if self.order < 4 and self.m4 != 0.0:
+            object.__setattr__(self, "m4", 0.0)
 
     @classmethod
     def empty(cls) -> Self:
@@ -135,44 +155,55 @@ class MomentsState(JsonState):
             return self
         if self.n == 0:
             return other
+        order = min(self.order, other.order)
         na, nb = self.n, other.n
         n = na + nb
         delta = other.mean - self.mean
         d_n = delta / n
         mean = self.mean + d_n * nb
         m2 = self.m2 + other.m2 + delta * d_n * na * nb
-        m3 = (
-            self.m3
-            + other.m3
-            + delta * d_n * d_n * na * nb * (na - nb)
-            + 3.0 * d_n * (na * other.m2 - nb * self.m2)
-        )
-        m4 = (
-            self.m4
-            + other.m4
-            + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
-            + 6.0 * d_n * d_n * (na * na * other.m2 + nb * nb * self.m2)
-            + 4.0 * d_n * (na * other.m3 - nb * self.m3)
-        )
-        return type(self)(n, mean, m2, m3, m4)
+        m3 = m4 = 0.0
+        if order >= 3:
+            m3 = (
+                self.m3
+                + other.m3
+                + delta * d_n * d_n * na * nb * (na - nb)
+                + 3.0 * d_n * (na * other.m2 - nb * self.m2)
+            )
+        if order >= 4:
+            m4 = (
+                self.m4
+                + other.m4
+                + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
+                + 6.0 * d_n * d_n * (na * na * other.m2 + nb * nb * self.m2)
+                + 4.0 * d_n * (na * other.m3 - nb * self.m3)
+            )
+        return type(self)(n, mean, m2, m3, m4, order)
 
     @classmethod
     def from_spark(
-        cls, n: int | None, mean: float | None, var_pop: float | None, skew: float | None, kurt: float | None
+        cls,
+        n: int | None,
+        mean: float | None,
+        var_pop: float | None,
+        skew: float | None,
+        kurt: float | None,
+        order: int = 4,
     ) -> Self:
-        """Reconstruct central moment sums from Spark's count/avg/var_pop/skewness/kurtosis.
+        """Reconstruct central moment sums from Spark's count/mean/var_pop/skewness/kurtosis.
 
+        ``skew`` is read only when ``order >= 3``, ``kurt`` only when ``order == 4``.
         Spark returns NULL skewness/kurtosis for a constant column; then m2 == 0 and the
         higher moments are 0 as well.
         """
         if not n:
             return cls()
         m2 = (var_pop or 0.0) * n
-        if m2 <= 0.0 or skew is None or kurt is None:
-            return cls(int(n), float(mean or 0.0), max(m2, 0.0), 0.0, 0.0)
-        m3 = skew * m2**1.5 / math.sqrt(n)
-        m4 = (kurt + 3.0) * m2 * m2 / n
-        return cls(int(n), float(mean or 0.0), m2, m3, m4)
+        if m2 <= 0.0 or (order >= 3 and skew is None) or (order >= 4 and kurt is None):
+            return cls(int(n), float(mean or 0.0), max(m2, 0.0), 0.0, 0.0, order)
+        m3 = skew * m2**1.5 / math.sqrt(n) if order >= 3 and skew is not None else 0.0
+        m4 = (kurt + 3.0) * m2 * m2 / n if order >= 4 and kurt is not None else 0.0
+        return cls(int(n), float(mean or 0.0), m2, m3, m4, order)
 
 
 @register_state

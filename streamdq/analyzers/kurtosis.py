@@ -1,6 +1,6 @@
 """Kurtosis of a numeric column: Excess kurtosis n * m4 / m2^2 - 3; 0.0 when m2 == 0 (a constant column; Spark's F.kurtosis gives NULL there).
 
-Computed from the shared moments aggregates (see ``moments.py``): merges are exact up to
+Computed from count, sum, var_pop, skewness and kurtosis (see ``moments.py``): merges are exact up to
 floating-point rounding; no non-NULL value in scope -> Failure (empty).
 """
 
@@ -19,6 +19,7 @@ class Kurtosis(MomentsAnalyzer):
     """Excess kurtosis n * m4 / m2^2 - 3; 0.0 when m2 == 0 (a constant column; Spark's F.kurtosis gives NULL there)."""
 
     NAME = "Kurtosis"
+    ORDER = 4
 
     def statistic(self, state: MomentsState) -> float:
         return 0.0 if state.m2 == 0.0 else state.n * state.m4 / (state.m2 * state.m2) - 3.0

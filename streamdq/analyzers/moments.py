@@ -1,10 +1,12 @@
 """Shared base of the analyzers computed from central moments (StdDev, Variance, Skewness, Kurtosis).
 
-All four request the same five aggregates (count, avg, var_pop, skewness, kurtosis of the
-column cast to double, NULL outside the ``where`` scope); Spark deduplicates equal
-aggregate expressions, so several of them on one column cost one set of aggregates in
-the fused ``agg``. The state is ``MomentsState`` (count, mean, m2..m4) rebuilt with
-``MomentsState.from_spark``, which also turns Spark's NULL skewness/kurtosis of a
+Each analyzer asks only for the aggregates of the moments it needs (``ORDER``):
+count, sum and var_pop of the column cast to double (NULL outside the ``where`` scope)
+for StandardDeviation and Variance; plus skewness for Skewness; plus kurtosis for
+Kurtosis. Spark deduplicates equal aggregate expressions, so several of them on one
+column (and Mean's sum and count) cost one set of aggregates in the fused ``agg``. The
+state is ``MomentsState`` (count, mean = sum / count, m2..m4 up to ``ORDER``) rebuilt
+with ``MomentsState.from_spark``, which also turns Spark's NULL skewness/kurtosis of a
 constant column into m3 = m4 = 0. States merge with Chan/Pébay's pairwise formulas.
 Population formulas throughout; no non-NULL value in scope -> Failure (empty).
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -35,6 +37,7 @@ def _opt_float(value: Any) -> float | None:
 class MomentsAnalyzer(ScanShareableAnalyzer):
     """A statistic of ``MomentsState``; subclasses implement ``statistic``."""
 
+    ORDER: ClassVar[int] = 4  # the highest central moment ``statistic`` reads
     column: str
     where: str | None = None
 
@@ -43,12 +46,21 @@ class MomentsAnalyzer(ScanShareableAnalyzer):
 
     def aggregations(self, schema: StructType) -> list[Column]:
         value = conditional(col(self.column).cast("double"), self.where)
-        return [F.count(value), F.avg(value), F.var_pop(value), F.skewness(value), F.kurtosis(value)]
+        exprs = [F.count(value), F.sum(value), F.var_pop(value)]
+        if self.ORDER >= 3:
+            exprs.append(F.skewness(value))
+        if self.ORDER >= 4:
+            exprs.append(F.kurtosis(value))
+        return exprs
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
-        n, mean, var, skew, kurt = (row[offset + i] for i in range(5))
+        n, total, var = int(row[offset] or 0), row[offset + 1], row[offset + 2]
+        skew = row[offset + 3] if self.ORDER >= 3 else None
+        kurt = row[offset + 4] if self.ORDER >= 4 else None
+        # Spark's avg of a double is exactly sum / count (one IEEE division)
+        mean = float(total) / n if n and total is not None else None
         return MomentsState.from_spark(
-            int(n or 0), _opt_float(mean), _opt_float(var), _opt_float(skew), _opt_float(kurt)
+            n, mean, _opt_float(var), _opt_float(skew), _opt_float(kurt), order=self.ORDER
         )
 
     def empty_state(self) -> State:
@@ -58,6 +70,11 @@ class MomentsAnalyzer(ScanShareableAnalyzer):
         assert isinstance(state, MomentsState)
         if state.n == 0:
             return self.empty_failure()
+        if state.order < self.ORDER:
+            return self.failed(
+                f"{self.NAME} needs central moments up to order {self.ORDER}, the state carries "
+                f"only up to {state.order}"
+            )
         return self.ok(self.statistic(state))
 
     @abstractmethod

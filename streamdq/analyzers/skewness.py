@@ -1,6 +1,6 @@
 """Skewness of a numeric column: Population skewness sqrt(n) * m3 / m2^1.5; 0.0 when m2 == 0 (a constant column; Spark's F.skewness gives NULL there).
 
-Computed from the shared moments aggregates (see ``moments.py``): merges are exact up to
+Computed from count, sum, var_pop and skewness (see ``moments.py``): merges are exact up to
 floating-point rounding; no non-NULL value in scope -> Failure (empty).
 """
 
@@ -20,6 +20,7 @@ class Skewness(MomentsAnalyzer):
     """Population skewness sqrt(n) * m3 / m2^1.5; 0.0 when m2 == 0 (a constant column; Spark's F.skewness gives NULL there)."""
 
     NAME = "Skewness"
+    ORDER = 3
 
     def statistic(self, state: MomentsState) -> float:
         return 0.0 if state.m2 == 0.0 else math.sqrt(state.n) * state.m3 / state.m2**1.5

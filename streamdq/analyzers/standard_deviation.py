@@ -1,6 +1,6 @@
 """StandardDeviation of a numeric column: Population standard deviation sqrt(m2 / n).
 
-Computed from the shared moments aggregates (see ``moments.py``): merges are exact up to
+Computed from count, sum and var_pop only (see ``moments.py``): merges are exact up to
 floating-point rounding; no non-NULL value in scope -> Failure (empty).
 """
 
@@ -20,6 +20,7 @@ class StandardDeviation(MomentsAnalyzer):
     """Population standard deviation sqrt(m2 / n)."""
 
     NAME = "StandardDeviation"
+    ORDER = 2
 
     def statistic(self, state: MomentsState) -> float:
         return math.sqrt(state.m2 / state.n)

@@ -1,6 +1,6 @@
 """Variance of a numeric column: Population variance m2 / n.
 
-Computed from the shared moments aggregates (see ``moments.py``): merges are exact up to
+Computed from count, sum and var_pop only (see ``moments.py``): merges are exact up to
 floating-point rounding; no non-NULL value in scope -> Failure (empty).
 """
 
@@ -19,6 +19,7 @@ class Variance(MomentsAnalyzer):
     """Population variance m2 / n."""
 
     NAME = "Variance"
+    ORDER = 2
 
     def statistic(self, state: MomentsState) -> float:
         return state.m2 / state.n

@@ -29,9 +29,9 @@ GOLDEN = {
     "Sum": "53445153000353756d00017b226e223a332c22746f74616c223a322e357d",
     "Min": "5344515300034d696e00017b2276616c7565223a2d312e357d",
     "Max": "5344515300034d617800017b2276616c7565223a7b225f5f666c6f61745f5f223a22696e66227d7d",
-    "Moments": (
-        "5344515300074d6f6d656e747300017b226d32223a352e302c226d33223a302e302c226d34223a31302e32352c226d"
-        "65616e223a322e352c226e223a347d"
+    "Moments": (  # format v2: carries ``order``
+        "5344515300074d6f6d656e747300027b226d32223a352e302c226d33223a302e302c226d34223a31302e32352c226d"
+        "65616e223a322e352c226e223a342c226f72646572223a347d"
     ),
     "CoMoments": (
         "534451530009436f4d6f6d656e747300017b22636b223a342e302c226e223a332c22785f6d65616e223a322e302c22"
@@ -73,6 +73,30 @@ def _expected() -> dict[str, State]:
         "HllSketch": HllState.of_sketch(hll),
         "KllDoublesSketch": KllState.of_sketch(kll),
     }
+
+
+# Moments format v1 (before ``order``: all four moments): must still load, as order 4
+MOMENTS_V1 = (
+    "5344515300074d6f6d656e747300017b226d32223a352e302c226d33223a302e302c226d34223a31302e32352c226d"
+    "65616e223a322e352c226e223a347d"
+)
+# Moments format v2 of order 2 (what StandardDeviation and Variance store)
+MOMENTS_V2_ORDER2 = (
+    "5344515300074d6f6d656e747300027b226d32223a352e302c226d33223a302e302c226d34223a302e302c226d65"
+    "616e223a322e352c226e223a342c226f72646572223a327d"
+)
+
+
+def test_moments_v1_bytes_load_as_order_4_and_merge_with_order_2():
+    old = state_from_bytes(bytes.fromhex(MOMENTS_V1))
+    assert old == MomentsState(4, 2.5, 5.0, 0.0, 10.25) and isinstance(old, MomentsState) and old.order == 4
+    assert old.to_bytes().hex() == GOLDEN["Moments"]  # re-written as v2
+    new = state_from_bytes(bytes.fromhex(MOMENTS_V2_ORDER2))
+    assert new == MomentsState(4, 2.5, 5.0, order=2) and new.to_bytes().hex() == MOMENTS_V2_ORDER2
+    # a stored v1 state of StandardDeviation merges with the order-2 states written now
+    merged = old.merge(new)
+    assert isinstance(merged, MomentsState)
+    assert (merged.n, merged.mean, merged.m2, merged.order) == (8, 2.5, 10.0, 2)
 
 
 @pytest.mark.parametrize("tag", sorted(GOLDEN))

@@ -99,3 +99,68 @@ def test_moments_state_from_spark_handles_null_higher_moments():
     s = MomentsState.from_spark(3, 2.0, 0.0, None, None)
     assert (s.n, s.mean, s.m2, s.m3, s.m4) == (3, 2.0, 0.0, 0.0, 0.0)
     assert MomentsState.from_spark(0, None, None, None, None) == MomentsState.empty()
+
+
+# -- each moment analyzer computes only the moments it needs ------------------------------
+
+
+def _physical_plan(df, *analyzers):
+    exprs = [e for a in analyzers for e in a.aggregations(df.schema)]
+    return df.agg(*exprs)._jdf.queryExecution().executedPlan().toString()
+
+
+def test_stddev_and_variance_compute_no_third_or_fourth_moment(df):
+    plan = _physical_plan(df, StandardDeviation("att1"), Variance("att1"), Mean("att1"))
+    assert "skewness" not in plan and "kurtosis" not in plan, plan
+    # Mean's sum and count and the moments' count, sum and var_pop are ONE set of aggregates
+    final = [line for line in plan.splitlines() if "HashAggregate" in line][0]
+    functions = final.split("functions=[", 1)[1].split("], output=", 1)[0]
+    assert functions.count("var_pop(") == 1, functions
+    assert functions.count("sum(") == 1 and functions.count("count(") == 1, functions
+
+
+def test_skewness_needs_no_fourth_moment_and_kurtosis_needs_all(df):
+    skew = _physical_plan(df, Skewness("att1"))
+    assert "skewness" in skew and "kurtosis" not in skew, skew
+    kurt = _physical_plan(df, Kurtosis("att1"))
+    assert "skewness" in kurt and "kurtosis" in kurt, kurt
+
+
+def test_states_carry_the_order_their_analyzer_needs(df):
+    from streamdq import analyze
+
+    analyzers = [StandardDeviation("att1"), Variance("att1"), Skewness("att1"), Kurtosis("att1")]
+    ctx = analyze(df, analyzers)
+    assert [ctx.states[a].order for a in analyzers] == [2, 2, 3, 4]
+    low = ctx.states[StandardDeviation("att1")]
+    assert low.m3 == 0.0 and low.m4 == 0.0
+
+
+def test_metric_of_a_state_of_too_low_order_is_a_failure():
+    m = Kurtosis("x").metric(MomentsState(3, 1.0, 2.0, 0.5, order=3))
+    assert not m.ok and "order 4" in m.failure
+    assert Skewness("x").metric(MomentsState(3, 1.0, 2.0, 0.5, order=3)).ok
+
+
+def test_stored_full_state_merges_with_new_order_2_state():
+    # a StandardDeviation state stored before format v2 (all four moments) merged with a
+    # batch state computed now (order 2) gives the stddev of all rows
+    xs, ys = [1.0, 2.0, 4.0], [8.0, 16.0]
+
+    def full(vs):
+        n = len(vs)
+        mean = sum(vs) / n
+        return MomentsState(n, mean, *(sum((v - mean) ** p for v in vs) for p in (2, 3, 4)))
+
+    low = MomentsState.from_spark(2, 12.0, 16.0, None, None, order=2)
+    merged = full(xs).merge(low)
+    swapped = low.merge(full(xs))
+    assert merged.order == swapped.order == 2 and merged.n == swapped.n == 5
+    assert merged.mean == pytest.approx(swapped.mean, rel=1e-12)
+    assert merged.m2 == pytest.approx(swapped.m2, rel=1e-12)
+    assert StandardDeviation("x").metric(merged).value == pytest.approx(
+        StandardDeviation("x").metric(full(xs + ys)).value, rel=1e-12
+    )
+    with pytest.raises(ValueError, match="order"):
+        MomentsState(1, 1.0, order=5)
+    assert MomentsState(0, order=2) == MomentsState.empty()
