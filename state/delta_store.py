@@ -35,6 +35,16 @@ Maintenance
     ``compact_every`` committed batches all tables are compacted (and vacuumed when
     ``retention_hours`` is set). ``compact()``, ``checkpoint()`` and ``vacuum()`` can
     also be called directly.
+
+Log retention
+    Every table carries ``delta.logRetentionDuration`` = ``log_retention_hours`` (default 1
+    hour, set at creation and on first write to an existing table), so each checkpoint drops
+    the JSON commits older than that. Delta's own default keeps 30 days of commits: a 5-s
+    trigger leaves tens of thousands of files in ``_delta_log``, and delta-rs lists that
+    folder on every snapshot update and commit (a local or listing-by-prefix store returns
+    all of it), so the commit time grew with the number of batches ever committed
+    (bench/README.md, state). Time travel further back than the retention is lost; the store
+    itself only ever reads the last ``history_scan`` versions back.
 """
 
 from __future__ import annotations
@@ -74,6 +84,7 @@ log = logging.getLogger(__name__)
 META_QUERY = "streamdq.query_id"
 META_BATCH = "streamdq.batch_id"
 META_DATASET = "streamdq.dataset"
+LOG_RETENTION = "delta.logRetentionDuration"
 
 
 def app_id(query_id: str) -> str:
@@ -105,9 +116,12 @@ class DeltaStateStore:
         max_retries: int = 20,
         history_scan: int = 50,
         parallel_writes: bool = True,
+        log_retention_hours: float | None = 1.0,
     ) -> None:
         if checkpoint_every < 1 or compact_every < 1:
             raise ValueError("checkpoint_every and compact_every must be >= 1")
+        if log_retention_hours is not None and log_retention_hours < 0:
+            raise ValueError(f"log_retention_hours must be >= 0 or None, got {log_retention_hours}")
         self.root = str(root).rstrip("/")
         self.storage_options = dict(storage_options) if storage_options else None
         self.checkpoint_every = checkpoint_every
@@ -116,8 +130,16 @@ class DeltaStateStore:
         self.max_retries = max_retries
         self.history_scan = history_scan
         self.parallel_writes = parallel_writes
+        self.log_retention_hours = log_retention_hours
         self._pool: ThreadPoolExecutor | None = None
         self._tables: dict[str, DeltaTable] = {}
+        self._configured: set[str] = set()
+
+    def table_properties(self) -> dict[str, str]:
+        """The Delta table properties this store sets on every table it writes."""
+        if self.log_retention_hours is None:
+            return {}
+        return {LOG_RETENTION: f"interval {round(self.log_retention_hours * 3600)} seconds"}
 
     # -- tables -----------------------------------------------------------------------
     def path(self, name: str) -> str:
@@ -138,12 +160,24 @@ class DeltaStateStore:
                     partition_by=S.PARTITIONS[name],
                     mode="ignore",
                     storage_options=self.storage_options,
+                    configuration=self.table_properties() or None,
                 )
                 dt = DeltaTable(self.path(name), storage_options=self.storage_options)
             self._tables[name] = dt
         elif refresh:
             dt.update_incremental()
+        if create and name not in self._configured:
+            self._configure(dt)
+            self._configured.add(name)
         return dt
+
+    def _configure(self, dt: DeltaTable) -> None:
+        """Bring an existing table's properties in line with ``table_properties()`` (one commit)."""
+        wanted = self.table_properties()
+        current = dt.metadata().configuration
+        if any(current.get(k) != v for k, v in wanted.items()):
+            dt.alter.set_table_properties(wanted, raise_if_not_exists=False)
+            dt.update_incremental()
 
     def _fresh(self, name: str) -> DeltaTable:
         self._tables.pop(name, None)
