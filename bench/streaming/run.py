@@ -14,7 +14,9 @@ Parts (``--parts``, default all):
   (``availableNow``, ``maxFilesPerTrigger=1``), for empty files and for 1,000-row files, beside
   the same source and trigger with a no-op ``foreachBatch`` (Spark's own trigger overhead)
   and with a hand-written fused ``agg`` of the same metrics (the fastest hand-made
-  validator). Medians of ``durationMs.triggerExecution`` over the batches after the first.
+  validator). Medians of ``durationMs.triggerExecution`` over the batches after the first, of
+  ``--rounds`` runs per consumer in ABBA order (A B C, C B A) so that a change of the machine's
+  load during the run hits every consumer alike.
 * ``files`` / ``kafka``: sustained rows/s of the hand-written validator and of streamdq over ``--stream-rows`` rows in batches of ``--stream-batch`` rows, from JSON files
   and from a topic (2 partitions) on the embedded Kafka broker (Python Kafka source), both with
   ``availableNow``. Steady state leaves out the first batch (Python worker start-up). Also the
@@ -233,26 +235,25 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
 
 
 def _steady(run: dict[str, Any]) -> list[dict[str, Any]]:
-    return run["progress"][1:] or run["progress"]
+    steady: list[dict[str, Any]] = run["progress"][1:] or run["progress"]
+    return steady
 
 
-def _median_ms(run: dict[str, Any], key: str = "triggerExecution") -> float:
-    return float(statistics.median(p["durationMs"].get(key, 0) for p in _steady(run)))
+def _median_ms(runs: list[dict[str, Any]], key: str = "triggerExecution") -> float:
+    """Median per-batch duration over the steady batches of all rounds."""
+    return float(statistics.median(p["durationMs"].get(key, 0) for r in runs for p in _steady(r)))
 
 
-def _rows_per_s(run: dict[str, Any]) -> float:
-    steady = _steady(run)
-    rows = sum(run["rows"][int(p["batchId"])] for p in steady)
-    seconds = sum(p["durationMs"]["triggerExecution"] for p in steady) / 1000
+def _rows_per_s(runs: list[dict[str, Any]]) -> float:
+    rows = sum(r["rows"][int(p["batchId"])] for r in runs for p in _steady(r))
+    seconds = sum(p["durationMs"]["triggerExecution"] for r in runs for p in _steady(r)) / 1000
     return rows / seconds if seconds else float("nan")
 
 
-def _handler_share(run: dict[str, Any]) -> dict[str, float]:
+def _handler_share(runs: list[dict[str, Any]]) -> dict[str, float]:
     """Shares of the steady trigger time: in the handler, its compute and its commit."""
-    steady = _steady(run)
-    trigger_s = sum(p["durationMs"]["triggerExecution"] for p in steady) / 1000
-    ids = [int(p["batchId"]) for p in steady]
-    t = [run["timings"].get(i, {}) for i in ids]
+    trigger_s = sum(p["durationMs"]["triggerExecution"] for r in runs for p in _steady(r)) / 1000
+    t = [r["timings"].get(int(p["batchId"]), {}) for r in runs for p in _steady(r)]
     handler = sum(x.get("total", 0.0) for x in t)
     commit = sum(x.get("commit", 0.0) for x in t)
     compute = sum(x.get("compute", 0.0) for x in t)
@@ -263,6 +264,14 @@ def _handler_share(run: dict[str, Any]) -> dict[str, float]:
         "commit_ms": 1000 * statistics.median(x.get("commit", 0.0) for x in t),
         "compute_ms": 1000 * statistics.median(x.get("compute", 0.0) for x in t),
     }
+
+
+def _rounds(consumers: tuple[str, ...], rounds: int) -> list[str]:
+    """ABBA order (A B C, C B A, ...): a load change during the run hits every consumer alike."""
+    order: list[str] = []
+    for r in range(rounds):
+        order += list(consumers if r % 2 == 0 else reversed(consumers))
+    return order
 
 
 def _json_files(spark: Any, rows: int, files: int, inbox: Path, work: Path, first_id: int = 0) -> None:
@@ -294,24 +303,30 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
     for i in range(args.overhead_batches):
         (empty_in / f"{i:05d}.json").touch()
     _json_files(spark, 1000 * args.overhead_batches, args.overhead_batches, rows_in, work)
-    print(f"overhead: {args.overhead_batches} batches per run, medians after the first (ms)", flush=True)
+    print(
+        f"overhead: {args.overhead_batches} batches per run, {args.rounds} rounds (ABBA),"
+        " medians of the steady batches (ms)",
+        flush=True,
+    )
     for label, inbox in (("empty", empty_in), ("1k", rows_in)):
+        runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for i, consumer in enumerate(_rounds(CONSUMERS, args.rounds)):
+            cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}-{i}")
+            runs[consumer].append(run_consumer(spark, cfg, consumer))
         medians: dict[str, float] = {}
         for consumer in CONSUMERS:
-            cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}")
-            run = run_consumer(spark, cfg, consumer)
-            medians[consumer] = _median_ms(run)
-            add = _median_ms(run, "addBatch")
+            medians[consumer] = _median_ms(runs[consumer])
+            add = _median_ms(runs[consumer], "addBatch")
             extra = ""
             if consumer == "streamdq":
-                share = _handler_share(run)
+                share = _handler_share(runs[consumer])
                 extra = (
                     f"  (handler compute {share['compute_ms']:.0f} ms, commit {share['commit_ms']:.0f} ms)"
                 )
                 results[f"ovh_{label}_commit_ms"] = share["commit_ms"]
             print(
                 f"  {label:5s} {consumer:8s} trigger {medians[consumer]:7.0f}  addBatch {add:7.0f}"
-                f"  batches {len(run['progress'])}{extra}",
+                f"  batches {sum(len(r['progress']) for r in runs[consumer])}{extra}",
                 flush=True,
             )
             results[f"ovh_{label}_{consumer}_ms"] = medians[consumer]
@@ -329,9 +344,8 @@ def throughput(
         files = max(1, rows // args.file_rows)
         inbox = work / "in-stream"
         _json_files(spark, rows, files, inbox, work)
-        _throughput_runs(
-            spark, work, results, kind, file_source(inbox, max(1, per_batch // args.file_rows)), rows
-        )
+        source = file_source(inbox, max(1, per_batch // args.file_rows))
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds)
         return
     from streamdq.connectors.broker import EmbeddedBroker
 
@@ -348,7 +362,7 @@ def throughput(
             "schema": SCHEMA_DDL,
             "max_records_per_trigger": per_batch,
         }
-        _throughput_runs(spark, work, results, kind, source, rows)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds)
 
 
 def _produce(spark: Any, servers: str, rows: int) -> None:
@@ -363,22 +377,34 @@ def _produce(spark: Any, servers: str, rows: int) -> None:
 
 
 def _throughput_runs(
-    spark: Any, work: Path, results: dict[str, float], kind: str, source: dict[str, Any], rows: int
+    spark: Any,
+    work: Path,
+    results: dict[str, float],
+    kind: str,
+    source: dict[str, Any],
+    rows: int,
+    rounds: int,
 ) -> None:
-    rates: dict[str, float] = {}
-    for consumer in ("fused", "streamdq"):  # a no-op never reads the rows: no rows/s to compare
-        cfg = run_config(source, work, f"{kind}-{consumer}")
+    runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    # a no-op never reads the rows: no rows/s to compare with
+    for i, consumer in enumerate(_rounds(("fused", "streamdq"), rounds)):
+        cfg = run_config(source, work, f"{kind}-{consumer}-{i}")
         run = run_consumer(spark, cfg, consumer)
         delivered = sum(run["rows"].values())
         assert delivered == rows, f"{kind}/{consumer}: {delivered} rows delivered, expected {rows}"
-        rates[consumer] = _rows_per_s(run)
-        line = (
-            f"  {kind:5s} {consumer:8s} {rates[consumer]:9.0f} rows/s steady"
-            f" ({len(run['progress'])} batches, wall {run['wall']:.1f} s,"
-            f" first batch {run['progress'][0]['durationMs']['triggerExecution'] / 1000:.1f} s)"
+        first = run["progress"][0]["durationMs"]["triggerExecution"] / 1000
+        print(
+            f"    {kind} {consumer}: {_rows_per_s([run]):.0f} rows/s steady ({len(run['progress'])} batches,"
+            f" wall {run['wall']:.1f} s, first batch {first:.1f} s)",
+            flush=True,
         )
+        runs[consumer].append(run)
+    rates: dict[str, float] = {}
+    for consumer, done in runs.items():
+        rates[consumer] = _rows_per_s(done)
+        line = f"  {kind:5s} {consumer:8s} {rates[consumer]:9.0f} rows/s steady, {rounds} rounds"
         if consumer == "streamdq":
-            share = _handler_share(run)
+            share = _handler_share(done)
             line += (
                 f"; handler {100 * share['handler']:.0f}% of trigger time"
                 f" (compute {100 * share['compute']:.0f}%, commit {100 * share['commit']:.0f}%)"
@@ -399,6 +425,7 @@ def main() -> None:
     p.add_argument("--stream-rows", type=int, default=80_000, help="files/kafka: rows in total")
     p.add_argument("--stream-batch", type=int, default=20_000, help="files/kafka: rows per microbatch")
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
+    p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
     args = p.parse_args()
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]
 
