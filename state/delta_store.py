@@ -50,6 +50,7 @@ Log retention
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -90,6 +91,22 @@ LOG_RETENTION = "delta.logRetentionDuration"
 def app_id(query_id: str) -> str:
     """The Delta application-transaction id of a streaming query."""
     return f"streamdq:{query_id}"
+
+
+_WRITER_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_WRITER_LOCKS_GUARD = threading.Lock()
+
+
+def _writer_lock(table_path: str, app: str) -> threading.Lock:
+    """One lock per (table, application id) in this process.
+
+    delta-rs does not treat two concurrent commits carrying the same application
+    transaction as a conflict (both blind appends succeed), so two writers of the same
+    batch in one process are serialized here: the second sees the first's transaction
+    version and skips. Across processes, Spark's checkpoint keeps one active run per query.
+    """
+    with _WRITER_LOCKS_GUARD:
+        return _WRITER_LOCKS.setdefault((table_path, app), threading.Lock())
 
 
 class StateStoreError(RuntimeError):
@@ -221,6 +238,19 @@ class DeltaStateStore:
             custom_metadata={META_QUERY: query_id, META_BATCH: str(batch_id), META_DATASET: dataset},
         )
         hooks = PostCommitHookProperties(create_checkpoint=False)
+        with _writer_lock(self.path(name), app):
+            return self._write_locked(name, query_id, batch_id, app, props, hooks, write)
+
+    def _write_locked(
+        self,
+        name: str,
+        query_id: str,
+        batch_id: int,
+        app: str,
+        props: CommitProperties,
+        hooks: PostCommitHookProperties,
+        write: Callable[[DeltaTable, CommitProperties, PostCommitHookProperties], None],
+    ) -> bool:
         dt = self.table(name, create=True)
         assert dt is not None
         for attempt in range(self.max_retries + 1):
