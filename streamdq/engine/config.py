@@ -96,6 +96,7 @@ class StateConfig:
     path: str | None = None
     retention_hours: float = 168.0
     maintenance_every: int = 100
+    log_retention_hours: float = 1.0
     storage_options: dict[str, str] = field(default_factory=dict)
 
 
@@ -205,16 +206,18 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         state_raw = {"path": state_raw}
     if not isinstance(state_raw, dict):
         raise ConfigError("expected a mapping such as {path: ./state, retention_hours: 168}", path="state")
-    bad_state = sorted(set(state_raw) - {"path", "retention_hours", "maintenance_every", "storage_options"})
+    state_keys = {"path", "retention_hours", "maintenance_every", "log_retention_hours", "storage_options"}
+    bad_state = sorted(set(state_raw) - state_keys)
     if bad_state:
         raise ConfigError(
-            "unknown key; known: path, retention_hours, maintenance_every, storage_options",
+            f"unknown key; known: {', '.join(sorted(state_keys))}",
             path=f"state.{bad_state[0]}",
         )
     state = StateConfig(
         path=_resolve(state_raw["path"], base) if state_raw.get("path") else None,
         retention_hours=float(state_raw.get("retention_hours", 168)),
         maintenance_every=int(state_raw.get("maintenance_every", 100)),
+        log_retention_hours=_non_negative(state_raw.get("log_retention_hours", 1.0), "state.log_retention_hours"),
         storage_options=dict(state_raw.get("storage_options") or {}),
     )
     checks, origin = _load_checks(raw, base)
@@ -256,6 +259,12 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         query_name=raw.get("query_name"),
         file=file,
     )
+
+
+def _non_negative(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"expected a number of hours >= 0, got {value!r}", path=path)
+    return float(value)
 
 
 def _validate_monitors(auto_validate: Any, quality_score: Any, dataset: str) -> None:

@@ -80,7 +80,9 @@ class StreamRunner:
         from streamdq.state.delta_store import DeltaStateStore
 
         return DeltaStateStore(
-            self.config.state.path, storage_options=self.config.state.storage_options or None
+            self.config.state.path,
+            storage_options=self.config.state.storage_options or None,
+            log_retention_hours=self.config.state.log_retention_hours,
         )
 
     def _state_dir(self) -> str:
