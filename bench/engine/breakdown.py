@@ -90,6 +90,7 @@ def main() -> int:
                 fn()
                 times[name].append(time.perf_counter() - t)
             jobs[name] = j[0]
+            print(f"  {name} {times[name][-1]:.2f}s", flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     for k in fns:
         print(f"{k:16s} median {med[k]:.2f}s  runs {' '.join(f'{t:.2f}' for t in times[k])}  jobs {jobs[k]}")
