@@ -120,7 +120,10 @@ def avh_trace(
             program = learn_from_profiles(clean[k - HISTORY : k], learned, fpr=fpr)
             flagged = [bool(program.judge_profile(p)) for p in profiles[pos : pos + n_tests]]
             pos += n_tests
-            out[k] = (bool(program.judge_profile(clean[k])), flagged, program)
+            violations = program.judge_profile(clean[k])
+            for v in violations:
+                print(f"# avh false alarm on real batch {k} of the trace: {v.message}", flush=True)
+            out[k] = (bool(violations), flagged, program)
     return out
 
 
@@ -232,6 +235,7 @@ def _run_sources(
         columns = [(c, "numeric") for c in source.numeric[: args.columns]] + [
             (c, "categorical") for c in source.categorical[: args.columns]
         ]
+        columns = [(c, kind) for c, kind in columns if kind in args.kinds]
         for start, trace in source.traces(TRACE, limit=args.traces or None):
             cache.clear()
             for column_idx, (column, kind) in enumerate(columns):
@@ -401,6 +405,7 @@ def main() -> None:
         "--traces", type=int, default=2, help="traces of 60 days per source (a year holds 6; 0 = all)"
     )
     parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
+    parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
     parser.add_argument("--methods", default="avh,online_normal,tfdv_linf,deequ_default,streamdq_suggest")
     parser.add_argument("--fpr", type=float, default=TARGET_FPR)
@@ -416,6 +421,7 @@ def main() -> None:
         args.check_learn = True
     args.sources = [s for s in args.sources.split(",") if s]
     args.methods = [m for m in args.methods.split(",") if m]
+    args.kinds = [k for k in args.kinds.split(",") if k]
     args.steps = max(1, min(args.steps, TRACE - HISTORY))
     print(
         f"# sources={args.sources} traces={args.traces or 'all'} steps={args.steps} columns/kind={args.columns} "
