@@ -252,6 +252,7 @@ def interleaved(
                 out[name] = fn()
                 times[name].append(time.perf_counter() - t)
             jobs[name] = j[0]
+            print(f"  {name} {times[name][-1]:.2f}s (load average {os.getloadavg()[0]:.1f})", flush=True)
     return {k: (statistics.median(times[k]), out[k], jobs[k]) for k in fns}
 
 
