@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from streamdq.autovalidate.features import pair_metrics, single_metrics
-from streamdq.autovalidate.profile import CATEGORICAL, ColumnProfile
+from streamdq.autovalidate.profile import ColumnProfile
 from streamdq.autovalidate.stationarity import Transform
 
 FORMAT_VERSION = 1
@@ -293,7 +293,3 @@ def _transformed(c: LearnedConstraint, raw: float | None, last: float | None) ->
     except ValueError:  # log of a non-positive value: out of the learned domain
         return None
     return v
-
-
-def categorical(kind: str) -> bool:
-    return kind == CATEGORICAL
