@@ -316,7 +316,7 @@ def _add_candidates(
             continue
         caught = []
         for name, raw in corrupted.items():
-            value = _apply(transform, raw, previous)
+            value = transform.value_of(raw, previous)
             if value is None or not (lower <= value <= upper):
                 caught.append(name)
         key = f"{metric}@{fraction:g}"
@@ -349,18 +349,6 @@ def _domain(metric: str, transform: stationarity.Transform, lower: float, upper:
     if metric in NON_NEGATIVE or metric.startswith("dist_"):
         return max(lower, 0.0), upper
     return lower, upper
-
-
-def _apply(transform: stationarity.Transform, raw: float | None, last: float) -> float | None:
-    if raw is None or not math.isfinite(raw):
-        return None
-    try:
-        v = math.log(raw) if transform.log else raw
-        if transform.diff:
-            v -= math.log(last) if transform.log else last
-    except ValueError:
-        return None
-    return v
 
 
 def _leave_one_out_ok(values: list[float], k: float, two_sided: bool, floor: float) -> bool:

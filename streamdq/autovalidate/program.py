@@ -184,7 +184,7 @@ class Program:
         out = []
         for c in self.constraints:
             raw = values.get(c.metric)
-            value = _transformed(c, raw, self.last_values.get(c.metric))
+            value = c.transform.value_of(raw, self.last_values.get(c.metric))
             if c.admits(value):
                 continue
             seen = "missing" if raw is None else f"{raw:.6g}"
@@ -279,17 +279,3 @@ class Program:
             lines.append(f"#  {mark} {c.describe()}")
         header = "\n".join(lines) + "\n"
         return header + yaml.safe_dump(doc, sort_keys=False, width=100)
-
-
-def _transformed(c: LearnedConstraint, raw: float | None, last: float | None) -> float | None:
-    if raw is None or not math.isfinite(raw):
-        return None if raw is None else raw
-    try:
-        v = math.log(raw) if c.transform.log else raw
-        if c.transform.diff:
-            if last is None:
-                return None
-            v -= math.log(last) if c.transform.log else last
-    except ValueError:  # log of a non-positive value: out of the learned domain
-        return None
-    return v

@@ -45,6 +45,23 @@ class Transform:
         return v
 
 
+    def value_of(self, raw: float | None, last: float | None) -> float | None:
+        """A new raw metric value in the learned form, given the previous raw value ``last``.
+
+        None when there is no value, when ``diff`` has no previous value, or when ``log``
+        meets a non-positive value (outside the learned domain); a non-finite raw value is
+        returned as is (it is outside every finite interval).
+        """
+        if raw is None or not math.isfinite(raw):
+            return raw
+        if self.diff and last is None:
+            return None
+        try:
+            return self.apply_next([last] if last is not None else [], raw)
+        except ValueError:
+            return None
+
+
 def is_stationary(series: Sequence[float], alpha: float = 0.05) -> bool:
     """ADF test: unit-root null rejected at ``alpha``."""
     x = np.asarray(series, dtype=float)

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -32,3 +34,15 @@ def test_log_diff_transform_roundtrip():
     h = [1.0, 2.0, 4.0]
     assert t.series(h) == pytest.approx([np.log(2), np.log(2)])
     assert t.apply_next(h, 8.0) == pytest.approx(np.log(2))
+
+
+def test_value_of_applies_the_remembered_transform_to_a_new_point():
+    from streamdq.autovalidate.stationarity import Transform
+
+    assert Transform().value_of(5.0, None) == 5.0
+    assert Transform(diff=True).value_of(5.0, 3.0) == 2.0
+    assert Transform(diff=True).value_of(5.0, None) is None
+    assert Transform(log=True).value_of(0.0, None) is None  # outside the learned domain
+    assert abs(Transform(log=True, diff=True).value_of(math.e**2, math.e) - 1.0) < 1e-12
+    assert Transform().value_of(None, 1.0) is None
+    assert Transform().value_of(math.inf, 1.0) == math.inf
