@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from streamdq.autovalidate import bounds, stationarity
 from streamdq.autovalidate.features import CLT_METRICS, pair_metrics, single_metrics
@@ -178,8 +177,6 @@ def learn_from_profiles(
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
     candidates: dict[str, LearnedConstraint] = {}
     rows = float(np.mean([p.rows for p in history]))
-    spreads = [p.scalars["std"] for p in history if math.isfinite(p.scalars.get("std", math.nan))]
-    spread = float(np.mean(spreads)) if spreads else 0.0
     for metric in sorted(set().union(*singles)):
         series = [s.get(metric) for s in singles]
         if any(v is None for v in series):
@@ -189,7 +186,7 @@ def learn_from_profiles(
         _add_candidates(
             candidates, newest.column, metric, values,
             {n: s.get(metric) for n, s in bad_single.items()}, bound, fpr,
-            std_floor(metric, values, rows, min_std, spread), two_sided=True,
+            std_floor(metric, values, rows, min_std), two_sided=True,
         )
     for metric in sorted(set().union(*pairs)) if pairs else []:
         series = [p.get(metric) for p in pairs]
@@ -199,7 +196,7 @@ def learn_from_profiles(
         _add_candidates(
             candidates, newest.column, metric, values,
             {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli", fpr,
-            std_floor(metric, values, rows, min_std, spread), two_sided=False,
+            std_floor(metric, values, rows, min_std), two_sided=False,
         )
     chosen = greedy_select(
         {name: c.fpr for name, c in candidates.items()},
@@ -224,28 +221,17 @@ def learn_from_profiles(
     )
 
 
-def std_floor(
-    metric: str, series: Sequence[float], rows: float, min_std: float, spread: float = 0.0
-) -> float:
+def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float) -> float:
     """The smallest spread a metric's history may claim (AUTOVALIDATE-NOTES: near-constant series).
 
-    A constant history does not make a constant future; each metric keeps at least the
-    sampling noise it would have on a batch of ``rows`` values whose stddev is ``spread``
-    (the column's mean stddev over the history, numeric columns):
-
-    * ratios: the binomial standard error of their mean rate (kept one row away from 0 and 1);
-    * row count: Poisson (sqrt of the mean); distinct count: half a value;
-    * mean ``spread/sqrt(n)``, median ``1.2533 spread/sqrt(n)``, stddev ``spread/sqrt(2(n-1))``,
-      sum ``spread*sqrt(n)``, min/max/range ``spread/sqrt(2 ln n)`` (the scale of a normal
-      sample's extremes);
-    * distances to the previous batch: ``1/sqrt(n)`` (EMD: ``spread/sqrt(n)``), the size of
-      the difference between two samples of the same distribution;
-    * anything else ``min_std`` relative to its mean's magnitude.
+    A constant history does not make a constant future: ratios get the binomial standard
+    error of their mean rate at the mean batch size (the rate kept at least one row away
+    from 0 and 1), row counts the Poisson one (sqrt of the mean), distinct counts half a
+    value; every other metric ``min_std`` relative to its mean's magnitude.
     """
     mean = float(np.mean(series)) if len(series) else 0.0
     relative = min_std * max(1.0, abs(mean))
     n = max(rows, 1.0)
-    root = math.sqrt(n)
     if metric.endswith("ratio") or metric == "completeness":
         p = min(max(mean, 1.0 / n), 1.0 - 1.0 / n) if n > 1 else 0.5
         return max(relative, math.sqrt(p * (1.0 - p) / n))
@@ -253,36 +239,7 @@ def std_floor(
         return max(relative, math.sqrt(max(mean, 1.0)))
     if metric == "distinct_count":
         return max(relative, 0.5)
-    if metric.startswith("dist_"):
-        return max(relative, (spread if metric == "dist_emd" else 1.0) / root)
-    by_spread = {
-        "mean": 1.0 / root,
-        "median": 1.2533 / root,
-        "std": 1.0 / math.sqrt(max(2.0 * (n - 1.0), 1.0)),
-        "sum": root,
-        "min": 1.0 / math.sqrt(max(2.0 * math.log(n), 1.0)),
-        "max": 1.0 / math.sqrt(max(2.0 * math.log(n), 1.0)),
-        "range": 1.0 / math.sqrt(max(2.0 * math.log(n), 1.0)),
-    }
-    if metric in by_spread:
-        return max(relative, spread * by_spread[metric])
     return relative
-
-
-def k_and_cost(target: float, bound: bounds.Bound, points: int) -> tuple[float, float]:
-    """``k`` for an FPR ``target`` under ``bound``, and the FPR the constraint is charged.
-
-    The normal tail uses the predictive interval of a new point when mean and stddev are
-    estimated from ``points`` values (Student t with ``points - 1`` degrees of freedom,
-    widened by ``sqrt(1 + 1/points)``), a small-sample correction: 30 points do not pin
-    the normal curve's tails (AUTOVALIDATE-NOTES). Chebyshev and Cantelli are
-    distribution-free bounds and are used as they are.
-    """
-    if bound == "normal" and points > 2:
-        k = float(student_t.isf(target / 2.0, points - 1)) * math.sqrt(1.0 + 1.0 / points)
-        return k, target
-    k = bounds.k_for(target, bound)
-    return k, bounds.fpr_at(k, bound)
 
 
 def _add_candidates(
@@ -310,7 +267,7 @@ def _add_candidates(
     previous = series[-2] if len(series) > 1 else series[-1]  # a corrupted newest batch follows this one
     for fraction in FPR_LADDER:
         target = fpr * fraction
-        k, cost = k_and_cost(target, bound, len(values))
+        k = bounds.k_for(target, bound)
         lower, upper = _domain(metric, transform, mean - k * std if two_sided else 0.0, mean + k * std)
         if not _leave_one_out_ok(values, k, two_sided, floor):
             continue
@@ -327,7 +284,7 @@ def _add_candidates(
             upper=upper,
             bound=bound,
             k=k,
-            fpr=cost,
+            fpr=bounds.fpr_at(k, bound),
             transform=transform,
             caught=tuple(sorted(caught)),
             history_mean=mean,
