@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import run as bench  # noqa: E402
-from data import COUNTRIES, generate  # noqa: E402
+from data import generate  # noqa: E402
 
 _SUBPACKAGES = "analyzers|checks|engine|spark|report|cli|detectors|autovalidate|alerts"
 
@@ -48,27 +48,7 @@ def old_checks() -> list[Any]:
     """The standard suite built with the old package's Check."""
     from streamdq_old.checks.check import Check, Level  # type: ignore[import-not-found]
 
-    check = (
-        Check(Level.ERROR, "standard suite")
-        .has_size(">= 1")
-        .is_complete("id")
-        .has_completeness("email", ">= 0.9")
-        .has_completeness("country", ">= 0.99")
-        .is_unique("id")
-        .is_non_negative("amount")
-        .is_contained_in("country", COUNTRIES)
-        .has_mean("amount", ">= 0")
-        .has_min("amount", ">= 0")
-        .has_max("amount", "<= 1000")
-        .has_standard_deviation("amount", ">= 0")
-        .has_approx_count_distinct("user_id", ">= 1")
-        .has_approx_quantile("amount", 0.5, ">= 0")
-        .has_approx_quantile("amount", 0.9, ">= 0")
-        .has_approx_quantile("amount", 0.99, ">= 0")
-        .contains_email("email", ">= 0.9")
-        .is_contained_in("score", lower_bound=0, upper_bound=100)
-    )
-    return [check]
+    return bench.standard_checks(Check, Level)
 
 
 def run_old(df: Any) -> tuple[dict[str, Any], int]:

@@ -41,11 +41,15 @@ EMAIL = PATTERNS["EMAIL"]
 QUANTILES = (0.5, 0.9, 0.99)
 
 
-def standard_checks() -> list[Any]:
-    from streamdq.checks.check import Check, Level
+def standard_checks(check_class: Any = None, level_class: Any = None) -> list[Any]:
+    """The standard suite, built with streamdq's ``Check`` (or the given ``Check``/``Level``
+    classes, e.g. those of an older streamdq in compare_commits.py)."""
+    if check_class is None or level_class is None:
+        from streamdq.checks.check import Check as check_class
+        from streamdq.checks.check import Level as level_class
 
     check = (
-        Check(Level.ERROR, "standard suite")
+        check_class(level_class.ERROR, "standard suite")
         .has_size(">= 1")
         .is_complete("id")
         .has_completeness("email", ">= 0.9")
