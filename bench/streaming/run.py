@@ -60,7 +60,7 @@ def _engine_module(name: str) -> Any:
 
 def _standard_checks() -> list[Any]:
     """bench/engine/run.py's standard suite."""
-    checks: list[Any] = _engine_module("run").standard_checks()
+    checks: list[Any] = _ENGINE_RUN.standard_checks()
     return checks
 
 
@@ -71,14 +71,13 @@ from streamdq.engine.analysis import analyze, metrics_from_states  # noqa: E402
 from streamdq.spark import get_spark  # noqa: E402
 
 _DATA = _engine_module("data")
-COUNTRIES: list[str] = _DATA.COUNTRIES
 generate = _DATA.generate
+_ENGINE_RUN = _engine_module("run")  # its standard suite and hand-written fused scan
 
 SCHEMA_DDL = (
     "id BIGINT, user_id BIGINT, email STRING, country STRING, device STRING, status INT, "
     "amount DOUBLE, score DOUBLE, quantity INT, ts TIMESTAMP, discount DOUBLE, name STRING"
 )
-EMAIL = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$"
 CONSUMERS = ("noop", "fused", "streamdq")
 
 
@@ -132,24 +131,8 @@ FUSED_ROWS: dict[int, int] = {}  # batch id -> rows the hand-written validator c
 
 def hand_fused(df: DataFrame, batch_id: int) -> None:
     """The hand-written validator: one fused ``agg`` of the suite's scan metrics plus the
-    ``id`` uniqueness group-by (bench/engine's baseline, written out here so an empty batch
-    does not divide by zero)."""
-    row = df.agg(
-        F.count(F.lit(1)),
-        F.count("id"),
-        F.count("email"),
-        F.count("country"),
-        F.sum(F.when(F.coalesce(F.col("amount").cast("double"), F.lit(0.0)) >= 0, 1).otherwise(0)),
-        F.sum(F.when(F.col("country").isNull() | F.col("country").isin(COUNTRIES), 1).otherwise(0)),
-        F.avg("amount"),
-        F.min("amount"),
-        F.max("amount"),
-        F.stddev_pop("amount"),
-        F.hll_sketch_agg(F.col("user_id").cast("long")),
-        F.kll_sketch_agg_double(F.col("amount").cast("double")),
-        F.sum(F.when(F.regexp_extract("email", EMAIL, 0) != "", 1).otherwise(0)),
-        F.sum(F.when(F.col("score").isNull() | F.col("score").between(0, 100), 1).otherwise(0)),
-    ).collect()[0]
+    ``id`` uniqueness group-by (bench/engine's baseline: its ``fused_scan`` and grouping)."""
+    row = _ENGINE_RUN.fused_scan(df)
     FUSED_ROWS[batch_id] = int(row[0])
     df.groupBy("id").count().agg(F.sum(F.when(F.col("count") == 1, 1).otherwise(0)), F.sum("count")).collect()
 
