@@ -67,19 +67,44 @@ def profile_frames(
     """The profile of ``column`` in each frame (pandas or Spark), in one segmented engine run."""
     from pyspark.sql import functions as F
 
-    from streamdq.engine.plan import AnalysisPlan
-
     if not frames:
         return []
     df = _union(frames, column, kind, spark)
-    analyzers = column_analyzers(column, kind)
-    plan = AnalysisPlan(analyzers, max_groups=max_groups)
-    result = plan.run_segmented(df, [F.col(SEGMENT)])
-    out = []
-    for i in range(len(frames)):
-        row = result.segments.get((i,))
-        states = row.states if row is not None else {}
-        out.append(profile_from_states(column, kind, states, result.failures))
+    by_key = profile_segments(df, F.col(SEGMENT), column, kind, max_groups=max_groups)
+    empty = profile_from_states(column, kind, {})
+    return [by_key.get(i, empty) for i in range(len(frames))]
+
+
+def profile_segments(
+    df: Any, segment: Any, column: str, kind: str, *, max_groups: int = 100_000
+) -> dict[Any, ColumnProfile]:
+    """segment value -> profile of ``column`` in that segment of one Spark frame (one engine run:
+    a scan-shareable pass grouped by ``segment``, plus one grouped pass for a categorical
+    column). Segments without rows are absent."""
+    from streamdq.engine.plan import AnalysisPlan
+
+    plan = AnalysisPlan(column_analyzers(column, kind), max_groups=max_groups)
+    result = plan.run_segmented(df, [segment])
+    return {
+        key[0]: profile_from_states(column, kind, row.states, result.failures)
+        for key, row in result.segments.items()
+    }
+
+
+def corrupted_frames(newest: Any, column: str, kind: str, seed: int | None) -> dict[str, Any]:
+    """name -> a copy of the batch ``newest`` (pandas or Spark) with one synthetic issue injected
+    (every applicable corruption of ``corruptions.py``, drawn from one generator seeded ``seed``)."""
+    from streamdq.autovalidate import corruptions as cx
+
+    if hasattr(newest, "sparkSession"):
+        newest = newest.toPandas()
+    rng = np.random.default_rng(seed)
+    out = {}
+    for c in cx.corruptions_for(kind):
+        try:
+            out[c.name] = cx.apply(newest, column, c, rng)
+        except ValueError:  # not applicable to this column as it is
+            continue
     return out
 
 
@@ -133,23 +158,10 @@ def learn(
     """Learn the program of ``column`` from ``history`` (per-batch frames, oldest first)."""
     if not history:
         raise ValueError("learn() needs a non-empty history of batches")
-    from streamdq.autovalidate import corruptions as cx
-
     kind = kind or kind_of(history[-1], column)
-    rng = np.random.default_rng(seed)
-    newest = history[-1]
-    if hasattr(newest, "sparkSession"):
-        newest = newest.toPandas()
-    variants = cx.corruptions_for(kind)
-    corrupted = []
-    names = []
-    for c in variants:
-        try:
-            corrupted.append(cx.apply(newest, column, c, rng))
-        except ValueError:  # not applicable to this column as it is
-            continue
-        names.append(c.name)
-    profiles = profile_frames([*history, *corrupted], column, kind, spark=spark)
+    corrupted = corrupted_frames(history[-1], column, kind, seed)
+    names = list(corrupted)
+    profiles = profile_frames([*history, *corrupted.values()], column, kind, spark=spark)
     hist, bad = profiles[: len(history)], profiles[len(history) :]
     return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr)
 

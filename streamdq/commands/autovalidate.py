@@ -7,7 +7,8 @@
 * ``streamdq autovalidate learn --data PATH --batch-by COLUMN --column C [--column ...]
   [--fpr 0.001] [--seed N] [--out FILE]`` learns programs offline from a table whose
   ``--batch-by`` column orders its batches (e.g. a date), using every batch but the last
-  ``--holdout`` ones as history, and prints them (``--out`` writes the YAML review
+  ``--holdout`` ones as history (all batches profiled in one engine run segmented by
+  ``--batch-by``), and prints them (``--out`` writes the YAML review
   documents, one per column, separated by ``---``). With ``--holdout N`` it judges the
   last N batches and prints their violations.
 
@@ -96,7 +97,14 @@ def run_learn(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from streamdq.analyzers.base import col
-    from streamdq.autovalidate.avh import learn
+    from streamdq.autovalidate.avh import (
+        corrupted_frames,
+        kind_of,
+        learn_from_profiles,
+        profile_frames,
+        profile_segments,
+    )
+    from streamdq.autovalidate.profile import profile_from_states
     from streamdq.commands.verify import read_data
     from streamdq.spark import get_spark
 
@@ -117,18 +125,24 @@ def run_learn(args: argparse.Namespace) -> int:
         )
         return 2
     keys = [r[0] for r in df.select(col(args.batch_by)).distinct().orderBy(col(args.batch_by)).collect()]
-    batches = [df.filter(col(args.batch_by).eqNullSafe(F.lit(k))) for k in keys]
-    history = batches[: len(batches) - args.holdout] if args.holdout > 0 else batches
-    if not history:
-        print(f"streamdq autovalidate learn: no batch left to learn from ({len(batches)} batches)", file=sys.stderr)
+    n_history = len(keys) - max(args.holdout, 0)
+    if n_history <= 0:
+        print(f"streamdq autovalidate learn: no batch left to learn from ({len(keys)} batches)", file=sys.stderr)
         return 2
+    newest = df.filter(col(args.batch_by).eqNullSafe(F.lit(keys[n_history - 1])))
     programs = []
     for column in args.column:
-        program = learn(history, column, fpr=args.fpr, seed=args.seed)
+        kind = kind_of(df, column)
+        # every batch's profile in one engine run over the table, segmented by --batch-by
+        by_key = profile_segments(df, col(args.batch_by), column, kind)
+        empty = profile_from_states(column, kind, {})
+        profiles = [by_key.get(k, empty) for k in keys]
+        corrupted = corrupted_frames(newest, column, kind, args.seed)
+        bad = profile_frames(list(corrupted.values()), column, kind)
+        program = learn_from_profiles(profiles[:n_history], dict(zip(corrupted, bad, strict=True)), fpr=args.fpr)
         programs.append(program)
         print(program.show())
-        for key, batch in zip(keys[len(history) :], batches[len(history) :], strict=True):
-            profile = _profile(program, batch)
+        for key, profile in zip(keys[n_history:], profiles[n_history:], strict=True):
             violations = program.judge_profile(profile)
             program = program.advance(profile)
             verdict = "passes" if not violations else f"{len(violations)} violation(s)"
@@ -141,8 +155,3 @@ def run_learn(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}")
     return 0
 
-
-def _profile(program: Any, batch: Any) -> Any:
-    from streamdq.autovalidate.avh import profile_frames
-
-    return profile_frames([batch], program.column, program.kind)[0]
