@@ -7,7 +7,11 @@ STAMP := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test lint typecheck unit java-check install clean bench-engine bench-streaming bench-detectors bench-autovalidate
+# one `make bench-NAME` per directory bench/NAME/ holding a run.py
+BENCHES := $(patsubst bench/%/run.py,%,$(wildcard bench/*/run.py))
+BENCH_TARGETS := $(addprefix bench-,$(BENCHES))
+
+.PHONY: demo test lint typecheck unit java-check install clean $(BENCH_TARGETS)
 
 java-check:
 	@command -v java >/dev/null 2>&1 || { echo "streamdq needs Java 17+ for Spark: install it, e.g. 'apt-get install -y openjdk-17-jre-headless'"; exit 1; }
@@ -32,7 +36,8 @@ lint: $(STAMP)
 test: java-check $(STAMP) lint
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
-bench-%: java-check $(STAMP)
+# a static pattern rule: GNU make skips plain pattern rules for .PHONY targets
+$(BENCH_TARGETS): bench-%: java-check $(STAMP)
 	$(PY) bench/$*/run.py $(BENCH_ARGS)
 
 clean:
