@@ -90,6 +90,9 @@ def avh_trace(
     tests: dict[int, list[tuple[Corruption, pd.DataFrame]]],
     fpr: float,
     chunk: int,
+    cache: ProfileCache | None = None,
+    cache_key: str = "",
+    dates: tuple[str, ...] = (),
 ) -> dict[int, tuple[bool, list[bool], object]]:
     """AVH on every step of one trace: ``{k: (clean batch flagged, [test flagged...], program)}``.
 
@@ -97,11 +100,18 @@ def avh_trace(
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
     learning corruptions and the test batches of ``chunk`` steps per run) instead of one Spark run per
     ``learn`` and per ``judge``; ``learn_from_profiles`` and ``Program.judge_profile`` are the very
-    functions ``learn``/``judge`` call after profiling.
+    functions ``learn``/``judge`` call after profiling. With a ``cache``, profiles are read from
+    (or written to) it under ``cache_key``, so a change to the learner alone is re-measured
+    without Spark.
     """
     from streamdq.autovalidate import learn_from_profiles, profile_frames
 
-    clean = profile_frames([b[[column]] for b in trace[: steps.stop]], column, kind)
+    def profiled(frames: list[pd.DataFrame], part: str) -> list:
+        if cache is None:
+            return profile_frames(frames, column, kind)
+        return cache.get(f"{cache_key}-{part}", lambda: profile_frames(frames, column, kind))
+
+    clean = profiled([b[[column]] for b in trace[: steps.stop]], "clean")
     out: dict[int, tuple[bool, list[bool], object]] = {}
     ks = list(steps)
     for i in range(0, len(ks), chunk):
@@ -112,7 +122,7 @@ def avh_trace(
             learning = _learning_corruptions(trace[k - 1], column, kind, seeds[k])
             layout.append((k, [n for n, _ in learning], len(tests[k])))
             frames += [f for _, f in learning] + [b for _, b in tests[k]]
-        profiles = profile_frames(frames, column, kind)
+        profiles = profiled(frames, f"{part[0]}-{part[-1]}")
         pos = 0
         for k, names, n_tests in layout:
             learned = dict(zip(names, profiles[pos : pos + len(names)], strict=True))
@@ -121,10 +131,47 @@ def avh_trace(
             flagged = [bool(program.judge_profile(p)) for p in profiles[pos : pos + n_tests]]
             pos += n_tests
             violations = program.judge_profile(clean[k])
+            day = dates[k] if k < len(dates) else "?"
+            note = f" ({data.KNOWN_INCIDENTS[day]})" if day in data.KNOWN_INCIDENTS else ""
             for v in violations:
-                print(f"# avh false alarm on real batch {k} of the trace: {v.message}", flush=True)
+                print(f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}", flush=True)
             out[k] = (bool(violations), flagged, program)
     return out
+
+
+class ProfileCache:
+    """Engine profiles of the harness's batches pickled under a directory (a bench-only aid).
+
+    A key names the source, trace, column and steps; the directory name adds a digest of the
+    code that decides the batches and their profiles (the corruptions and profile modules, the
+    data loaders, the harness's seed and test functions), so an edit there starts a fresh cache
+    while edits to the learner or the report reuse it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        import hashlib
+        import inspect
+
+        from streamdq.autovalidate import corruptions, profile
+
+        digest = hashlib.sha256()
+        for obj in (
+            corruptions, profile, data.Source, data._daily, data.flights, data.weather,
+            eval_seed, _tests, _learning_corruptions,
+        ):
+            digest.update(inspect.getsource(obj).encode())
+        self.root = root / digest.hexdigest()[:16]
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def get(self, key: str, compute: Callable[[], list]) -> list:
+        import pickle
+
+        path = self.root / f"{key}.pkl"
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        path.write_bytes(pickle.dumps(value))
+        return value
 
 
 def check_learn(
@@ -149,6 +196,8 @@ class Tally:
 
     clean: int = 0
     false_alarms: int = 0
+    incident_clean: int = 0  # of ``clean``: real batches of a known incident day (data.KNOWN_INCIDENTS)
+    incident_alarms: int = 0  # of ``false_alarms``: flags on those batches
     recall_tests: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     caught: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     fit_seconds: float = 0.0
@@ -158,6 +207,18 @@ class Tally:
     @property
     def fpr(self) -> float:
         return self.false_alarms / self.clean if self.clean else math.nan
+
+    @property
+    def fpr_excluding_incidents(self) -> float:
+        """FPR over the real batches of ordinary days only."""
+        n = self.clean - self.incident_clean
+        return (self.false_alarms - self.incident_alarms) / n if n else math.nan
+
+    def count_clean(self, flagged: bool, incident: bool) -> None:
+        self.clean += 1
+        self.false_alarms += flagged
+        self.incident_clean += incident
+        self.incident_alarms += flagged and incident
 
     def recall(self, key: str | None = None) -> float:
         tests = sum(self.recall_tests.values()) if key is None else self.recall_tests.get(key, 0)
@@ -169,8 +230,8 @@ class Tally:
         tests = sum(self.recall_tests[k] for k in keys)
         return sum(self.caught.get(k, 0) for k in keys) / tests if tests else math.nan
 
-    def precision(self) -> float:
-        r, f = self.recall(), self.fpr
+    def precision(self, excluding_incidents: bool = False) -> float:
+        r, f = self.recall(), (self.fpr_excluding_incidents if excluding_incidents else self.fpr)
         if math.isnan(r) or math.isnan(f):
             return math.nan
         tp, fp = (1 - PAPER_PRECISION_SHARE) * r, PAPER_PRECISION_SHARE * f
@@ -250,13 +311,17 @@ def _run_sources(
                 if use_avh:
                     tally = tallies[("avh", kind)]
                     t0 = time.perf_counter()
-                    verdicts = avh_trace(trace, column, kind, steps, seeds, tests, args.fpr, args.chunk)
+                    verdicts = avh_trace(
+                        trace, column, kind, steps, seeds, tests, args.fpr, args.chunk,
+                        cache=args.profile_cache,
+                        cache_key=f"{source_name}-{start}-{column}-{kind}-{steps.start}-{steps.stop}",
+                        dates=source.dates[start : start + TRACE],
+                    )
                     tally.fit_seconds += time.perf_counter() - t0
                     for k in steps:
                         clean_flag, flags, _ = verdicts[k]
                         tally.fits += 1
-                        tally.clean += 1
-                        tally.false_alarms += clean_flag
+                        tally.count_clean(clean_flag, source.dates[start + k] in data.KNOWN_INCIDENTS)
                         for (corruption, _), flag in zip(tests[k], flags, strict=True):
                             tally.recall_tests[corruption.name] += 1
                             tally.caught[corruption.name] += flag
@@ -275,8 +340,7 @@ def _run_sources(
                             continue
                         tally.fits += 1
                         t0 = time.perf_counter()
-                        tally.clean += 1
-                        tally.false_alarms += bool(judge(nxt))
+                        tally.count_clean(bool(judge(nxt)), source.dates[start + k] in data.KNOWN_INCIDENTS)
                         for corruption, batch in tests[k]:
                             tally.recall_tests[corruption.name] += 1
                             tally.caught[corruption.name] += bool(judge(batch))
@@ -320,8 +384,8 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
     print()
     print("## overall (FPR on real next batches; recall on corrupted next batches)")
     print(
-        f"{'method':<14} {'kind':<11} {'clean':>6} {'FPR':>7} {'FPR95up':>8} {'recall':>7} {'prec*':>7} "
-        f"{'fit ms':>7} {'judge ms':>8}"
+        f"{'method':<14} {'kind':<11} {'clean':>6} {'FPR':>7} {'FPR95up':>8} {'FPR-inc':>7} {'recall':>7} "
+        f"{'prec*':>7} {'fit ms':>7} {'judge ms':>8}"
     )
     result: dict[str, float] = {}
     for m in present:
@@ -333,12 +397,15 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
             judged = t.clean + sum(t.recall_tests.values())
             print(
                 f"{m:<14} {kind:<11} {t.clean:>6} {_fmt(t.fpr):>7} {_fmt(wilson_upper(t.false_alarms, t.clean)):>8} "
-                f"{_fmt(t.recall()):>7} {_fmt(t.precision()):>7} {1000 * t.fit_seconds / max(t.fits, 1):>7.1f} "
+                f"{_fmt(t.fpr_excluding_incidents):>7} {_fmt(t.recall()):>7} {_fmt(t.precision()):>7} "
+                f"{1000 * t.fit_seconds / max(t.fits, 1):>7.1f} "
                 f"{1000 * t.judge_seconds / max(judged, 1):>8.2f}"
             )
         both = _merge(tallies, m)
         result[f"precision_{m}"] = both.precision()
         result[f"fpr_{m}"] = both.fpr
+        result[f"fpr_{m}_excl_incidents"] = both.fpr_excluding_incidents
+        result[f"precision_{m}_excl_incidents"] = both.precision(excluding_incidents=True)
         result[f"recall_{m}"] = both.recall()
         for kind in ("numeric", "categorical"):
             t = tallies.get((m, kind))
@@ -346,6 +413,10 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
                 result[f"recall_{m}_{kind}"] = t.recall()
                 result[f"fpr_{m}_{kind}"] = t.fpr
     print("prec* = precision in the paper's test mix (60% precision tests, 40% recall tests)")
+    print(
+        "FPR-inc = FPR without the real batches of known incident days "
+        f"({', '.join(f'{d} {why}' for d, why in sorted(data.KNOWN_INCIDENTS.items()))})"
+    )
     for kind in ("numeric", "categorical"):
         cols = [m for m in present if (m, kind) in tallies and tallies[(m, kind)].clean]
         if not cols:
@@ -386,6 +457,8 @@ def _merge(tallies: dict[tuple[str, str], Tally], method: str) -> Tally:
             continue
         out.clean += t.clean
         out.false_alarms += t.false_alarms
+        out.incident_clean += t.incident_clean
+        out.incident_alarms += t.incident_alarms
         for k, v in t.recall_tests.items():
             out.recall_tests[f"{kind}/{k}"] += v
         for k, v in t.caught.items():
@@ -415,7 +488,11 @@ def main() -> None:
     )
     parser.add_argument("--by-corruption", action="store_true", help="also print recall per magnitude")
     parser.add_argument("--json", default=None, help="write all counts to this file")
+    parser.add_argument(
+        "--profile-cache", default=None, help="AVH: keep the engine's profiles in this directory (learner experiments)"
+    )
     args = parser.parse_args()
+    args.profile_cache = ProfileCache(Path(args.profile_cache)) if args.profile_cache else None
     if args.quick:
         args.sources, args.traces, args.columns, args.steps = "flights", 1, 2, 3
         args.check_learn = True
@@ -437,6 +514,8 @@ def main() -> None:
             f"{m}/{k}": {
                 "clean": t.clean,
                 "false_alarms": t.false_alarms,
+                "incident_clean": t.incident_clean,
+                "incident_alarms": t.incident_alarms,
                 "recall_tests": dict(t.recall_tests),
                 "caught": dict(t.caught),
             }
