@@ -47,6 +47,11 @@ from streamdq.autovalidate.select import greedy_select
 MIN_HISTORY = 4
 FPR_LADDER = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)  # fractions of the target FPR
 SEGMENT = "_streamdq_avh_segment"
+# order statistics of a numeric column: a history that mostly repeats one value (a capped
+# sensor's median, the range between two fixed routes) is a point mass with rare departures,
+# which no moment bound over 30 points can price (AUTOVALIDATE-NOTES: near-constant series)
+ORDER_STATISTICS = frozenset({"min", "max", "median", "range"})
+TIED_SHARE = 0.5
 
 
 def kind_of(frame: Any, column: str) -> str:
@@ -194,6 +199,8 @@ def learn_from_profiles(
         if any(v is None for v in series):
             continue
         values = [float(v) for v in series if v is not None]
+        if metric in ORDER_STATISTICS and mostly_tied(values):
+            continue
         bound: bounds.Bound = "normal" if metric in CLT_METRICS else "chebyshev"
         _add_candidates(
             candidates, newest.column, metric, values,
@@ -231,6 +238,14 @@ def learn_from_profiles(
         candidates=len(candidates),
         corruptions=len(corrupted),
     )
+
+
+def mostly_tied(values: Sequence[float], share: float = TIED_SHARE) -> bool:
+    """Whether one value makes up at least ``share`` of ``values`` (exact float equality)."""
+    if not values:
+        return False
+    _, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    return bool(counts.max() >= share * len(values))
 
 
 def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float) -> float:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import std_floor
+from streamdq.autovalidate.avh import mostly_tied, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
 from streamdq.checks.spec import loads_suite
@@ -146,3 +146,21 @@ def test_learn_from_profiles_spends_at_most_the_budget_and_prefers_recall():
 def test_single_metrics_drop_non_finite_values():
     p = ColumnProfile("x", NUMERIC, 1, {"mean": float("nan"), "row_count": 1.0})
     assert single_metrics(p) == {"row_count": 1.0}
+
+
+def test_order_statistics_of_a_mostly_tied_history_are_not_bounded():
+    """median(visib) is 10 miles on most days: no +-k*std interval around it is priced right."""
+    rng = np.random.default_rng(3)
+    medians = [10.0] * 30
+    hist = [
+        ColumnProfile("v", NUMERIC, 72, {"median": m, "max": float(x)})
+        for m, x in zip(medians, rng.normal(30, 2, 30), strict=True)
+    ]
+    bad = {
+        "median_shift": ColumnProfile("v", NUMERIC, 72, {"median": 9.0, "max": 30.0}),
+        "max_shift": ColumnProfile("v", NUMERIC, 72, {"median": 10.0, "max": 200.0}),
+    }
+    program = learn_from_profiles(hist, bad, fpr=0.001)
+    assert [c.metric for c in program.constraints] == ["max"]  # the spread-out order statistic stays
+    assert mostly_tied(medians) and not mostly_tied([1.0, 2.0, 2.0, 3.0, 4.0])
+    assert not mostly_tied([])
