@@ -21,7 +21,8 @@ tests (60K precision tests to 40K recall tests: precision = 0.4 R / (0.4 R + 0.6
 ``avh`` (``streamdq.autovalidate.learn`` at fpr=0.001) and the baselines of ``baselines.py``.
 
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--steps N]
-                                     [--methods avh,online_normal,tfdv_linf,deequ_default,streamdq_suggest] [--json F]
+                                     [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest]
+                                     [--profile-cache DIR] [--json F]
 
 The last line is ``RESULT autovalidate precision_avh=... recall_avh=... recall_online_normal=... ...``.
 """
@@ -480,7 +481,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
     parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
-    parser.add_argument("--methods", default="avh,online_normal,tfdv_linf,deequ_default,streamdq_suggest")
+    parser.add_argument("--methods", default="avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest")
     parser.add_argument("--fpr", type=float, default=TARGET_FPR)
     parser.add_argument("--chunk", type=int, default=30, help="AVH: steps profiled per engine run")
     parser.add_argument(
