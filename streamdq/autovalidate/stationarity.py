@@ -17,7 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from statsmodels.tools.sm_exceptions import SingularMatrixWarning
 from statsmodels.tsa.stattools import adfuller
+
+# warnings after which an ADF p-value is not trusted
+INCONCLUSIVE: tuple[type[Warning], ...] = (SingularMatrixWarning, RuntimeWarning)
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,6 @@ class Transform:
             v -= prev
         return v
 
-
     def value_of(self, raw: float | None, last: float | None) -> float | None:
         """A new raw metric value in the learned form, given the previous raw value ``last``.
 
@@ -63,13 +66,21 @@ class Transform:
 
 
 def is_stationary(series: Sequence[float], alpha: float = 0.05) -> bool:
-    """ADF test: unit-root null rejected at ``alpha``."""
+    """ADF test: unit-root null rejected at ``alpha``.
+
+    A series the regression cannot fit (a rank-deficient design, e.g. a history that repeats
+    one value on most batches, or a numerical warning) is not tested: it counts as
+    stationary, so the series keeps its raw form (differencing such a series only adds
+    noise), and the warnings statsmodels raises for it are not printed.
+    """
     x = np.asarray(series, dtype=float)
     if len(x) < 8 or float(np.ptp(x)) == 0.0:
         return True
-    with warnings.catch_warnings():  # statsmodels announces a new return type; index 1 stays the p-value
-        warnings.simplefilter("ignore", FutureWarning)
-        pvalue = adfuller(x, autolag="AIC")[1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pvalue = adfuller(x, autolag="AIC")[1]  # index 1 stays the p-value across versions
+    if any(issubclass(w.category, INCONCLUSIVE) for w in caught):
+        return True
     return bool(pvalue < alpha)
 
 
