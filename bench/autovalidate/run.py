@@ -385,7 +385,7 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
     print()
     print("## overall (FPR on real next batches; recall on corrupted next batches)")
     print(
-        f"{'method':<14} {'kind':<11} {'clean':>6} {'FPR':>7} {'FPR95up':>8} {'FPR-inc':>7} {'recall':>7} "
+        f"{'method':<16} {'kind':<11} {'clean':>6} {'FPR':>7} {'FPR95up':>8} {'FPR-inc':>7} {'recall':>7} "
         f"{'prec*':>7} {'fit ms':>7} {'judge ms':>8}"
     )
     result: dict[str, float] = {}
@@ -393,11 +393,11 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
         for kind in ("numeric", "categorical"):
             t = tallies.get((m, kind))
             if t is None or not t.clean:
-                print(f"{m:<14} {kind:<11} {'n/a':>6}")
+                print(f"{m:<16} {kind:<11} {'n/a':>6}")
                 continue
             judged = t.clean + sum(t.recall_tests.values())
             print(
-                f"{m:<14} {kind:<11} {t.clean:>6} {_fmt(t.fpr):>7} {_fmt(wilson_upper(t.false_alarms, t.clean)):>8} "
+                f"{m:<16} {kind:<11} {t.clean:>6} {_fmt(t.fpr):>7} {_fmt(wilson_upper(t.false_alarms, t.clean)):>8} "
                 f"{_fmt(t.fpr_excluding_incidents):>7} {_fmt(t.recall()):>7} {_fmt(t.precision()):>7} "
                 f"{1000 * t.fit_seconds / max(t.fits, 1):>7.1f} "
                 f"{1000 * t.judge_seconds / max(judged, 1):>8.2f}"
