@@ -12,6 +12,8 @@
    metrics: Chebyshev two-sided, or the normal tail for counts, means and ratios) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
+   An order statistic (min, max, median, range) whose history repeats one value on at
+   least half of its batches gets no candidate (``mostly_tied``).
 3. Calibration: a candidate that would have flagged one of its own history points when
    that point is left out (leave-one-out) is dropped; the worst-case bound alone
    under-states the FPR on 30 points (AUTOVALIDATE-NOTES.md).
