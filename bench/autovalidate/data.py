@@ -20,7 +20,7 @@ file order, so that ``schema_change`` can take values from a real neighbouring c
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -35,6 +35,13 @@ class Source:
     numeric: tuple[str, ...]
     categorical: tuple[str, ...]
     dates: tuple[str, ...] = ()  # ISO date of each batch
+    # ISO date -> (what happened, the columns it shows in; empty = all columns)
+    incidents: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def incident(self, date: str, column: str) -> str | None:
+        """What really happened in ``column`` on ``date``, if the data record a known incident."""
+        why, columns = self.incidents.get(date, ("", ()))
+        return why if why and (not columns or column in columns) else None
 
     def traces(self, length: int = 60, limit: int | None = None) -> list[tuple[int, list[pd.DataFrame]]]:
         """Disjoint runs of ``length`` consecutive batches: ``[(first batch index, batches), ...]``."""
@@ -62,14 +69,18 @@ def _daily(frame: pd.DataFrame, keep: list[str]) -> tuple[tuple[pd.DataFrame, ..
     return batches, dates
 
 
-# Days on which the data record a real, documented disruption rather than a data-quality issue.
-# The protocol counts every real batch as clean; the harness reports the FPR with and without
-# these days (a validator that flags them is right to). Blizzard "Nemo": the New York airports
-# cancelled most departures from the afternoon of 8 February 2013 and reopened late on the 9th.
-KNOWN_INCIDENTS = {
-    "2013-02-08": "blizzard Nemo: most New York departures cancelled",
-    "2013-02-09": "blizzard Nemo: airports closed until late in the day",
+# Real batches on which the data record a real incident: a disruption or an error in the data
+# itself. The protocol counts every real batch as clean; the harness reports the FPR with and
+# without these batches (a validator that flags them is right to).
+# - Blizzard "Nemo": the New York airports cancelled most departures from the afternoon of
+#   8 February 2013 and reopened late on the 9th (about half the delays are NULL those days).
+# - weather, 12 February 2013: one hourly reading at EWR has a wind speed of 1048.36 mph; the
+#   year's next highest is 42.6 mph. An impossible value: an error in the published data.
+BLIZZARD = {
+    "2013-02-08": ("blizzard Nemo: most New York departures cancelled", ()),
+    "2013-02-09": ("blizzard Nemo: airports closed until late in the day", ()),
 }
+WIND_SPEED_ERROR = {"2013-02-12": ("a wind speed of 1048 mph at EWR: an error in the data", ("wind_speed",))}
 
 
 FLIGHT_COLUMNS = [
@@ -96,6 +107,7 @@ def flights() -> Source:
         name="flights",
         batches=batches,
         dates=dates,
+        incidents=dict(BLIZZARD),
         numeric=("dep_delay", "arr_delay", "air_time", "distance"),
         categorical=("carrier", "origin", "dest", "tailnum"),
     )
@@ -111,6 +123,7 @@ def weather() -> Source:
         name="weather",
         batches=batches,
         dates=dates,
+        incidents={**BLIZZARD, **WIND_SPEED_ERROR},
         numeric=("temp", "humid", "wind_speed", "pressure", "visib"),
         categorical=("origin",),
     )

@@ -42,6 +42,8 @@ _ORDINARY: dict[str, tuple[str, dict[str, Any]]] = {
     "sum": ("has_sum", {}),
     "std": ("has_standard_deviation", {}),
     "median": ("has_approx_quantile", {"quantile": 0.5}),
+    "p05": ("has_approx_quantile", {"quantile": 0.05}),
+    "p95": ("has_approx_quantile", {"quantile": 0.95}),
 }
 
 

@@ -164,3 +164,26 @@ def test_order_statistics_of_a_mostly_tied_history_are_not_bounded():
     assert [c.metric for c in program.constraints] == ["max"]  # the spread-out order statistic stays
     assert mostly_tied(medians) and not mostly_tied([1.0, 2.0, 2.0, 3.0, 4.0])
     assert not mostly_tied([])
+
+
+def test_numeric_single_metrics_include_the_sketch_tail_quantiles(spark):
+    (p,) = profile_frames([pd.DataFrame({"x": [float(v) for v in range(1, 101)]})], "x", NUMERIC, spark=spark)
+    metrics = single_metrics(p)
+    # 100 values fit in the sketch uncompacted: its quantiles are exact order statistics
+    assert metrics["p05"] == pytest.approx(5.0, abs=1.0) and metrics["p95"] == pytest.approx(95.0, abs=1.0)
+    assert "p05" not in single_metrics(ColumnProfile("x", NUMERIC, 0, {"row_count": 0.0}))
+    (c,) = profile_frames([pd.DataFrame({"c": ["a", "b"]})], "c", CATEGORICAL, spark=spark)
+    assert "p05" not in single_metrics(c)
+
+
+def test_a_learned_tail_quantile_exports_as_an_approx_quantile_check():
+    hist = [
+        ColumnProfile("x", NUMERIC, 100, {"row_count": 100.0, "p95": float(v)})
+        for v in np.random.default_rng(2).normal(50, 1, 30)
+    ]
+    bad = {"neighbour_values": ColumnProfile("x", NUMERIC, 100, {"row_count": 100.0, "p95": 900.0})}
+    program = learn_from_profiles(hist, bad)
+    assert [c.metric for c in program.constraints] == ["p95"]
+    (check,) = loads_suite(program.to_yaml(), file="program.yaml").checks
+    (constraint,) = check.constraints
+    assert constraint.kind == "has_approx_quantile" and constraint.params["quantile"] == 0.95
