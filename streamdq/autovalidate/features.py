@@ -57,9 +57,9 @@ CLT_METRICS = frozenset(
 GRID_POINTS = 64
 
 
-# tail quantiles of a numeric column, read from the batch's KLL sketch (rank error of the
-# sketch, ~1.3% at Spark's default k=200 and exact below k values); they move under a few
-# percent of changed values where the mean does not (a neighbouring column's values, zeros)
+# tail quantiles of a numeric column, read from the batch's KLL sketch (its rank error: 1.3%
+# at the ApproxQuantile analyzer's k=200; exact for a batch the sketch holds uncompacted);
+# they move when a few percent of the values change, where the mean does not
 TAIL_QUANTILES = {"p05": 0.05, "p95": 0.95}
 
 
