@@ -113,6 +113,19 @@ def _stop_job(job: subprocess.Popen[bytes]) -> None:
             job.wait(30)
 
 
+def _records_in(bootstrap: str, topic: str) -> int:
+    """Records the broker holds for ``topic`` now (sum of end minus beginning offsets)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    try:
+        parts = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        ends, begins = consumer.end_offsets(parts), consumer.beginning_offsets(parts)
+        return sum(ends[tp] - begins[tp] for tp in parts)
+    finally:
+        consumer.close()
+
+
 def _outbox_rows(state_dir: Path) -> int:
     """Alerts journaled in the Kafka sink's SQLite outbox(es) so far (0 before the first)."""
     total = 0
@@ -233,6 +246,10 @@ def test_exactly_one_alert_per_incident(tmp_path, kafka_broker, mode):
             time.sleep(30)
             kafka_broker.start()
             assert job.poll() is None, f"the job died while the broker was away:\n{_tail(log)}"
+            # a broker that comes back with fewer records than were produced cannot give the job
+            # the last incidents: name that instead of a missing alert later
+            kept = _records_in(bootstrap, source_topic)
+            assert kept == producer.sent, f"the restarted broker holds {kept} of the {producer.sent} records produced"
 
         deadline = time.monotonic() + 420
         while time.monotonic() < deadline and not _complete(reader.alerts):
