@@ -149,7 +149,8 @@ class ProfileCache:
     A key names the source, trace, column and steps; the directory name adds a digest of the
     code that decides the batches and their profiles (the corruptions and profile modules, the
     data loaders, the harness's seed and test functions), so an edit there starts a fresh cache
-    while edits to the learner or the report reuse it.
+    while edits to the learner or the report reuse it. Changes to the engine itself (analyzers,
+    plan) are not in the digest: delete the directory after one.
     """
 
     def __init__(self, root: Path) -> None:
