@@ -77,25 +77,25 @@ def profile_frames(
     if not frames:
         return []
     df = _union(frames, column, kind, spark)
-    by_key = profile_segments(df, F.col(SEGMENT), column, kind, max_groups=max_groups)
-    empty = profile_from_states(column, kind, {})
-    return [by_key.get(i, empty) for i in range(len(frames))]
+    return profile_segments(df, F.col(SEGMENT), range(len(frames)), column, kind, max_groups=max_groups)
 
 
 def profile_segments(
-    df: Any, segment: Any, column: str, kind: str, *, max_groups: int = 100_000
-) -> dict[Any, ColumnProfile]:
-    """segment value -> profile of ``column`` in that segment of one Spark frame (one engine run:
-    a scan-shareable pass grouped by ``segment``, plus one grouped pass for a categorical
-    column). Segments without rows are absent."""
+    df: Any, segment: Any, keys: Sequence[Any], column: str, kind: str, *, max_groups: int = 100_000
+) -> list[ColumnProfile]:
+    """The profile of ``column`` in each segment ``keys[i]`` of one Spark frame, in that order
+    (one engine run: a scan-shareable pass grouped by ``segment``, plus one grouped pass for a
+    categorical column). A key without rows gets the empty profile."""
     from streamdq.engine.plan import AnalysisPlan
 
     plan = AnalysisPlan(column_analyzers(column, kind), max_groups=max_groups)
     result = plan.run_segmented(df, [segment])
-    return {
+    by_key = {
         key[0]: profile_from_states(column, kind, row.states, result.failures)
         for key, row in result.segments.items()
     }
+    empty = profile_from_states(column, kind, {})
+    return [by_key.get(k, empty) for k in keys]
 
 
 def corrupted_frames(newest: Any, column: str, kind: str, seed: int | None) -> dict[str, Any]:

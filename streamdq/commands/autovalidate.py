@@ -104,7 +104,6 @@ def run_learn(args: argparse.Namespace) -> int:
         profile_frames,
         profile_segments,
     )
-    from streamdq.autovalidate.profile import profile_from_states
     from streamdq.commands.verify import read_data
     from streamdq.spark import get_spark
 
@@ -129,14 +128,13 @@ def run_learn(args: argparse.Namespace) -> int:
     if n_history <= 0:
         print(f"streamdq autovalidate learn: no batch left to learn from ({len(keys)} batches)", file=sys.stderr)
         return 2
-    newest = df.filter(col(args.batch_by).eqNullSafe(F.lit(keys[n_history - 1])))
+    # the newest history batch, collected once: every column's corruptions start from it
+    newest = df.filter(col(args.batch_by).eqNullSafe(F.lit(keys[n_history - 1]))).toPandas()
     programs = []
     for column in args.column:
         kind = kind_of(df, column)
         # every batch's profile in one engine run over the table, segmented by --batch-by
-        by_key = profile_segments(df, col(args.batch_by), column, kind)
-        empty = profile_from_states(column, kind, {})
-        profiles = [by_key.get(k, empty) for k in keys]
+        profiles = profile_segments(df, col(args.batch_by), keys, column, kind)
         corrupted = corrupted_frames(newest, column, kind, args.seed)
         bad = profile_frames(list(corrupted.values()), column, kind)
         program = learn_from_profiles(profiles[:n_history], dict(zip(corrupted, bad, strict=True)), fpr=args.fpr)

@@ -38,8 +38,6 @@ def test_log_diff_transform_roundtrip():
 
 
 def test_value_of_applies_the_remembered_transform_to_a_new_point():
-    from streamdq.autovalidate.stationarity import Transform
-
     assert Transform().value_of(5.0, None) == 5.0
     assert Transform(diff=True).value_of(5.0, 3.0) == 2.0
     assert Transform(diff=True).value_of(5.0, None) is None
