@@ -55,6 +55,7 @@ from pyspark.sql.types import StructType
 log = logging.getLogger("streamdq.connectors.kafka")
 
 FORMAT_NAME = "streamdq_kafka"
+WAIT_REPORT_S = 15.0  # a read task waiting for acknowledged records says so this often
 KAFKA_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
 EARLIEST, LATEST = -2, -1
 
@@ -439,7 +440,8 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
 
     Opens its own consumer (assign + seek, no group) and closes it at the end. Waits for records
     the broker already acknowledged, e.g. across a broker restart, failing only after
-    ``read_timeout`` seconds without progress. Offsets missing inside the range (compaction,
+    ``read_timeout`` seconds without progress, and logging a warning every ``WAIT_REPORT_S`` seconds
+    of such a wait (a silent stall looks like a hung job). Offsets missing inside the range (compaction,
     transaction markers) are skipped; records at or after ``rng.end`` are never returned.
     """
     from kafka import KafkaConsumer, TopicPartition
@@ -460,6 +462,8 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
         consumer.assign([tp])
         consumer.seek(tp, rng.start)
         position = rng.start
+        waiting_since: float | None = None
+        next_report = 0.0
         while position < rng.end:
             polled = consumer.poll(timeout_ms=500, max_records=min(10000, rng.end - position))
             records = polled.get(tp, [])
@@ -480,7 +484,21 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
                 yield records_to_batch(keep, schema)
             if records:
                 deadline = time.monotonic() + read_timeout
+                waiting_since = None
                 continue
+            now = time.monotonic()
+            if waiting_since is None:
+                waiting_since, next_report = now, now + WAIT_REPORT_S
+            elif now >= next_report:
+                log.warning(
+                    "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
+                    "acknowledged (gives up after %.0fs without progress)",
+                    rng,
+                    now - waiting_since,
+                    position,
+                    read_timeout,
+                )
+                next_report = now + WAIT_REPORT_S
             # no records: gaps (compaction, transaction markers) advance the position silently
             try:
                 position = max(position, int(consumer.position(tp, timeout_ms=2000) or position))

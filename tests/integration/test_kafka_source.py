@@ -300,3 +300,37 @@ def test_records_deleted_before_a_range_are_skipped_not_fatal(
         }
     )
     assert reader.initialOffset() == {topic_name: {"0": 6}}
+
+
+def test_a_read_task_waiting_for_missing_records_says_so_then_gives_up(
+    kafka_broker: EmbeddedBroker,
+    topic_name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A range beyond the partition's end (records the broker no longer exposes) is a visible wait:
+    a warning per WAIT_REPORT_S naming the range and offset, then an error after read_timeout."""
+    import logging
+
+    from streamdq.connectors.sources import kafka_datasource
+    from streamdq.connectors.sources.kafka_datasource import KafkaPartitionRange, consumer_config, read_range
+
+    kafka_broker.create_topic(topic_name, partitions=1)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(3)], partitions=1)
+    monkeypatch.setattr(kafka_datasource, "WAIT_REPORT_S", 0.5)
+    rows = []
+    config, missing = (
+        consumer_config({"bootstrap_servers": servers}),
+        KafkaPartitionRange(topic_name, 0, 0, 5),
+    )
+    with (
+        caplog.at_level(logging.WARNING, logger="streamdq.connectors.kafka"),
+        pytest.raises(RuntimeError, match=r"no progress reading .* \(stuck at offset 3\)"),
+    ):
+        for batch in read_range(config, missing, 3.0):
+            rows += batch.to_pylist()
+    assert [r["offset"] for r in rows] == [0, 1, 2]
+    waits = [r.getMessage() for r in caplog.records if "has waited" in r.getMessage()]
+    assert waits, "the wait for offsets 3..4 was silent"
+    assert all("at offset 3" in m and topic_name in m for m in waits)
