@@ -313,6 +313,7 @@ def _run_sources(
                     seeds[k] = source_idx * 1000 + day
                     tests[k] = _tests(trace[k], column, catalogue, source_idx, day, column_idx)
                     skipped += len(catalogue) - len(tests[k])
+                column_key = f"{source_name}.{column}"
                 if use_avh:
                     tally = tallies[("avh", kind)]
                     t0 = time.perf_counter()
@@ -327,10 +328,12 @@ def _run_sources(
                     for k in steps:
                         clean_flag, flags, _ = verdicts[k]
                         tally.fits += 1
-                        tally.count_clean(clean_flag, bool(source.incident(source.dates[start + k], column)))
-                        for (corruption, _), flag in zip(tests[k], flags, strict=True):
-                            tally.recall_tests[corruption.name] += 1
-                            tally.caught[corruption.name] += flag
+                        incident = bool(source.incident(source.dates[start + k], column))
+                        for t in (tally, tallies[("avh", column_key)]):
+                            t.count_clean(clean_flag, incident)
+                            for (corruption, _), flag in zip(tests[k], flags, strict=True):
+                                t.recall_tests[corruption.name] += 1
+                                t.caught[corruption.name] += flag
                     if args.check_learn:
                         k = steps.start
                         checks.append(check_learn(trace, column, k, seeds[k], args.fpr, verdicts[k][2]))
@@ -345,11 +348,17 @@ def _run_sources(
                         if judge is None:
                             continue
                         tally.fits += 1
+                        by_column = tallies[(name, column_key)]
                         t0 = time.perf_counter()
-                        tally.count_clean(bool(judge(nxt)), bool(source.incident(source.dates[start + k], column)))
+                        flagged = bool(judge(nxt))
+                        incident = bool(source.incident(source.dates[start + k], column))
+                        tally.count_clean(flagged, incident)
+                        by_column.count_clean(flagged, incident)
                         for corruption, batch in tests[k]:
-                            tally.recall_tests[corruption.name] += 1
-                            tally.caught[corruption.name] += bool(judge(batch))
+                            flagged = bool(judge(batch))
+                            for t in (tally, by_column):
+                                t.recall_tests[corruption.name] += 1
+                                t.caught[corruption.name] += flagged
                         tally.judge_seconds += time.perf_counter() - t0
                 print(
                     f"# {source_name}[{start}:{start + TRACE}] {column:<10} {kind:<11} done "
@@ -455,6 +464,32 @@ def report_by_corruption(tallies: dict[tuple[str, str], Tally], methods: list[st
             print(f"{c.name:<34} {n:>6} {row}")
 
 
+def report_by_column(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> None:
+    """FPR and recall per traced column (``source.column``) and method, and each column's recall
+    per issue type: where a method's false alarms and misses come from."""
+    columns = sorted({key for _, key in tallies if key not in ("numeric", "categorical")})
+    present = [m for m in methods if any((m, c) in tallies for c in columns)]
+    if not columns or not present:
+        return
+    print()
+    print("## per column: false alarms / precision tests, recall")
+    print(f"{'column':<20} " + " ".join(f"{m:>22}" for m in present))
+    for c in columns:
+        cells = []
+        for m in present:
+            t = tallies.get((m, c))
+            cells.append(f"{t.false_alarms:>4}/{t.clean:<4} {_fmt(t.recall()):>7}" if t and t.clean else "n/a")
+        print(f"{c:<20} " + " ".join(f"{cell:>22}" for cell in cells))
+    print()
+    print("## per column: recall per issue type")
+    for c in columns:
+        rows = [(m, tallies[(m, c)]) for m in present if (m, c) in tallies and tallies[(m, c)].clean]
+        issues = [i for i in ISSUE_TYPES if any(k.split(":")[0] == i for k in rows[0][1].recall_tests)]
+        print(f"{c:<20} " + " ".join(f"{i[:10]:>10}" for i in issues))
+        for m, t in rows:
+            print(f"  {m:<18} " + " ".join(f"{_fmt(t.issue_recall(i)):>10}" for i in issues))
+
+
 def _merge(tallies: dict[tuple[str, str], Tally], method: str) -> Tally:
     out = Tally()
     for kind in ("numeric", "categorical"):
@@ -493,6 +528,7 @@ def main() -> None:
         "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
     )
     parser.add_argument("--by-corruption", action="store_true", help="also print recall per magnitude")
+    parser.add_argument("--by-column", action="store_true", help="also print FPR and recall per traced column")
     parser.add_argument("--json", default=None, help="write all counts to this file")
     parser.add_argument(
         "--profile-cache", default=None, help="AVH: keep the engine's profiles in this directory (learner experiments)"
@@ -515,6 +551,8 @@ def main() -> None:
     result = report(tallies, args.methods)
     if args.by_corruption:
         report_by_corruption(tallies, args.methods)
+    if args.by_column:
+        report_by_column(tallies, args.methods)
     if args.json:
         payload = {
             f"{m}/{k}": {
