@@ -9,7 +9,8 @@
 2. Candidates (``learn_from_profiles``): for each metric of the space (``features.py``)
    with a full history, its series is made stationary (ADF, transform remembered); for a
    ladder of FPR levels at or below the target, a constraint ``mean +- k * std`` (single
-   metrics: Chebyshev two-sided, or the normal tail for counts, means and ratios) or
+   metrics: the normal tail for counts, means, ratios and quantiles, the extreme value
+   tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
    An order statistic (min, max, median, range) whose history repeats one value on at
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from streamdq.autovalidate import bounds, stationarity
-from streamdq.autovalidate.features import CLT_METRICS, pair_metrics, single_metrics
+from streamdq.autovalidate.features import CLT_METRICS, EXTREME_METRICS, pair_metrics, single_metrics
 from streamdq.autovalidate.profile import (
     CATEGORICAL,
     NUMERIC,
@@ -203,7 +204,7 @@ def learn_from_profiles(
         values = [float(v) for v in series if v is not None]
         if metric in ORDER_STATISTICS and mostly_tied(values):
             continue
-        bound: bounds.Bound = "normal" if metric in CLT_METRICS else "chebyshev"
+        bound = bound_for(metric)
         _add_candidates(
             candidates, newest.column, metric, values,
             {n: s.get(metric) for n, s in bad_single.items()}, bound, fpr,
@@ -240,6 +241,17 @@ def learn_from_profiles(
         candidates=len(candidates),
         corruptions=len(corrupted),
     )
+
+
+def bound_for(metric: str) -> bounds.Bound:
+    """The FPR bound of a single-distribution metric: the normal tail for counts, means, ratios
+    and quantiles (``CLT_METRICS``), the extreme value tail for a batch's min and max
+    (``EXTREME_METRICS``), Chebyshev for every other metric (std, sum, range, distinct count)."""
+    if metric in CLT_METRICS:
+        return "normal"
+    if metric in EXTREME_METRICS:
+        return "extreme"
+    return "chebyshev"
 
 
 def mostly_tied(values: Sequence[float], share: float = TIED_SHARE) -> bool:

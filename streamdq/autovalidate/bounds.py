@@ -8,6 +8,15 @@ constraint ``|x - mean| <= k * std``), and inverts it: ``k_for(fpr)``.
 * Chebyshev (two-sided, any distribution): P(|X - mu| >= k sigma) <= 1 / k^2.
 * Cantelli (one-sided, any distribution): P(X - mu >= k sigma) <= 1 / (1 + k^2).
 * Normal tail (two-sided, assumes normality): P(|Z| >= k) = 2 (1 - Phi(k)).
+* Extreme tail (two-sided, for a batch's minimum or maximum): by the extreme value theorem
+  the maximum of many independent values tends to a Gumbel law when the values are
+  unbounded and light-tailed (normal, exponential, gamma, lognormal) and to a reversed
+  Weibull law when they are bounded (a percentage, a capped sensor). Standardised to mean
+  0 and variance 1, the long side of either law (shape >= 1) is at most exponential:
+  P(Z >= k) <= exp(-(1 + k)) (the reversed exponential attains it; the Gumbel long side is
+  exp(-(g + k pi / sqrt 6)), lighter for k > 1.5). The bound puts that tail on both sides,
+  2 exp(-(1 + k)), since which side is long depends on the data; the same for a minimum.
+  Power-law values (Frechet law) have heavier extremes and are not covered.
 
 ``interval(history, fpr, bound)`` turns a history into ``(low, high)``. An empty
 history raises ``ValueError``; a near-constant history is widened by a
@@ -23,7 +32,7 @@ from typing import Literal
 
 from scipy.stats import norm
 
-Bound = Literal["chebyshev", "cantelli", "normal"]
+Bound = Literal["chebyshev", "cantelli", "normal", "extreme"]
 
 
 def fpr_at(k: float, bound: Bound) -> float:
@@ -36,6 +45,8 @@ def fpr_at(k: float, bound: Bound) -> float:
         return 1.0 / (1.0 + k * k)
     if bound == "normal":
         return float(2.0 * norm.sf(k))
+    if bound == "extreme":
+        return min(1.0, 2.0 * math.exp(-(1.0 + k)))
     raise ValueError(f"unknown bound {bound!r}")
 
 
@@ -49,6 +60,8 @@ def k_for(fpr: float, bound: Bound) -> float:
         return math.sqrt(1.0 / fpr - 1.0)
     if bound == "normal":
         return float(norm.isf(fpr / 2.0))
+    if bound == "extreme":
+        return max(math.log(2.0 / fpr) - 1.0, 0.0)
     raise ValueError(f"unknown bound {bound!r}")
 
 

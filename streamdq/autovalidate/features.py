@@ -40,6 +40,7 @@ CLT_METRICS = frozenset(
     {
         "row_count",
         "p05",  # sample quantiles are asymptotically normal too (Bahadur)
+        "median",
         "p95",
         "completeness",
         "mean",
@@ -54,6 +55,8 @@ CLT_METRICS = frozenset(
         "upper_ratio",
     }
 )
+# a batch's extremes: the extreme value tail of bounds.py
+EXTREME_METRICS = frozenset({"min", "max"})
 GRID_POINTS = 64
 
 

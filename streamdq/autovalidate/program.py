@@ -4,7 +4,7 @@ A ``Program`` belongs to one column. Each ``LearnedConstraint`` bounds one metri
 metric space (``features.py``), possibly after the stationarity transform remembered
 from its history (``stationarity.Transform``: log and/or lag-1 difference), by
 ``lower <= value <= upper``; it records the FPR bound it was chosen under, the bound
-used (Chebyshev, Cantelli or normal tail), ``k`` and how many synthetic corruptions it
+used (Chebyshev, Cantelli, normal or extreme value tail), ``k`` and how many synthetic corruptions it
 caught. The program keeps the profile of the newest batch it has seen (``reference``):
 two-distribution metrics and differenced metrics of a new batch are computed against it.
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import mostly_tied, std_floor
+from streamdq.autovalidate.avh import bound_for, mostly_tied, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
 from streamdq.checks.spec import loads_suite
@@ -187,3 +187,22 @@ def test_a_learned_tail_quantile_exports_as_an_approx_quantile_check():
     (check,) = loads_suite(program.to_yaml(), file="program.yaml").checks
     (constraint,) = check.constraints
     assert constraint.kind == "has_approx_quantile" and constraint.params["quantile"] == 0.95
+
+
+def test_a_batch_minimum_is_bounded_by_the_extreme_value_tail_not_chebyshev():
+    """min(dep_delay) sits near -20 every day; 1% of values from a neighbouring column reach -60.
+    Chebyshev at the budget's levels needs k = 32..316 (a useless interval); the extreme value
+    tail needs k = 6.6..11.2 and catches it. The median, a quantile, uses the normal tail."""
+    rng = np.random.default_rng(5)
+    hist = [
+        ColumnProfile("d", NUMERIC, 900, {"row_count": 900.0, "min": float(m), "median": float(q)})
+        for m, q in zip(rng.normal(-20, 3, 30), rng.normal(-2, 0.5, 30), strict=True)
+    ]
+    bad = {"schema_change:1%": ColumnProfile("d", NUMERIC, 900, {"row_count": 900.0, "min": -60.0, "median": -2.0})}
+    program = learn_from_profiles(hist, bad, fpr=0.001)
+    (c,) = program.constraints
+    assert (c.metric, c.bound) == ("min", "extreme")
+    assert -60.0 < c.lower < -35.0 and c.k < 11.3
+    assert bound_for("min") == bound_for("max") == "extreme"
+    assert bound_for("median") == bound_for("p05") == "normal"
+    assert bound_for("range") == bound_for("std") == "chebyshev"

@@ -6,9 +6,9 @@ import pytest
 from streamdq.autovalidate.bounds import fpr_at, interval, k_for
 
 
-@pytest.mark.parametrize("bound", ["chebyshev", "cantelli", "normal"])
+@pytest.mark.parametrize("bound", ["chebyshev", "cantelli", "normal", "extreme"])
 def test_k_for_inverts_fpr_at(bound):
-    for fpr in (0.1, 0.01, 0.001):
+    for fpr in (0.5, 0.1, 0.01, 0.001, 1e-5):
         assert fpr_at(k_for(fpr, bound), bound) == pytest.approx(fpr, rel=1e-9)
 
 
@@ -26,6 +26,22 @@ def test_chebyshev_holds_empirically_on_heavy_tails():
     mu, sd = x.mean(), x.std()
     k = k_for(0.01, "chebyshev")
     assert np.mean(np.abs(x - mu) >= k * sd) <= 0.01
+
+
+def test_extreme_tail_holds_for_maxima_of_unbounded_and_bounded_batches():
+    """The bound covers a standardised batch maximum whichever extreme value law it follows:
+    exponential values (Gumbel law, long upper side) and uniform ones (reversed Weibull law,
+    long lower side, which attains the bound), at rates the normal tail would under-state."""
+    rng = np.random.default_rng(1)
+    k = k_for(0.01, "extreme")
+    assert k_for(0.01, "normal") < k < k_for(0.01, "chebyshev")
+    for values in (rng.exponential(size=(40_000, 200)), rng.uniform(size=(40_000, 200))):
+        maxima = values.max(axis=1)
+        z = (maxima - maxima.mean()) / maxima.std()
+        assert np.mean(np.abs(z) >= k) <= 0.01 * 1.1  # the bound, up to sampling error
+        assert np.mean(np.abs(z) >= k_for(0.01, "normal")) > 0.01  # the normal tail is too thin
+    assert np.mean(z <= -k) == pytest.approx(0.005, rel=0.2)  # uniform maxima: one side holds it all
+    assert fpr_at(0.0, "extreme") == 1.0
 
 
 def test_interval_and_floor():
