@@ -18,11 +18,14 @@ the synthetic issues the learner trains on never coincide with those it is teste
 Reported per (method, numeric|categorical): FPR on the precision tests with its 95% Wilson upper
 bound, recall over all recall tests, recall per issue type, and precision in the paper's mix of
 tests (60K precision tests to 40K recall tests: precision = 0.4 R / (0.4 R + 0.6 FPR)). Methods:
-``avh`` (``streamdq.autovalidate.learn`` at fpr=0.001) and the baselines of ``baselines.py``.
+``avh`` (``streamdq.autovalidate.learn`` at fpr=0.001), ``avh_0.01`` and ``avh_0.05`` (the same
+learner at looser targets, on the same profiles: the precision/recall frontier the baselines
+are compared with) and the baselines of ``baselines.py``.
 
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--steps N]
                                      [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest]
-                                     [--profile-cache DIR] [--json F]
+                                     [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
+                                     [--by-corruption] [--by-column]
 
 The last line is ``RESULT autovalidate precision_avh=... recall_avh=... recall_online_normal=... ...``.
 """
@@ -59,6 +62,12 @@ PAPER_PRECISION_SHARE = 0.6  # 60K precision tests vs 40K recall tests in the pa
 Judge = baselines.Judge
 
 
+def avh_method(fpr: float, primary: float) -> str:
+    """The report's name of AVH learned at target ``fpr``: ``avh`` for the primary target,
+    ``avh_<fpr>`` for the others (the precision/recall frontier)."""
+    return "avh" if fpr == primary else f"avh_{fpr:g}"
+
+
 def avh_available() -> str | None:
     """None when ``streamdq.autovalidate.learn`` can be imported, else the reason."""
     try:
@@ -90,14 +99,16 @@ def avh_trace(
     steps: range,
     seeds: dict[int, int],
     tests: dict[int, list[tuple[Corruption, pd.DataFrame]]],
-    fpr: float,
+    fprs: tuple[float, ...],
     chunk: int,
     cache: ProfileCache | None = None,
     cache_key: str = "",
     dates: tuple[str, ...] = (),
     incident_of: Callable[[str], str | None] | None = None,
-) -> dict[int, tuple[bool, list[bool], object]]:
-    """AVH on every step of one trace: ``{k: (clean batch flagged, [test flagged...], program)}``.
+) -> dict[float, dict[int, tuple[bool, list[bool], object]]]:
+    """AVH on every step of one trace, for each target FPR in ``fprs``:
+    ``{fpr: {k: (clean batch flagged, [test flagged...], program)}}`` (the false alarms of the
+    first target are printed).
 
     Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
@@ -115,7 +126,7 @@ def avh_trace(
         return cache.get(f"{cache_key}-{part}", lambda: profile_frames(frames, column, kind))
 
     clean = profiled([b[[column]] for b in trace[: steps.stop]], "clean")
-    out: dict[int, tuple[bool, list[bool], object]] = {}
+    out: dict[float, dict[int, tuple[bool, list[bool], object]]] = {fpr: {} for fpr in fprs}
     ks = list(steps)
     for i in range(0, len(ks), chunk):
         part = ks[i : i + chunk]
@@ -130,16 +141,21 @@ def avh_trace(
         for k, names, n_tests in layout:
             learned = dict(zip(names, profiles[pos : pos + len(names)], strict=True))
             pos += len(names)
-            program = learn_from_profiles(clean[k - HISTORY : k], learned, fpr=fpr)
-            flagged = [bool(program.judge_profile(p)) for p in profiles[pos : pos + n_tests]]
+            batches = profiles[pos : pos + n_tests]
             pos += n_tests
-            violations = program.judge_profile(clean[k])
-            day = dates[k] if k < len(dates) else "?"
-            why = incident_of(day) if incident_of else None
-            note = f" (known incident: {why})" if why else ""
-            for v in violations:
-                print(f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}", flush=True)
-            out[k] = (bool(violations), flagged, program)
+            for fpr in fprs:
+                program = learn_from_profiles(clean[k - HISTORY : k], learned, fpr=fpr)
+                flagged = [bool(program.judge_profile(p)) for p in batches]
+                violations = program.judge_profile(clean[k])
+                if fpr == fprs[0]:
+                    day = dates[k] if k < len(dates) else "?"
+                    why = incident_of(day) if incident_of else None
+                    note = f" (known incident: {why})" if why else ""
+                    for v in violations:
+                        print(
+                            f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}", flush=True
+                        )
+                out[fpr][k] = (bool(violations), flagged, program)
     return out
 
 
@@ -260,7 +276,9 @@ def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
     methods: dict[str, Callable[[baselines.FitContext], Judge | None]] = {}
     use_avh = False
     for name in args.methods:
-        if name == "avh":
+        if name.startswith("avh"):
+            if name != "avh":
+                continue  # the other targets are learned with the primary one
             reason = avh_available()
             if reason:
                 print(f"# avh skipped: streamdq.autovalidate.learn not importable ({reason})", flush=True)
@@ -317,26 +335,28 @@ def _run_sources(
                 if use_avh:
                     tally = tallies[("avh", kind)]
                     t0 = time.perf_counter()
-                    verdicts = avh_trace(
-                        trace, column, kind, steps, seeds, tests, args.fpr, args.chunk,
+                    by_target = avh_trace(
+                        trace, column, kind, steps, seeds, tests, (args.fpr, *args.also_fpr), args.chunk,
                         cache=args.profile_cache,
                         cache_key=f"{source_name}-{start}-{column}-{kind}-{steps.start}-{steps.stop}",
                         dates=source.dates[start : start + TRACE],
                         incident_of=functools.partial(source.incident, column=column),
                     )
                     tally.fit_seconds += time.perf_counter() - t0
-                    for k in steps:
-                        clean_flag, flags, _ = verdicts[k]
-                        tally.fits += 1
-                        incident = bool(source.incident(source.dates[start + k], column))
-                        for t in (tally, tallies[("avh", column_key)]):
-                            t.count_clean(clean_flag, incident)
-                            for (corruption, _), flag in zip(tests[k], flags, strict=True):
-                                t.recall_tests[corruption.name] += 1
-                                t.caught[corruption.name] += flag
+                    for fpr, verdicts in by_target.items():
+                        name = avh_method(fpr, args.fpr)
+                        for k in steps:
+                            clean_flag, flags, _ = verdicts[k]
+                            tallies[(name, kind)].fits += 1
+                            incident = bool(source.incident(source.dates[start + k], column))
+                            for t in (tallies[(name, kind)], tallies[(name, column_key)]):
+                                t.count_clean(clean_flag, incident)
+                                for (corruption, _), flag in zip(tests[k], flags, strict=True):
+                                    t.recall_tests[corruption.name] += 1
+                                    t.caught[corruption.name] += flag
                     if args.check_learn:
                         k = steps.start
-                        checks.append(check_learn(trace, column, k, seeds[k], args.fpr, verdicts[k][2]))
+                        checks.append(check_learn(trace, column, k, seeds[k], args.fpr, by_target[args.fpr][k][2]))
                 for k in steps:
                     history, nxt = trace[k - HISTORY : k], trace[k]
                     ctx = baselines.FitContext(history, trace[0], column, kind, cache)
@@ -522,7 +542,12 @@ def main() -> None:
     parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
     parser.add_argument("--methods", default="avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest")
-    parser.add_argument("--fpr", type=float, default=TARGET_FPR)
+    parser.add_argument("--fpr", type=float, default=TARGET_FPR, help="AVH's target FPR (the `avh` rows)")
+    parser.add_argument(
+        "--also-fpr",
+        default="0.01,0.05",
+        help="AVH also learned at these targets on the same profiles (`avh_<fpr>` rows; '' for none)",
+    )
     parser.add_argument("--chunk", type=int, default=30, help="AVH: steps profiled per engine run")
     parser.add_argument(
         "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
@@ -540,6 +565,10 @@ def main() -> None:
         args.check_learn = True
     args.sources = [s for s in args.sources.split(",") if s]
     args.methods = [m for m in args.methods.split(",") if m]
+    args.also_fpr = tuple(f for f in (float(x) for x in args.also_fpr.split(",") if x) if f != args.fpr)
+    if "avh" in args.methods:
+        at = args.methods.index("avh") + 1
+        args.methods[at:at] = [avh_method(f, args.fpr) for f in args.also_fpr]
     args.kinds = [k for k in args.kinds.split(",") if k]
     args.steps = max(1, min(args.steps, TRACE - HISTORY))
     print(

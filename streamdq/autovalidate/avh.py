@@ -188,10 +188,17 @@ def learn_from_profiles(
     if not 0.0 < fpr < 1.0:
         raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     newest = history[-1]
-    base = Program(column=newest.column, kind=newest.kind, fpr=fpr, history=len(history)).advance(newest)
+    singles = [single_metrics(p) for p in history]
+    base = Program(
+        column=newest.column,
+        kind=newest.kind,
+        fpr=fpr,
+        history=len(history),
+        reference=newest,
+        recent_values=recent_values(singles),
+    )
     if len(history) < MIN_HISTORY:
         return base
-    singles = [single_metrics(p) for p in history]
     pairs = [pair_metrics(a, b) for a, b in zip(history, history[1:], strict=False)]
     bad_single = {n: single_metrics(p) for n, p in corrupted.items()}
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
@@ -236,11 +243,25 @@ def learn_from_profiles(
         fpr=fpr,
         constraints=tuple(tightest[m] for m in sorted(tightest)),
         reference=base.reference,
-        last_values=base.last_values,
+        recent_values=base.recent_values,
         history=len(history),
         candidates=len(candidates),
         corruptions=len(corrupted),
     )
+
+
+def recent_values(singles: Sequence[Mapping[str, float]]) -> dict[str, tuple[float, ...]]:
+    """Per metric, its values in the newest ``MAX_LAG`` batches (oldest first), back to the
+    newest batch that lacks it: what a program's differenced constraints subtract."""
+    out: dict[str, tuple[float, ...]] = {}
+    for metric in singles[-1] if singles else {}:
+        values: list[float] = []
+        for s in reversed(singles[-stationarity.MAX_LAG :]):
+            if metric not in s:
+                break
+            values.append(float(s[metric]))
+        out[metric] = tuple(reversed(values))
+    return out
 
 
 def bound_for(metric: str) -> bounds.Bound:
@@ -305,7 +326,7 @@ def _add_candidates(
     mean = float(np.mean(values))
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
     std = max(std, floor)
-    previous = series[-2] if len(series) > 1 else series[-1]  # a corrupted newest batch follows this one
+    before = series[:-1]  # a corrupted copy of the newest batch follows these
     for fraction in FPR_LADDER:
         target = fpr * fraction
         k = bounds.k_for(target, bound)
@@ -314,7 +335,7 @@ def _add_candidates(
             continue
         caught = []
         for name, raw in corrupted.items():
-            value = transform.value_of(raw, previous)
+            value = transform.value_of(raw, before)
             if value is None or not (lower <= value <= upper):
                 caught.append(name)
         key = f"{metric}@{fraction:g}"

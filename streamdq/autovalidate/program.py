@@ -2,11 +2,13 @@
 
 A ``Program`` belongs to one column. Each ``LearnedConstraint`` bounds one metric of the
 metric space (``features.py``), possibly after the stationarity transform remembered
-from its history (``stationarity.Transform``: log and/or lag-1 difference), by
-``lower <= value <= upper``; it records the FPR bound it was chosen under, the bound
-used (Chebyshev, Cantelli, normal or extreme value tail), ``k`` and how many synthetic corruptions it
-caught. The program keeps the profile of the newest batch it has seen (``reference``):
-two-distribution metrics and differenced metrics of a new batch are computed against it.
+from its history (``stationarity.Transform``: log and/or a lag-1 or seasonal difference),
+by ``lower <= value <= upper``; it records the FPR bound it was chosen under, the bound
+used (Chebyshev, Cantelli, normal or extreme value tail), ``k`` and how many synthetic
+corruptions it caught. The program keeps the profile of the newest batch it has seen
+(``reference``), against which two-distribution metrics of a new batch are computed, and
+the single metrics of the newest ``MAX_LAG`` batches (``recent_values``), from which
+differenced metrics are.
 
 ``judge_profile(profile)`` returns the violations (empty = the batch passes); it is pure
 and does not move the reference: ``advance(profile)`` does, so a stream can judge each
@@ -28,9 +30,9 @@ import yaml
 
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import ColumnProfile
-from streamdq.autovalidate.stationarity import Transform
+from streamdq.autovalidate.stationarity import MAX_LAG, Transform
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: recent_values (seasonal lags) instead of last_values
 
 # single-distribution metric -> (constraint kind, extra params) of the ordinary vocabulary
 _ORDINARY: dict[str, tuple[str, dict[str, Any]]] = {
@@ -73,7 +75,8 @@ class LearnedConstraint:
         if self.transform.log:
             name = f"log({name})"
         if self.transform.diff:
-            name = f"diff({name})"
+            lag = "" if self.transform.lag == 1 else str(self.transform.lag)
+            name = f"diff{lag}({name})"
         return name
 
     def describe(self) -> str:
@@ -118,7 +121,7 @@ class LearnedConstraint:
             "bound": self.bound,
             "k": self.k,
             "fpr": self.fpr,
-            "transform": {"log": self.transform.log, "diff": self.transform.diff},
+            "transform": {"log": self.transform.log, "diff": self.transform.diff, "lag": self.transform.lag},
             "caught": list(self.caught),
             "history_mean": _num(self.history_mean),
             "history_std": _num(self.history_std),
@@ -135,7 +138,7 @@ class LearnedConstraint:
             bound=data["bound"],
             k=float(data["k"]),
             fpr=float(data["fpr"]),
-            transform=Transform(log=bool(t.get("log")), diff=bool(t.get("diff"))),
+            transform=Transform(log=bool(t.get("log")), diff=bool(t.get("diff")), lag=int(t.get("lag", 1))),
             caught=tuple(data.get("caught", ())),
             history_mean=float(data.get("history_mean", 0.0)),
             history_std=float(data.get("history_std", 0.0)),
@@ -164,7 +167,9 @@ class Program:
     fpr: float
     constraints: tuple[LearnedConstraint, ...] = ()
     reference: ColumnProfile | None = None
-    last_values: dict[str, float] = field(default_factory=dict)
+    # raw single metrics of the newest batches seen, oldest first (at most MAX_LAG per metric):
+    # what differenced constraints subtract
+    recent_values: dict[str, tuple[float, ...]] = field(default_factory=dict)
     history: int = 0
     candidates: int = 0
     corruptions: int = 0
@@ -186,7 +191,7 @@ class Program:
         out = []
         for c in self.constraints:
             raw = values.get(c.metric)
-            value = c.transform.value_of(raw, self.last_values.get(c.metric))
+            value = c.transform.value_of(raw, self.recent_values.get(c.metric, ()))
             if c.admits(value):
                 continue
             seen = "missing" if raw is None else f"{raw:.6g}"
@@ -209,9 +214,13 @@ class Program:
         return self.judge_profile(profile)
 
     def advance(self, profile: ColumnProfile) -> Program:
-        """The same program with ``profile`` as the newest batch seen (the reference)."""
-        last = {k: v for k, v in single_metrics(profile).items()}
-        return replace(self, reference=profile, last_values=last)
+        """The same program with ``profile`` as the newest batch seen (the reference); its
+        single metrics join ``recent_values`` (a metric the batch lacks starts over: a
+        difference never spans a batch without the metric)."""
+        recent = {
+            k: (*self.recent_values.get(k, ()), v)[-MAX_LAG:] for k, v in single_metrics(profile).items()
+        }
+        return replace(self, reference=profile, recent_values=recent)
 
     # -- serialization --------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -226,22 +235,29 @@ class Program:
             "corruptions": self.corruptions,
             "constraints": [c.to_dict() for c in self.constraints],
             "reference": self.reference.to_json() if self.reference else None,
-            "last_values": {k: _num(v) for k, v in self.last_values.items()},
+            "recent_values": {k: [_num(v) for v in vs] for k, vs in self.recent_values.items()},
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Program:
         version = int(data.get("format_version", 0))
-        if version != FORMAT_VERSION:
-            raise ValueError(f"unsupported program format version {version} (this streamdq reads 1)")
+        if version not in (1, FORMAT_VERSION):
+            raise ValueError(
+                f"unsupported program format version {version} (this streamdq reads 1 and {FORMAT_VERSION})"
+            )
         ref = data.get("reference")
+        recent: dict[str, tuple[float, ...]]
+        if version == 1:  # one value per metric, lag-1 differences only
+            recent = {k: (float(v),) for k, v in (data.get("last_values") or {}).items()}
+        else:
+            recent = {k: tuple(float(v) for v in vs) for k, vs in (data.get("recent_values") or {}).items()}
         return cls(
             column=data["column"],
             kind=data["kind"],
             fpr=float(data["fpr"]),
             constraints=tuple(LearnedConstraint.from_dict(c) for c in data.get("constraints", ())),
             reference=ColumnProfile.from_json(ref) if ref else None,
-            last_values={k: float(v) for k, v in (data.get("last_values") or {}).items()},
+            recent_values=recent,
             history=int(data.get("history", 0)),
             candidates=int(data.get("candidates", 0)),
             corruptions=int(data.get("corruptions", 0)),

@@ -7,10 +7,21 @@ test (statsmodels ``adfuller``) calls stationary at ``alpha``. The chosen transf
 remembered in a ``Transform`` so a new point can be mapped the same way:
 ``transform.apply_next(history, x)``. Histories shorter than ``min_points`` or constant
 series keep the identity transform (ADF is undefined there).
+
+Seasonal differencing: a series with a period (flights per day: fewer on Saturdays; per hour:
+fewer at night) is compared with the same point one period back, ``x[t] - x[t - s]`` for
+``s`` in ``SEASONAL_LAGS`` (7: a week of daily batches; 24: a day of hourly windows) when
+the history leaves at least ``min_points`` differences. ADF on 20-odd points rarely rejects
+a unit root, so the seasonal form is judged by its spread instead: it replaces the ADF
+choice when its variance is at most ``SEASONAL_MAX_VARIANCE`` (a half) of both that form's
+and the undifferenced series' (same scale, log or not). For a series without the period
+the seasonal difference has about twice the variance of the undifferenced series, so a
+chance pick needs a four-fold sampling error.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Sequence
@@ -22,45 +33,60 @@ from statsmodels.tsa.stattools import adfuller
 
 # warnings after which an ADF p-value is not trusted
 INCONCLUSIVE: tuple[type[Warning], ...] = (SingularMatrixWarning, RuntimeWarning)
+SEASONAL_LAGS: tuple[int, ...] = (7, 24)
+SEASONAL_MAX_VARIANCE = 0.5
+MAX_LAG = max(SEASONAL_LAGS)  # raw values a program keeps per metric to apply any transform
 
 
 @dataclass(frozen=True)
 class Transform:
-    """A remembered transform: ``log`` then ``diff`` (lag-1) when set."""
+    """A remembered transform: ``log`` then ``diff`` (the difference with the value ``lag``
+    batches back: 1 for the previous batch, a period for seasonal differencing) when set."""
 
     log: bool = False
     diff: bool = False
+    lag: int = 1
+
+    def __post_init__(self) -> None:
+        if self.lag < 1:
+            raise ValueError(f"a difference lag is >= 1, got {self.lag}")
+
+    @property
+    def needs(self) -> int:
+        """How many raw values before a new point its transform reads (0, 1 or the lag)."""
+        return self.lag if self.diff else 0
 
     def series(self, history: Sequence[float]) -> list[float]:
-        """The transformed history (one value shorter when ``diff``)."""
+        """The transformed history (``lag`` values shorter when ``diff``)."""
         x = np.asarray(history, dtype=float)
         if self.log:
             x = np.log(x)
         if self.diff:
-            x = np.diff(x)
+            x = x[self.lag :] - x[: -self.lag]
         return [float(v) for v in x]
 
     def apply_next(self, history: Sequence[float], value: float) -> float:
-        """The transformed value of a new point following ``history``."""
+        """The transformed value of a new point following ``history`` (oldest first)."""
         v = math.log(value) if self.log else float(value)
         if self.diff:
-            prev = math.log(history[-1]) if self.log else float(history[-1])
-            v -= prev
+            before = float(history[-self.lag])
+            v -= math.log(before) if self.log else before
         return v
 
-    def value_of(self, raw: float | None, last: float | None) -> float | None:
-        """A new raw metric value in the learned form, given the previous raw value ``last``.
+    def value_of(self, raw: float | None, recent: Sequence[float] = ()) -> float | None:
+        """A new raw metric value in the learned form, given the raw values of the batches
+        before it (``recent``, oldest first; only the last ``needs`` are read).
 
-        None when there is no value, when ``diff`` has no previous value, or when ``log``
-        meets a non-positive value (outside the learned domain); a non-finite raw value is
-        returned as is (it is outside every finite interval).
+        None when there is no value, when ``diff`` has fewer than ``lag`` earlier values, or
+        when ``log`` meets a non-positive value (outside the learned domain); a non-finite raw
+        value is returned as is (it is outside every finite interval).
         """
         if raw is None or not math.isfinite(raw):
             return raw
-        if self.diff and last is None:
+        if len(recent) < self.needs:
             return None
         try:
-            return self.apply_next([last] if last is not None else [], raw)
+            return self.apply_next(recent, raw)
         except ValueError:
             return None
 
@@ -84,10 +110,40 @@ def is_stationary(series: Sequence[float], alpha: float = 0.05) -> bool:
     return bool(pvalue < alpha)
 
 
-def fit(history: Sequence[float], alpha: float = 0.05, min_points: int = 8) -> Transform:
-    """First transform (identity, diff, log, log+diff) that ADF calls stationary."""
+def fit(
+    history: Sequence[float],
+    alpha: float = 0.05,
+    min_points: int = 8,
+    seasonal_lags: Sequence[int] = SEASONAL_LAGS,
+) -> Transform:
+    """First transform (identity, diff, log, log+diff) that ADF calls stationary (lag-1
+    differencing when none is), replaced by the seasonal difference of the same scale whose
+    variance is smallest when that is at most ``SEASONAL_MAX_VARIANCE`` of the chosen form's
+    and of the undifferenced series'. The same history gives the same transform (cached)."""
+    return _fit(tuple(float(v) for v in history), alpha, min_points, tuple(seasonal_lags))
+
+
+@functools.lru_cache(maxsize=8192)
+def _fit(history: tuple[float, ...], alpha: float, min_points: int, seasonal_lags: tuple[int, ...]) -> Transform:
     if len(history) < min_points or float(np.ptp(np.asarray(history, dtype=float))) == 0.0:
         return Transform()
+    chosen = _adf_choice(history, alpha)
+    spread = min(
+        float(np.var(chosen.series(history), ddof=1)),
+        float(np.var(Transform(log=chosen.log).series(history), ddof=1)),
+    )
+    best, best_spread = chosen, spread * SEASONAL_MAX_VARIANCE
+    for lag in seasonal_lags:
+        if len(history) - lag < min_points:
+            continue
+        seasonal = Transform(log=chosen.log, diff=True, lag=lag)
+        var = float(np.var(seasonal.series(history), ddof=1))
+        if var <= best_spread:
+            best, best_spread = seasonal, var
+    return best
+
+
+def _adf_choice(history: Sequence[float], alpha: float) -> Transform:
     candidates = [Transform(), Transform(diff=True)]
     if all(v > 0 for v in history):
         candidates += [Transform(log=True), Transform(log=True, diff=True)]

@@ -12,6 +12,7 @@ from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_f
 from streamdq.autovalidate.avh import bound_for, mostly_tied, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
+from streamdq.autovalidate.stationarity import MAX_LAG
 from streamdq.checks.spec import loads_suite
 
 
@@ -206,3 +207,33 @@ def test_a_batch_minimum_is_bounded_by_the_extreme_value_tail_not_chebyshev():
     assert bound_for("min") == bound_for("max") == "extreme"
     assert bound_for("median") == bound_for("p05") == "normal"
     assert bound_for("range") == bound_for("std") == "chebyshev"
+
+
+def test_a_weekly_row_count_is_learned_against_the_same_weekday_and_judged_across_advances():
+    """Flights per day dip every Saturday: against the weekday a week back, half the volume on a
+    weekday is far out, while the learned program keeps a week of row counts to judge with,
+    through advance() and a JSON round trip; a program stored in format 1 still reads."""
+    rng = np.random.default_rng(8)
+    pattern = np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0])
+    counts = np.resize(pattern, 31) + rng.normal(0.0, 8.0, 31)
+    hist = [ColumnProfile("x", NUMERIC, float(n), {"row_count": float(n)}) for n in counts[:30]]
+    halved = float(round(counts[29] / 2))
+    bad = {"volume_change:x0.5": ColumnProfile("x", NUMERIC, halved, {"row_count": halved})}
+    program = learn_from_profiles(hist, bad, fpr=0.001)
+    (c,) = program.constraints
+    assert c.metric == "row_count" and c.transform.diff and c.transform.lag == 7
+    assert c.upper - c.lower < 300.0  # the raw series spreads over ~250 (Saturdays to weekdays)
+    assert program.recent_values["row_count"] == tuple(counts[30 - MAX_LAG : 30])  # room for any lag
+    following = ColumnProfile("x", NUMERIC, float(counts[30]), {"row_count": float(counts[30])})
+    assert program.judge_profile(following) == []
+    half = ColumnProfile("x", NUMERIC, float(counts[30] / 2), {"row_count": float(counts[30] / 2)})
+    assert program.judge_profile(half)
+    # one batch later the program judges against the next weekday back
+    moved = Program.from_dict(json.loads(json.dumps(program.advance(following).to_dict())))
+    assert moved.recent_values["row_count"] == tuple(counts[31 - MAX_LAG : 31])
+    assert moved.constraints == program.constraints
+    old = {**program.to_dict(), "format_version": 1, "last_values": {"row_count": float(counts[29])}}
+    del old["recent_values"]
+    assert Program.from_dict(old).recent_values == {"row_count": (float(counts[29]),)}
+    with pytest.raises(ValueError, match="format version 3"):
+        Program.from_dict({**program.to_dict(), "format_version": 3})

@@ -38,13 +38,49 @@ def test_log_diff_transform_roundtrip():
 
 
 def test_value_of_applies_the_remembered_transform_to_a_new_point():
-    assert Transform().value_of(5.0, None) == 5.0
-    assert Transform(diff=True).value_of(5.0, 3.0) == 2.0
-    assert Transform(diff=True).value_of(5.0, None) is None
-    assert Transform(log=True).value_of(0.0, None) is None  # outside the learned domain
-    assert abs(Transform(log=True, diff=True).value_of(math.e**2, math.e) - 1.0) < 1e-12
-    assert Transform().value_of(None, 1.0) is None
-    assert Transform().value_of(math.inf, 1.0) == math.inf
+    assert Transform().value_of(5.0) == 5.0
+    assert Transform(diff=True).value_of(5.0, [1.0, 3.0]) == 2.0
+    assert Transform(diff=True).value_of(5.0, []) is None
+    assert Transform(log=True).value_of(0.0) is None  # outside the learned domain
+    assert abs(Transform(log=True, diff=True).value_of(math.e**2, [math.e]) - 1.0) < 1e-12
+    assert Transform().value_of(None, [1.0]) is None
+    assert Transform().value_of(math.inf, [1.0]) == math.inf
+    # a seasonal difference reads the value one period back, and needs that many
+    week = [900.0, 700.0, 850.0, 930.0, 920.0, 910.0, 940.0]
+    assert Transform(diff=True, lag=7).value_of(690.0, week) == -210.0
+    assert Transform(diff=True, lag=7).value_of(690.0, week[1:]) is None
+    assert Transform(diff=True, lag=7).needs == 7 and Transform(lag=7).needs == 0
+    with pytest.raises(ValueError):
+        Transform(diff=True, lag=0)
+
+
+def _weekly(rng: np.random.Generator, n: int = 30, noise: float = 10.0) -> list[float]:
+    """Flights per day: about 930 on weekdays, 690 on Saturdays, 820 on Sundays."""
+    pattern = np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0])
+    return list(np.resize(pattern, n) + rng.normal(0.0, noise, n))
+
+
+def test_a_weekly_series_is_differenced_one_period_back():
+    rng = np.random.default_rng(4)
+    history = _weekly(rng)
+    t = fit(history)
+    assert t == Transform(diff=True, lag=7)
+    seasonal = np.array(t.series(history))
+    assert len(seasonal) == 23 and seasonal.std() < 25.0  # against ~90 for the raw series
+    # day 30 is a weekday (day 30 mod 7 = 2): judged against the weekday a week earlier, so a
+    # Saturday-sized count stands out while an ordinary weekday does not
+    assert abs(t.apply_next(history, 920.0)) < 40.0
+    assert t.apply_next(history, 690.0) < -180.0
+
+
+def test_seasonal_differencing_needs_evidence_and_enough_points():
+    rng = np.random.default_rng(5)
+    noise = list(rng.normal(900.0, 30.0, 30))
+    assert fit(noise).lag == 1  # no period: the seasonal difference doubles the variance
+    assert fit(_weekly(rng, n=14)).lag == 1  # 14 points leave only 7 weekly differences
+    assert fit(_weekly(rng), seasonal_lags=()).lag == 1
+    hourly = list(np.resize(np.r_[np.full(8, 100.0), np.full(16, 900.0)], 60) + rng.normal(0, 5, 60))
+    assert fit(hourly) == Transform(diff=True, lag=24)
 
 
 def test_a_mostly_tied_series_is_not_tested_and_prints_no_warning():
