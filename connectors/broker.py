@@ -142,6 +142,7 @@ class EmbeddedBroker:
         )
         self.startup_timeout = startup_timeout
         self._proc: subprocess.Popen[bytes] | None = None
+        self.last_stop_forced = False  # the last stop() had to SIGKILL (see stop())
         self._log_path = self.data_dir / f"{kind}-broker.log"
 
     # ------------------------------------------------------------------ properties
@@ -253,16 +254,27 @@ class EmbeddedBroker:
             f"{self.startup_timeout}s (last error: {last!r}):\n{self.log_tail()}"
         )
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the broker (SIGTERM, then SIGKILL after ``timeout``). Data dir is kept."""
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL after ``timeout``). Data dir is kept.
+
+        A broker that needed SIGKILL may not have flushed its last records to the data dir:
+        :attr:`last_stop_forced` says so (and a line on stderr), so a test that then misses
+        records can tell a lost write from a bug of its own."""
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
+        self.last_stop_forced = False
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            self.last_stop_forced = True
+            print(
+                f"{self.kind} broker on {self.bootstrap_servers} ignored SIGTERM for {timeout}s: SIGKILL "
+                "(records not yet flushed to its data dir may be lost)",
+                file=sys.stderr,
+            )
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=timeout)

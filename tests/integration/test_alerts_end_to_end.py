@@ -249,7 +249,10 @@ def test_exactly_one_alert_per_incident(tmp_path, kafka_broker, mode):
             # a broker that comes back with fewer records than were produced cannot give the job
             # the last incidents: name that instead of a missing alert later
             kept = _records_in(bootstrap, source_topic)
-            assert kept == producer.sent, f"the restarted broker holds {kept} of the {producer.sent} records produced"
+            assert kept == producer.sent, (
+                f"the restarted broker holds {kept} of the {producer.sent} records produced"
+                + (" (its stop needed SIGKILL)" if kafka_broker.last_stop_forced else "")
+            )
 
         deadline = time.monotonic() + 420
         while time.monotonic() < deadline and not _complete(reader.alerts):

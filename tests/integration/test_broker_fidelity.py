@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -226,6 +227,7 @@ def test_stop_is_idempotent_and_frees_port(broker: EmbeddedBroker) -> None:
     other.start()
     port = other.port
     other.stop()
+    assert not other.last_stop_forced  # it honoured SIGTERM: nothing unflushed was killed
     other.stop()
     assert not other.running
     import socket
@@ -233,3 +235,15 @@ def test_stop_is_idempotent_and_frees_port(broker: EmbeddedBroker) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))  # the port is free again
     other.close()
+
+
+def test_a_broker_that_ignores_sigterm_is_killed_and_says_so(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    """stop() falls back to SIGKILL after its timeout and records it (records may be lost)."""
+    import subprocess
+
+    stubborn = EmbeddedBroker("noida", data_dir=tmp_path)
+    stubborn._proc = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60"], start_new_session=True)
+    time.sleep(0.3)  # the trap is set
+    stubborn.stop(timeout=1.0)
+    assert stubborn.last_stop_forced
+    assert "ignored SIGTERM" in capfd.readouterr().err
