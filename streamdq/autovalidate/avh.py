@@ -55,6 +55,11 @@ SEGMENT = "_streamdq_avh_segment"
 # which no moment bound over 30 points can price (AUTOVALIDATE-NOTES: near-constant series)
 ORDER_STATISTICS = frozenset({"min", "max", "median", "range"})
 TIED_SHARE = 0.5
+# metrics that may be differenced one period back (stationarity.SEASONAL_LAGS): the volume, which
+# follows the calendar by construction (fewer flights on Saturdays). A column statistic with a
+# weekly pattern (the route mix) is still judged day over day: a weekly difference of it doubled
+# the alarms on holidays and on the days after an incident (bench/README.md)
+SEASONAL_METRICS = frozenset({"row_count"})
 
 
 def kind_of(frame: Any, column: str) -> str:
@@ -316,7 +321,8 @@ def _add_candidates(
     *,
     two_sided: bool,
 ) -> None:
-    transform = stationarity.fit(series) if two_sided else stationarity.Transform()
+    lags = stationarity.SEASONAL_LAGS if metric in SEASONAL_METRICS else ()
+    transform = stationarity.fit(series, seasonal_lags=lags) if two_sided else stationarity.Transform()
     try:
         values = transform.series(series)
     except (ValueError, FloatingPointError):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import bound_for, mostly_tied, std_floor
+from streamdq.autovalidate.avh import SEASONAL_METRICS, bound_for, mostly_tied, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
 from streamdq.autovalidate.stationarity import MAX_LAG
@@ -237,3 +237,22 @@ def test_a_weekly_row_count_is_learned_against_the_same_weekday_and_judged_acros
     assert Program.from_dict(old).recent_values == {"row_count": (float(counts[29]),)}
     with pytest.raises(ValueError, match="format version 3"):
         Program.from_dict({**program.to_dict(), "format_version": 3})
+
+
+def test_only_the_volume_is_differenced_one_period_back():
+    """A column statistic with the same weekly pattern as the row count keeps its day-over-day
+    or raw form: the weekly difference is for the volume alone (SEASONAL_METRICS)."""
+    rng = np.random.default_rng(9)
+    weekly = np.resize(np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0]), 30) + rng.normal(0, 8, 30)
+    hist = [
+        ColumnProfile("x", NUMERIC, float(n), {"row_count": float(n), "mean": float(n) / 10.0}) for n in weekly
+    ]
+    bad = {
+        "volume_change:x0.5": ColumnProfile("x", NUMERIC, 465.0, {"row_count": 465.0, "mean": 93.0}),
+        "unit_change:x10": ColumnProfile("x", NUMERIC, 930.0, {"row_count": 930.0, "mean": 930.0}),
+    }
+    program = learn_from_profiles(hist, bad, fpr=0.001)
+    transforms = {c.metric: c.transform for c in program.constraints}
+    assert transforms["row_count"].lag == 7
+    assert "mean" in transforms and transforms["mean"].lag == 1
+    assert SEASONAL_METRICS == {"row_count"}
