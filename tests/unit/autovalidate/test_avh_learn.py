@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import SEASONAL_METRICS, bound_for, mostly_tied, std_floor
+from streamdq.autovalidate.avh import bound_for, mostly_tied, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
 from streamdq.autovalidate.stationarity import MAX_LAG
@@ -255,4 +255,3 @@ def test_only_the_volume_is_differenced_one_period_back():
     transforms = {c.metric: c.transform for c in program.constraints}
     assert transforms["row_count"].lag == 7
     assert "mean" in transforms and transforms["mean"].lag == 1
-    assert SEASONAL_METRICS == {"row_count"}
