@@ -44,7 +44,7 @@ from streamdq.autovalidate.profile import (
     column_analyzers,
     profile_from_states,
 )
-from streamdq.autovalidate.program import LearnedConstraint, Program
+from streamdq.autovalidate.program import LearnedConstraint, Program, append_recent
 from streamdq.autovalidate.select import greedy_select
 
 MIN_HISTORY = 4
@@ -259,13 +259,8 @@ def recent_values(singles: Sequence[Mapping[str, float]]) -> dict[str, tuple[flo
     """Per metric, its values in the newest ``MAX_LAG`` batches (oldest first), back to the
     newest batch that lacks it: what a program's differenced constraints subtract."""
     out: dict[str, tuple[float, ...]] = {}
-    for metric in singles[-1] if singles else {}:
-        values: list[float] = []
-        for s in reversed(singles[-stationarity.MAX_LAG :]):
-            if metric not in s:
-                break
-            values.append(float(s[metric]))
-        out[metric] = tuple(reversed(values))
+    for metrics in singles[-stationarity.MAX_LAG :]:
+        out = append_recent(out, metrics)
     return out
 
 

@@ -158,6 +158,15 @@ class Violation:
     message: str
 
 
+def append_recent(
+    recent: Mapping[str, tuple[float, ...]], metrics: Mapping[str, float]
+) -> dict[str, tuple[float, ...]]:
+    """``recent`` (metric -> its newest values, oldest first) after one more batch with the single
+    metrics ``metrics``: each of them appended, at most ``MAX_LAG`` kept; a metric the batch lacks
+    is dropped, so a window never spans a batch without its metric."""
+    return {k: (*recent.get(k, ()), float(v))[-MAX_LAG:] for k, v in metrics.items()}
+
+
 @dataclass(frozen=True)
 class Program:
     """A learned conjunction of constraints for one column (empty: nothing is checked)."""
@@ -217,9 +226,7 @@ class Program:
         """The same program with ``profile`` as the newest batch seen (the reference); its
         single metrics join ``recent_values`` (a metric the batch lacks starts over: a
         difference never spans a batch without the metric)."""
-        recent = {
-            k: (*self.recent_values.get(k, ()), v)[-MAX_LAG:] for k, v in single_metrics(profile).items()
-        }
+        recent = append_recent(self.recent_values, single_metrics(profile))
         return replace(self, reference=profile, recent_values=recent)
 
     # -- serialization --------------------------------------------------------------

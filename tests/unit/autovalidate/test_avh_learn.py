@@ -255,3 +255,19 @@ def test_only_the_volume_is_differenced_one_period_back():
     transforms = {c.metric: c.transform for c in program.constraints}
     assert transforms["row_count"].lag == 7
     assert "mean" in transforms and transforms["mean"].lag == 1
+
+
+def test_recent_values_start_over_after_a_batch_without_the_metric():
+    """A difference never spans a batch that lacked its metric: learning and advance() agree."""
+    from streamdq.autovalidate.avh import recent_values
+    from streamdq.autovalidate.program import append_recent
+
+    singles = [{"mean": 1.0, "max": 5.0}, {"max": 6.0}, {"mean": 3.0, "max": 7.0}]
+    assert recent_values(singles) == {"mean": (3.0,), "max": (5.0, 6.0, 7.0)}
+    stepped: dict[str, tuple[float, ...]] = {}
+    for s in singles:
+        stepped = append_recent(stepped, s)
+    assert stepped == recent_values(singles)
+    long = [{"max": float(i)} for i in range(MAX_LAG + 5)]
+    assert recent_values(long)["max"] == tuple(float(i) for i in range(5, MAX_LAG + 5))
+    assert append_recent({"max": recent_values(long)["max"]}, {}) == {}
