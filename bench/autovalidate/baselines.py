@@ -28,6 +28,8 @@ here with pandas from the raw batch:
   distinct counts) instead of the engine's Spark pass, and each suggested constraint's metric is
   evaluated with pandas under the constraint's semantics (SEMANTICS.md); a constraint whose metric
   cannot be computed on a batch (e.g. the mean of an all-NULL batch) fails.
+- ``zscore`` (a scorer, not a judge): OnlineNormal's metric set scored by its largest z against the
+  history; the harness picks its threshold afterwards to match AVH's false alarms (``scores.py``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from streamdq.detectors.base import Point
 from streamdq.detectors.online_normal import OnlineNormal
 
 Judge = Callable[[pd.DataFrame], list[str]]
+Scorer = Callable[[pd.DataFrame], float]
 
 NUMERIC_METRICS = ("row_count", "completeness", "mean", "min", "max")
 CATEGORICAL_METRICS = ("row_count", "completeness", "distinct", "mean_length")
@@ -329,6 +332,30 @@ def streamdq_suggest(ctx: FitContext) -> Judge:
     return _suggestion_judge(ctx, DEFAULT_RULES)
 
 
+def zscore(ctx: FitContext) -> Scorer:
+    """The 3-sigma rule's metrics as a score (``scores.py``): the largest ``|x - mean| / std`` of the
+    batch's ``fixed_metrics`` against the history's. A metric some history batch lacked (the mean of
+    an all-NULL day) is not scored when the batch lacks it too."""
+    from scores import max_z
+
+    names = NUMERIC_METRICS if ctx.kind == "numeric" else CATEGORICAL_METRICS
+    history: dict[str, list[float]] = {}
+    always: set[str] = set()
+    for name in names:
+        values = [ctx.cache.get(batch, ctx.column, ctx.kind)[name] for batch in ctx.history]
+        history[name] = [v for v in values if math.isfinite(v)]
+        if len(history[name]) == len(values):
+            always.add(name)
+
+    def score(batch: pd.DataFrame) -> float:
+        metrics = fixed_metrics(batch, ctx.column, ctx.kind)
+        values = {n: _finite_or_none(metrics[n]) for n in names}
+        scored = {n: h for n, h in history.items() if values[n] is not None or n in always}
+        return max_z(scored, values)
+
+    return score
+
+
 def online_normal_5(ctx: FitContext) -> Judge:
     """OnlineNormal at 5 sigma: the same detector at a far lower false-alarm rate (near the
     ~5.5 sigma that a point which enters the running moments first can reach with 31 points)."""
@@ -342,3 +369,6 @@ BASELINES: dict[str, Callable[[FitContext], Judge | None]] = {
     "deequ_default": deequ_default,
     "streamdq_suggest": streamdq_suggest,
 }
+# threshold-free baselines (``scores.py``): a score per batch; ``zscore_all`` is scored by the
+# harness on AVH's profiles
+SCORERS: dict[str, Callable[[FitContext], Scorer]] = {"zscore": zscore}

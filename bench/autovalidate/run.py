@@ -20,10 +20,15 @@ bound, recall over all recall tests, recall per issue type, and precision in the
 tests (60K precision tests to 40K recall tests: precision = 0.4 R / (0.4 R + 0.6 FPR)). Methods:
 ``avh`` (``streamdq.autovalidate.learn`` at fpr=0.001), ``avh_0.01`` and ``avh_0.05`` (the same
 learner at looser targets, on the same profiles: the precision/recall frontier the baselines
-are compared with) and the baselines of ``baselines.py``.
+are compared with) and the baselines of ``baselines.py``. Two of them, ``zscore`` (OnlineNormal's
+metrics) and ``zscore_all`` (AVH's metric space, on AVH's profiles), are scorers: after the run each
+gets the threshold at which it raises no more false alarms than AVH at each target, chosen on the
+evaluation batches themselves (an oracle calibration, ``scores.py``), and its recall there is
+printed beside AVH's: the comparison at equal precision.
 
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--steps N]
-                                     [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest]
+                                     [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,
+                                                streamdq_suggest,zscore,zscore_all]
                                      [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
                                      [--by-corruption] [--by-column]
 
@@ -50,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import baselines  # noqa: E402
 import data  # noqa: E402
+from scores import SWEEP, ScoreRecord, matched_threshold, profile_scorer  # noqa: E402
 
 from streamdq.autovalidate.corruptions import ISSUE_TYPES, Corruption, apply, corruptions_for  # noqa: E402
 
@@ -105,10 +111,12 @@ def avh_trace(
     cache_key: str = "",
     dates: tuple[str, ...] = (),
     incident_of: Callable[[str], str | None] | None = None,
-) -> dict[float, dict[int, tuple[bool, list[bool], object]]]:
+    score_all: bool = False,
+) -> tuple[dict[float, dict[int, tuple[bool, list[bool], object]]], dict[int, tuple[float, list[float]]]]:
     """AVH on every step of one trace, for each target FPR in ``fprs``:
     ``{fpr: {k: (clean batch flagged, [test flagged...], program)}}`` (the false alarms of the
-    first target are printed).
+    first target are printed); with ``score_all``, also the ``zscore_all`` baseline on the same
+    profiles, ``{k: (clean batch's score, [test scores...])}`` (``scores.profile_scorer``).
 
     Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
@@ -127,6 +135,7 @@ def avh_trace(
 
     clean = profiled([b[[column]] for b in trace[: steps.stop]], "clean")
     out: dict[float, dict[int, tuple[bool, list[bool], object]]] = {fpr: {} for fpr in fprs}
+    scored: dict[int, tuple[float, list[float]]] = {}
     ks = list(steps)
     for i in range(0, len(ks), chunk):
         part = ks[i : i + chunk]
@@ -143,6 +152,9 @@ def avh_trace(
             pos += len(names)
             batches = profiles[pos : pos + n_tests]
             pos += n_tests
+            if score_all:
+                score = profile_scorer(clean[k - HISTORY : k])
+                scored[k] = (score(clean[k]), [score(p) for p in batches])
             for fpr in fprs:
                 program = learn_from_profiles(clean[k - HISTORY : k], learned, fpr=fpr)
                 flagged = [bool(program.judge_profile(p)) for p in batches]
@@ -156,7 +168,7 @@ def avh_trace(
                             f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}", flush=True
                         )
                 out[fpr][k] = (bool(violations), flagged, program)
-    return out
+    return out, scored
 
 
 class ProfileCache:
@@ -274,9 +286,14 @@ def eval_seed(source_idx: int, day: int, column_idx: int, corruption_idx: int) -
 
 def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
     methods: dict[str, Callable[[baselines.FitContext], Judge | None]] = {}
+    scorers: dict[str, Callable[[baselines.FitContext], baselines.Scorer]] = {}
     use_avh = False
     for name in args.methods:
-        if name.startswith("avh"):
+        if name in baselines.SCORERS:
+            scorers[name] = baselines.SCORERS[name]
+        elif name == "zscore_all":
+            continue  # scored on AVH's profiles, with AVH
+        elif name.startswith("avh"):
             if name != "avh":
                 continue  # the other targets are learned with the primary one
             reason = avh_available()
@@ -287,12 +304,15 @@ def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
         else:
             methods[name] = baselines.BASELINES[name]
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    records: dict[tuple[str, str], ScoreRecord] = defaultdict(ScoreRecord)
+    if "zscore_all" in args.methods and not use_avh:
+        print("# zscore_all skipped: it scores AVH's profiles, so it runs only with avh", flush=True)
     checks: list[bool] = []
     cache = baselines.MetricCache()
     started = time.perf_counter()
     steps = range(HISTORY, HISTORY + args.steps)
     try:
-        _run_sources(args, methods, use_avh, tallies, checks, cache, started, steps)
+        _run_sources(args, methods, scorers, use_avh, tallies, records, checks, cache, started, steps)
     except KeyboardInterrupt:
         print("# INTERRUPTED: the tables below cover only the traces and columns finished so far", flush=True)
     if checks:
@@ -300,14 +320,16 @@ def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
         print(
             f"# learn() vs the harness's profile-cached path, first step of each trace and column: {verdict}"
         )
-    return tallies
+    return tallies, records
 
 
 def _run_sources(
     args: argparse.Namespace,
     methods: dict[str, Callable[[baselines.FitContext], Judge | None]],
+    scorers: dict[str, Callable[[baselines.FitContext], baselines.Scorer]],
     use_avh: bool,
     tallies: dict[tuple[str, str], Tally],
+    records: dict[tuple[str, str], ScoreRecord],
     checks: list[bool],
     cache: baselines.MetricCache,
     started: float,
@@ -335,12 +357,13 @@ def _run_sources(
                 if use_avh:
                     tally = tallies[("avh", kind)]
                     t0 = time.perf_counter()
-                    by_target = avh_trace(
+                    by_target, scored = avh_trace(
                         trace, column, kind, steps, seeds, tests, (args.fpr, *args.also_fpr), args.chunk,
                         cache=args.profile_cache,
                         cache_key=f"{source_name}-{start}-{column}-{kind}-{steps.start}-{steps.stop}",
                         dates=source.dates[start : start + TRACE],
                         incident_of=functools.partial(source.incident, column=column),
+                        score_all="zscore_all" in args.methods,
                     )
                     tally.fit_seconds += time.perf_counter() - t0
                     for fpr, verdicts in by_target.items():
@@ -354,6 +377,12 @@ def _run_sources(
                                 for (corruption, _), flag in zip(tests[k], flags, strict=True):
                                     t.recall_tests[corruption.name] += 1
                                     t.caught[corruption.name] += flag
+                    for k, (clean_score, test_scores) in scored.items():
+                        incident = bool(source.incident(source.dates[start + k], column))
+                        for r in (records[("zscore_all", kind)], records[("zscore_all", column_key)]):
+                            r.clean.append((clean_score, incident))
+                            for (corruption, _), score in zip(tests[k], test_scores, strict=True):
+                                r.tests[corruption.name].append(score)
                     if args.check_learn:
                         k = steps.start
                         checks.append(check_learn(trace, column, k, seeds[k], args.fpr, by_target[args.fpr][k][2]))
@@ -380,6 +409,16 @@ def _run_sources(
                                 t.recall_tests[corruption.name] += 1
                                 t.caught[corruption.name] += flagged
                         tally.judge_seconds += time.perf_counter() - t0
+                    for name, fit_scorer in scorers.items():
+                        score = fit_scorer(ctx)
+                        incident = bool(source.incident(source.dates[start + k], column))
+                        clean_score = score(nxt)
+                        for r in (records[(name, kind)], records[(name, column_key)]):
+                            r.clean.append((clean_score, incident))
+                        for corruption, batch in tests[k]:
+                            value = score(batch)
+                            for r in (records[(name, kind)], records[(name, column_key)]):
+                                r.tests[corruption.name].append(value)
                 print(
                     f"# {source_name}[{start}:{start + TRACE}] {column:<10} {kind:<11} done "
                     f"({time.perf_counter() - started:.0f} s)",
@@ -510,6 +549,81 @@ def report_by_column(tallies: dict[tuple[str, str], Tally], methods: list[str]) 
             print(f"  {m:<18} " + " ".join(f"{_fmt(t.issue_recall(i)):>10}" for i in issues))
 
 
+def report_matched(
+    tallies: dict[tuple[str, str], Tally], records: dict[tuple[str, str], ScoreRecord], methods: list[str]
+) -> dict[str, float]:
+    """The scorers (``scores.py``) at thresholds matched to each AVH target's false alarms (both kinds
+    pooled, one threshold per scorer), their recall per issue type beside AVH's at the primary
+    target, and their precision/recall sweep over ``SWEEP``."""
+    scorers = [m for m in methods if any((m, k) in records for k in ("numeric", "categorical"))]
+    targets = [m for m in methods if m.startswith("avh") and any((m, k) in tallies for k in ("numeric", "categorical"))]
+    result: dict[str, float] = {}
+    if not scorers:
+        return result
+    pooled = {m: _pool(records, m) for m in scorers}
+    kinds = ("numeric", "categorical")
+    if targets:
+        print()
+        print("## recall at AVH's false alarms (each scorer's threshold chosen on these batches: an oracle)")
+        print(
+            f"{'method':<16} {'matched to':<10} {'threshold':>9} {'alarms':>6} {'alarms-inc':>10} "
+            f"{'recall':>7} {'numeric':>7} {'categ.':>7}"
+        )
+        for target in targets:
+            both = _merge(tallies, target)
+            print(
+                f"{target:<16} {'':<10} {'':>9} {both.false_alarms:>6} {both.false_alarms - both.incident_alarms:>10} "
+                f"{_fmt(both.recall()):>7} "
+                + " ".join(f"{_fmt(tallies[(target, k)].recall()) if (target, k) in tallies else '':>7}" for k in kinds)
+            )
+            for m in scorers:
+                t = matched_threshold([sc for sc, _ in pooled[m].clean], both.false_alarms)
+                by_kind = [records.get((m, k)) for k in kinds]
+                print(
+                    f"{m:<16} {target:<10} {t:>9.3g} {pooled[m].false_alarms(t):>6} "
+                    f"{pooled[m].false_alarms_excluding_incidents(t):>10} {_fmt(pooled[m].recall(t)):>7} "
+                    + " ".join(f"{_fmt(r.recall(t)) if r else '':>7}" for r in by_kind)
+                )
+                suffix = "" if target == "avh" else target[3:]
+                result[f"recall_{m}_at_avh{suffix}"] = pooled[m].recall(t)
+                result[f"alarms_{m}_at_avh{suffix}"] = float(pooled[m].false_alarms(t))
+        primary = targets[0]
+        both = _merge(tallies, primary)
+        thresholds = {m: matched_threshold([sc for sc, _ in pooled[m].clean], both.false_alarms) for m in scorers}
+        for kind in kinds:
+            if (primary, kind) not in tallies:
+                continue
+            print()
+            print(f"## recall per issue type at {primary}'s false alarms, {kind} columns")
+            print(f"{'issue':<24} {primary:>14} " + " ".join(f"{m:>14}" for m in scorers))
+            for issue in ISSUE_TYPES:
+                if not any(k.split(":")[0] == issue for k in tallies[(primary, kind)].recall_tests):
+                    continue
+                cells = [
+                    _fmt(records[(m, kind)].issue_recall(thresholds[m], issue)) if (m, kind) in records else "n/a"
+                    for m in scorers
+                ]
+                row = " ".join(f"{c:>14}" for c in cells)
+                print(f"{issue:<24} {_fmt(tallies[(primary, kind)].issue_recall(issue)):>14} {row}")
+    print()
+    print("## scorers' sweep: FPR and recall (both kinds) at fixed thresholds")
+    print(f"{'method':<16} " + " ".join(f"{t:>13g}" for t in SWEEP))
+    for m in scorers:
+        n = len(pooled[m].clean)
+        cells = [f"{pooled[m].false_alarms(t) / n:.3f}/{pooled[m].recall(t):.3f}" for t in SWEEP]
+        print(f"{m:<16} " + " ".join(f"{c:>13}" for c in cells))
+    print("(each cell: FPR/recall)")
+    return result
+
+
+def _pool(records: dict[tuple[str, str], ScoreRecord], method: str) -> ScoreRecord:
+    out = ScoreRecord()
+    for kind in ("numeric", "categorical"):
+        if (method, kind) in records:
+            out.extend(records[(method, kind)], prefix=f"{kind}/")
+    return out
+
+
 def _merge(tallies: dict[tuple[str, str], Tally], method: str) -> Tally:
     out = Tally()
     for kind in ("numeric", "categorical"):
@@ -541,7 +655,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
     parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
-    parser.add_argument("--methods", default="avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest")
+    parser.add_argument(
+        "--methods",
+        default="avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest,zscore,zscore_all",
+    )
     parser.add_argument("--fpr", type=float, default=TARGET_FPR, help="AVH's target FPR (the `avh` rows)")
     parser.add_argument(
         "--also-fpr",
@@ -576,8 +693,9 @@ def main() -> None:
         f"methods={args.methods} fpr={args.fpr}",
         flush=True,
     )
-    tallies = run(args)
+    tallies, records = run(args)
     result = report(tallies, args.methods)
+    result.update(report_matched(tallies, records, args.methods))
     if args.by_corruption:
         report_by_corruption(tallies, args.methods)
     if args.by_column:
@@ -594,6 +712,8 @@ def main() -> None:
             }
             for (m, k), t in tallies.items()
         }
+        for (m, k), r in records.items():
+            payload[f"{m}/{k}"] = {"clean_scores": r.clean, "test_scores": dict(r.tests)}
         Path(args.json).write_text(json.dumps(payload, indent=1, sort_keys=True))
     print()
     print("RESULT autovalidate " + " ".join(f"{k}={_fmt(v).strip()}" for k, v in result.items()))
