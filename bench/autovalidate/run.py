@@ -121,12 +121,14 @@ def avh_trace(
     Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
     learning corruptions and the test batches of ``chunk`` steps per run) instead of one Spark run per
-    ``learn`` and per ``judge``; ``learn_from_profiles`` and ``Program.judge_profile`` are the very
+    ``learn`` and per ``judge``; ``learn_at_targets`` (``learn_from_profiles`` at several targets
+    over one computation of the metrics) and ``Program.judge_profile`` are the very
     functions ``learn``/``judge`` call after profiling. With a ``cache``, profiles are read from
     (or written to) it under ``cache_key``, so a change to the learner alone is re-measured
     without Spark.
     """
-    from streamdq.autovalidate import learn_from_profiles, profile_frames
+    from streamdq.autovalidate import profile_frames
+    from streamdq.autovalidate.avh import learn_at_targets
 
     def profiled(frames: list[pd.DataFrame], part: str) -> list:
         if cache is None:
@@ -155,8 +157,9 @@ def avh_trace(
             if score_all:
                 score = profile_scorer(clean[k - HISTORY : k])
                 scored[k] = (score(clean[k]), [score(p) for p in batches])
+            programs = learn_at_targets(clean[k - HISTORY : k], learned, fprs)
             for fpr in fprs:
-                program = learn_from_profiles(clean[k - HISTORY : k], learned, fpr=fpr)
+                program = programs[fpr]
                 flagged = [bool(program.judge_profile(p)) for p in batches]
                 violations = program.judge_profile(clean[k])
                 if fpr == fprs[0]:

@@ -20,7 +20,8 @@
    under-states the FPR on 30 points (AUTOVALIDATE-NOTES.md).
 4. Recall: the corruptions each candidate catches; then greedy budgeted max coverage
    (``select.greedy_select``) under the FPR target (union bound); one constraint per
-   metric is kept (the tightest chosen).
+   metric is kept (the tightest chosen). ``learn_at_targets`` runs steps 2-4 for several
+   targets over one computation of the metrics (the benchmark's precision/recall frontier).
 
 Runs on the driver; Spark is used only through the engine. Empty history raises
 ``ValueError``; a history shorter than ``MIN_HISTORY`` batches gives an empty program
@@ -188,27 +189,40 @@ def learn_from_profiles(
 ) -> Program:
     """AVH's selection on profiles: ``history`` oldest first; ``corrupted`` = name -> profile
     of a corrupted copy of ``history[-1]``."""
+    return learn_at_targets(history, corrupted, (fpr,), min_std=min_std)[fpr]
+
+
+def learn_at_targets(
+    history: Sequence[ColumnProfile],
+    corrupted: Mapping[str, ColumnProfile],
+    fprs: Sequence[float],
+    *,
+    min_std: float = 1e-6,
+) -> dict[float, Program]:
+    """``learn_from_profiles`` at several targets (fpr -> program) over one computation of the
+    metrics: the same programs as one call per target, for the cost of the metrics once."""
     if not history:
         raise ValueError("learn_from_profiles() needs a non-empty history")
-    if not 0.0 < fpr < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    for fpr in fprs:
+        if not 0.0 < fpr < 1.0:
+            raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     newest = history[-1]
     singles = [single_metrics(p) for p in history]
-    base = Program(
-        column=newest.column,
-        kind=newest.kind,
-        fpr=fpr,
-        history=len(history),
-        reference=newest,
-        recent_values=recent_values(singles),
-    )
+    recent = recent_values(singles)
     if len(history) < MIN_HISTORY:
-        return base
+        return {
+            fpr: Program(
+                column=newest.column, kind=newest.kind, fpr=fpr, history=len(history),
+                reference=newest, recent_values=recent,
+            )
+            for fpr in fprs
+        }
     pairs = [pair_metrics(a, b) for a, b in zip(history, history[1:], strict=False)]
     bad_single = {n: single_metrics(p) for n, p in corrupted.items()}
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
-    candidates: dict[str, LearnedConstraint] = {}
     rows = float(np.mean([p.rows for p in history]))
+    # (metric, series, corrupted values, bound, two-sided) for every metric with a full history
+    observed: list[tuple[str, list[float], dict[str, float | None], bounds.Bound, bool]] = []
     for metric in sorted(set().union(*singles)):
         series = [s.get(metric) for s in singles]
         if any(v is None for v in series):
@@ -216,43 +230,43 @@ def learn_from_profiles(
         values = [float(v) for v in series if v is not None]
         if metric in ORDER_STATISTICS and mostly_tied(values):
             continue
-        bound = bound_for(metric)
-        _add_candidates(
-            candidates, newest.column, metric, values,
-            {n: s.get(metric) for n, s in bad_single.items()}, bound, fpr,
-            std_floor(metric, values, rows, min_std), two_sided=True,
-        )
+        observed.append((metric, values, {n: s.get(metric) for n, s in bad_single.items()}, bound_for(metric), True))
     for metric in sorted(set().union(*pairs)) if pairs else []:
         series = [p.get(metric) for p in pairs]
         if any(v is None for v in series) or len(series) < MIN_HISTORY - 1:
             continue
         values = [float(v) for v in series if v is not None]
-        _add_candidates(
-            candidates, newest.column, metric, values,
-            {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli", fpr,
-            std_floor(metric, values, rows, min_std), two_sided=False,
+        observed.append((metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli", False))
+    out = {}
+    for fpr in fprs:
+        candidates: dict[str, LearnedConstraint] = {}
+        for metric, values, bad, bound, two_sided in observed:
+            _add_candidates(
+                candidates, newest.column, metric, values, bad, bound, fpr,
+                std_floor(metric, values, rows, min_std), two_sided=two_sided,
+            )
+        chosen = greedy_select(
+            {name: c.fpr for name, c in candidates.items()},
+            {name: set(c.caught) for name, c in candidates.items()},
+            budget=fpr,
         )
-    chosen = greedy_select(
-        {name: c.fpr for name, c in candidates.items()},
-        {name: set(c.caught) for name, c in candidates.items()},
-        budget=fpr,
-    )
-    tightest: dict[str, LearnedConstraint] = {}
-    for name in chosen:
-        c = candidates[name]
-        if c.metric not in tightest or c.k < tightest[c.metric].k:
-            tightest[c.metric] = c
-    return Program(
-        column=newest.column,
-        kind=newest.kind,
-        fpr=fpr,
-        constraints=tuple(tightest[m] for m in sorted(tightest)),
-        reference=base.reference,
-        recent_values=base.recent_values,
-        history=len(history),
-        candidates=len(candidates),
-        corruptions=len(corrupted),
-    )
+        tightest: dict[str, LearnedConstraint] = {}
+        for name in chosen:
+            c = candidates[name]
+            if c.metric not in tightest or c.k < tightest[c.metric].k:
+                tightest[c.metric] = c
+        out[fpr] = Program(
+            column=newest.column,
+            kind=newest.kind,
+            fpr=fpr,
+            constraints=tuple(tightest[m] for m in sorted(tightest)),
+            reference=newest,
+            recent_values=recent,
+            history=len(history),
+            candidates=len(candidates),
+            corruptions=len(corrupted),
+        )
+    return out
 
 
 def recent_values(singles: Sequence[Mapping[str, float]]) -> dict[str, tuple[float, ...]]:

@@ -144,6 +144,23 @@ def test_learn_from_profiles_spends_at_most_the_budget_and_prefers_recall():
         learn_from_profiles([], bad)
 
 
+def test_learning_at_several_targets_gives_each_targets_program(history):
+    """learn_at_targets computes the metrics once and selects per target: the same programs as one
+    learn_from_profiles call per target (a budget of 0.05 buys at least what 0.001 buys)."""
+    from streamdq.autovalidate.avh import learn_at_targets
+
+    frames, _ = history
+    profiles = profile_frames(frames, "amount", NUMERIC)
+    bad = {"unit_change:x10": ColumnProfile("amount", NUMERIC, 400, {"row_count": 400, "mean": 500.0})}
+    together = learn_at_targets(profiles, bad, (0.001, 0.05))
+    for fpr, program in together.items():
+        assert program.to_dict() == learn_from_profiles(profiles, bad, fpr=fpr).to_dict()
+    assert together[0.05].fpr_bound <= 0.05 and together[0.001].fpr_bound <= 0.001
+    assert len(together[0.05].constraints) >= len(together[0.001].constraints) >= 1
+    with pytest.raises(ValueError, match="fpr must be in"):
+        learn_at_targets(profiles, bad, (0.001, 1.5))
+
+
 def test_single_metrics_drop_non_finite_values():
     p = ColumnProfile("x", NUMERIC, 1, {"mean": float("nan"), "row_count": 1.0})
     assert single_metrics(p) == {"row_count": 1.0}
