@@ -4,7 +4,8 @@ Single-distribution metrics are the profile's scalars (row count, completeness, 
 ratio, mean, median, min, max, sum, range, ... and the 5% and 95% quantiles of the KLL
 sketch for numeric columns; row count, completeness, distinct count, unique ratio,
 string/letter/digit/punctuation lengths and the empty, padded and upper-case ratios for
-categorical ones). Two-distribution metrics
+categorical ones), plus, for both kinds, the distinct exponent
+``log(distinct) / log(non-null values)`` (``distinct_exponent``). Two-distribution metrics
 compare a batch with the previous one:
 
 * categorical: L1, L-infinity, cosine, chi-squared, KL and JS over the value counts, and
@@ -45,6 +46,7 @@ CLT_METRICS = frozenset(
         "completeness",
         "mean",
         "unique_ratio",
+        "distinct_exponent",
         "zero_ratio",
         "str_len",
         "char_len",
@@ -70,6 +72,9 @@ def single_metrics(profile: ColumnProfile) -> dict[str, float]:
     """The single-distribution metrics of one batch (finite values only): the profile's
     scalars plus, for a numeric column with values, the ``TAIL_QUANTILES`` of its sketch."""
     out = {k: v for k, v in profile.scalars.items() if math.isfinite(v)}
+    exponent = distinct_exponent(profile.rows, out.get("completeness"), out.get("unique_ratio"))
+    if exponent is not None:
+        out["distinct_exponent"] = exponent
     sketch = profile.kll_sketch() if profile.kind != CATEGORICAL else None
     if sketch is not None and not sketch.is_empty():
         for name, q in TAIL_QUANTILES.items():
@@ -77,6 +82,28 @@ def single_metrics(profile: ColumnProfile) -> dict[str, float]:
             if math.isfinite(value):
                 out[name] = value
     return out
+
+
+def distinct_exponent(rows: float, completeness: float | None, unique_ratio: float | None) -> float | None:
+    """Heaps' exponent of a batch: ``log(distinct) / log(non-null values)``, or None with fewer than
+    two non-null values or without the ratios.
+
+    A sample's distinct share falls as the sample grows, so the unique ratio largely tracks the
+    batch size: the benchmark's blizzard day with 291 arrival delays has a unique ratio of 0.354
+    against 0.138 the day before with 925 (103 and 128 distinct values). Distinct values grow
+    about as ``n ** beta`` (Heaps' law), and ``beta`` moves far less with ``n`` (0.82 against
+    0.71 on those days); over the benchmark's 120 days of delays its spread is a sixth of the
+    unique ratio's relative to the mean, so its bounds are tighter for the same false alarms.
+    The number of distinct values of a sample is asymptotically normal (occupancy counts) and the
+    exponent is a smooth function of it: the normal tail applies.
+    """
+    if completeness is None or unique_ratio is None:
+        return None
+    n = rows * completeness
+    distinct = unique_ratio * n
+    if n < 2.0 or distinct < 1.0:
+        return None
+    return math.log(distinct) / math.log(n)
 
 
 def pair_metrics(previous: ColumnProfile, current: ColumnProfile) -> dict[str, float]:

@@ -166,6 +166,33 @@ def test_single_metrics_drop_non_finite_values():
     assert single_metrics(p) == {"row_count": 1.0}
 
 
+def test_the_distinct_exponent_tracks_the_value_distribution_not_the_batch_size():
+    """Samples of one distribution: the unique ratio of 300 values is far above that of 900, the
+    exponent log(distinct)/log(n) moves far less; 10% of unrelated values raise it as well."""
+    from streamdq.autovalidate.features import distinct_exponent
+
+    rng = np.random.default_rng(3)
+
+    def metrics(values: np.ndarray) -> tuple[float, float]:
+        n, distinct = len(values), len(np.unique(values))
+        exponent = distinct_exponent(float(n), 1.0, distinct / n)
+        assert exponent is not None and exponent == pytest.approx(np.log(distinct) / np.log(n))
+        return distinct / n, exponent
+
+    delays = lambda n: np.round(rng.exponential(20.0, n) - 10.0)  # noqa: E731
+    small, large = metrics(delays(300)), metrics(delays(900))
+    assert small[0] / large[0] > 1.8  # the unique ratio nearly doubles with a third of the rows
+    # the exponent moves, relative to its value, by under a fifth as much
+    assert small[1] / large[1] - 1.0 < 0.2 * (small[0] / large[0] - 1.0)
+    perturbed = metrics(np.concatenate([delays(810), rng.uniform(0, 10_000, 90).round(2)]))
+    assert perturbed[1] - large[1] > 0.05  # 10% of foreign values in a batch of the usual size
+    profile = ColumnProfile("x", NUMERIC, 100.0, {"row_count": 100.0, "completeness": 0.5, "unique_ratio": 0.2})
+    assert single_metrics(profile)["distinct_exponent"] == pytest.approx(np.log(10) / np.log(50))
+    assert distinct_exponent(1.0, 1.0, 1.0) is None  # one value: no exponent
+    assert distinct_exponent(100.0, None, 0.5) is None
+    assert bound_for("distinct_exponent") == "normal"
+
+
 def test_order_statistics_of_a_mostly_tied_history_are_not_bounded():
     """median(visib) is 10 miles on most days: no +-k*std interval around it is priced right."""
     rng = np.random.default_rng(3)
