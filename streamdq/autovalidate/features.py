@@ -70,7 +70,8 @@ TAIL_QUANTILES = {"p05": 0.05, "p95": 0.95}
 
 def single_metrics(profile: ColumnProfile) -> dict[str, float]:
     """The single-distribution metrics of one batch (finite values only): the profile's
-    scalars plus, for a numeric column with values, the ``TAIL_QUANTILES`` of its sketch."""
+    scalars, the ``distinct_exponent`` when it is defined, and, for a numeric column with
+    values, the ``TAIL_QUANTILES`` of its sketch."""
     out = {k: v for k, v in profile.scalars.items() if math.isfinite(v)}
     exponent = distinct_exponent(profile.rows, out.get("completeness"), out.get("unique_ratio"))
     if exponent is not None:
