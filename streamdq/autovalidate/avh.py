@@ -303,7 +303,8 @@ def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float)
     A constant history does not make a constant future: ratios get the binomial standard
     error of their mean rate at the mean batch size (the rate kept at least one row away
     from 0 and 1), row counts the Poisson one (sqrt of the mean), distinct counts half a
-    value; every other metric ``min_std`` relative to its mean's magnitude.
+    value, the distinct exponent half a value of its distinct count (``0.5 / (d ln n)``);
+    every other metric ``min_std`` relative to its mean's magnitude.
     """
     mean = float(np.mean(series)) if len(series) else 0.0
     relative = min_std * max(1.0, abs(mean))
@@ -311,6 +312,11 @@ def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float)
     if metric.endswith("ratio") or metric == "completeness":
         p = min(max(mean, 1.0 / n), 1.0 - 1.0 / n) if n > 1 else 0.5
         return max(relative, math.sqrt(p * (1.0 - p) / n))
+    if metric == "distinct_exponent" and n > 2:
+        # half a distinct value (the distinct count's floor) carried through log(d) / log(n):
+        # a key column's exponent of exactly 1 is not an equality constraint either
+        distinct = max(n ** mean, 1.0)
+        return max(relative, 0.5 / (distinct * math.log(n)))
     if metric == "row_count":
         return max(relative, math.sqrt(max(mean, 1.0)))
     if metric == "distinct_count":

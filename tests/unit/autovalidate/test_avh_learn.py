@@ -89,6 +89,14 @@ def test_std_floors_keep_constant_histories_from_becoming_equalities():
     assert std_floor("unique_ratio", [0.01] * 30, 400, 1e-6) == pytest.approx((0.01 * 0.99 / 400) ** 0.5)
     assert std_floor("zero_ratio", [0.0] * 30, 400, 1e-6) == pytest.approx((1 / 400 * 399 / 400 / 400) ** 0.5)
     assert std_floor("row_count", [400.0] * 30, 400, 1e-6) == 20.0
+    # half a distinct value: a key column (every value distinct) with one duplicate among 400 is
+    # two floors away, not an equality broken
+    key = std_floor("distinct_exponent", [1.0] * 30, 400, 1e-6)
+    one_duplicate = 1.0 - np.log(399) / np.log(400)
+    assert key == pytest.approx(0.5 / (400 * np.log(400)))
+    assert 1.5 < one_duplicate / key < 2.5
+    few = np.log(16) / np.log(400)  # 16 distinct values
+    assert std_floor("distinct_exponent", [few] * 30, 400, 1e-6) == pytest.approx(0.5 / (16 * np.log(400)))
     assert std_floor("mean", [5.0] * 30, 400, 1e-6) == pytest.approx(5e-6)
 
 
