@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
 from streamdq.autovalidate.profile import CATEGORICAL, ColumnProfile
+from tests.unit.bench.bench_modules import load_bench_module
 
-PATH = Path(__file__).resolve().parents[3] / "bench" / "autovalidate" / "scores.py"
-
-
-def _scores():
-    spec = importlib.util.spec_from_file_location("bench_avh_scores", PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_avh_scores"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-S = _scores()
+S = load_bench_module("autovalidate/scores.py", "bench_avh_scores")
 
 
 def test_z_is_the_distance_in_history_standard_deviations():

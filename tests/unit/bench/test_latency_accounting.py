@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from streamdq.analyzers.metric import Metric
 from streamdq.report import BatchReport, CheckResult, ConstraintResult, Window
+from tests.unit.bench.bench_modules import load_bench_module
 
 T0 = datetime(2026, 11, 24, 5, 0, tzinfo=UTC)
-PATH = Path(__file__).resolve().parents[3] / "bench" / "detectors" / "latency.py"
 
 
 def _latency():
-    spec = importlib.util.spec_from_file_location("bench_latency", PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_latency"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_module("detectors/latency.py", "bench_latency")
 
 
 def _ms(t: datetime) -> int:
