@@ -382,10 +382,8 @@ def _run_sources(
                                     t.caught[corruption.name] += flag
                     for k, (clean_score, test_scores) in scored.items():
                         incident = bool(source.incident(source.dates[start + k], column))
-                        for r in (records[("zscore_all", kind)], records[("zscore_all", column_key)]):
-                            r.clean.append((clean_score, incident))
-                            for (corruption, _), score in zip(tests[k], test_scores, strict=True):
-                                r.tests[corruption.name].append(score)
+                        keep = (records[("zscore_all", kind)], records[("zscore_all", column_key)])
+                        _record_scores(keep, clean_score, incident, tests[k], test_scores)
                     if args.check_learn:
                         k = steps.start
                         checks.append(check_learn(trace, column, k, seeds[k], args.fpr, by_target[args.fpr][k][2]))
@@ -415,19 +413,28 @@ def _run_sources(
                     for name, fit_scorer in scorers.items():
                         score = fit_scorer(ctx)
                         incident = bool(source.incident(source.dates[start + k], column))
-                        clean_score = score(nxt)
-                        for r in (records[(name, kind)], records[(name, column_key)]):
-                            r.clean.append((clean_score, incident))
-                        for corruption, batch in tests[k]:
-                            value = score(batch)
-                            for r in (records[(name, kind)], records[(name, column_key)]):
-                                r.tests[corruption.name].append(value)
+                        keep = (records[(name, kind)], records[(name, column_key)])
+                        _record_scores(keep, score(nxt), incident, tests[k], [score(b) for _, b in tests[k]])
                 print(
                     f"# {source_name}[{start}:{start + TRACE}] {column:<10} {kind:<11} done "
                     f"({time.perf_counter() - started:.0f} s)",
                     flush=True,
                 )
     print(f"# corruptions that changed nothing (not tests): {skipped}")
+
+
+def _record_scores(
+    keep: tuple[ScoreRecord, ...],
+    clean_score: float,
+    incident: bool,
+    tests: list[tuple[Corruption, pd.DataFrame]],
+    test_scores: list[float],
+) -> None:
+    """One step's scores (the real batch's, then each test's) into every record of ``keep``."""
+    for r in keep:
+        r.clean.append((clean_score, incident))
+        for (corruption, _), score in zip(tests, test_scores, strict=True):
+            r.tests[corruption.name].append(score)
 
 
 def _tests(
