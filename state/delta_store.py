@@ -98,7 +98,7 @@ _WRITER_LOCKS_GUARD = threading.Lock()
 
 
 def _writer_lock(table_path: str, app: str) -> threading.Lock:
-    """One lock per (table, application id) in this process.
+    """One lock per (table or store root, application id) in this process.
 
     delta-rs does not treat two concurrent commits carrying the same application
     transaction as a conflict (both blind appends succeed), so two writers of the same
@@ -309,6 +309,35 @@ class DeltaStateStore:
             )
         if batch_id < 0:
             raise ValueError(f"batch_id must be >= 0, got {batch_id}")
+        # Two writers of one query in this process (a restarted handler racing its
+        # predecessor) are serialized as a whole: otherwise each could win some tables and
+        # both report True. Different queries still commit concurrently.
+        with _writer_lock(self.root, app_id(query_id)):
+            return self._commit_locked(
+                query_id,
+                batch_id,
+                dataset=dataset,
+                states=states,
+                metrics=metrics,
+                results=results,
+                report=report,
+                quarantine=quarantine,
+                detector_states=detector_states,
+            )
+
+    def _commit_locked(
+        self,
+        query_id: str,
+        batch_id: int,
+        *,
+        dataset: str,
+        states: Sequence[StateRecord],
+        metrics: Sequence[MetricRecord],
+        results: Sequence[ResultRecord],
+        report: BatchReport,
+        quarantine: pa.Table | None,
+        detector_states: Sequence[DetectorStateRecord],
+    ) -> bool:
         if self._committed(query_id, batch_id):
             return False
         now = datetime.now(UTC)

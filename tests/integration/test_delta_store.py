@@ -401,6 +401,48 @@ def test_concurrent_commits_from_threads(tmp_path: Path) -> None:
     assert stores[0].load_states("orders") == {("total", None, SIZE.state_key()): NumMatches(1)}
 
 
+class _PausingStore(DeltaStateStore):
+    """Pauses (up to 2 s) after writing its states table, mid-commit."""
+
+    def __init__(self, root: str, paused: threading.Event, resume: threading.Event) -> None:
+        super().__init__(root, parallel_writes=False)
+        self.paused, self.resume = paused, resume
+
+    def _append(self, name: str, *args: object, **kw: object) -> bool:
+        wrote = super()._append(name, *args, **kw)
+        if name == S.STATES:
+            self.paused.set()
+            self.resume.wait(timeout=2.0)
+        return wrote
+
+
+def test_a_second_writer_of_a_batch_waits_for_the_first_to_finish(tmp_path: Path) -> None:
+    """Without the per-query commit lock the second writer wins the tables the first has not
+    reached yet, and both report True."""
+    commit_batch(DeltaStateStore(str(tmp_path)), 0)
+    paused, resume = threading.Event(), threading.Event()
+    outcomes: dict[str, bool] = {}
+    first = threading.Thread(
+        target=lambda: outcomes.__setitem__(
+            "first", commit_batch(_PausingStore(str(tmp_path), paused, resume), 1)
+        )
+    )
+    second = threading.Thread(
+        target=lambda: outcomes.__setitem__("second", commit_batch(DeltaStateStore(str(tmp_path)), 1))
+    )
+    first.start()
+    assert paused.wait(timeout=30)
+    second.start()
+    second.join(timeout=1.0)
+    resume.set()
+    first.join()
+    second.join()
+    assert outcomes == {"first": True, "second": False}
+    store = DeltaStateStore(str(tmp_path))
+    for name in (S.STATES, S.METRICS, S.REPORTS):
+        assert sorted(r["batch_id"] for r in rows(store, name)) == [0, 1], name
+
+
 def test_maintenance_keeps_data_readable(tmp_path: Path) -> None:
     store = DeltaStateStore(str(tmp_path), checkpoint_every=4, compact_every=5, retention_hours=0)
     for b in range(12):
