@@ -447,13 +447,15 @@ def test_stream_job_publishes_one_alert_per_incident_across_a_kill(kafka_broker,
             "rows_per_second": 20,
             "seed": 7,
             "incidents": [
-                {"kind": "null_burst", "start": 20, "duration": 30, "column": "amount", "fraction": 1.0}
+                {"kind": "null_burst", "start": 20, "duration": 15, "column": "amount", "fraction": 1.0}
             ],
         },
         "event_time": "ts",
-        "window": "1 minute",
-        "watermark": "10 seconds",
-        "trigger": "3 seconds",
+        # short windows: the first clean window after the incident (which ends 35 s in) closes
+        # at most 20 + 20 + 5 s later, well inside the restarted job's 90 s
+        "window": "20 seconds",
+        "watermark": "5 seconds",
+        "trigger": "2 seconds",
         "checkpoint": str(tmp_path / "chk"),
         "state": {"path": str(tmp_path / "state")},
         "checks": [{"description": "amounts", "level": "error", "constraints": [{"is_complete": "amount"}]}],
@@ -485,7 +487,7 @@ def test_stream_job_publishes_one_alert_per_incident_across_a_kill(kafka_broker,
         os.killpg(job.pid, signal.SIGKILL)  # crash in the middle of the incident
         job.wait(timeout=30)
         job = subprocess.Popen(
-            [exe, "run", str(cfg), "--duration", "150"],
+            [exe, "run", str(cfg), "--duration", "90"],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

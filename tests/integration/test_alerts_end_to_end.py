@@ -73,7 +73,7 @@ def _config(tmp: Path, bootstrap: str, source_topic: str, alert_topic: str) -> P
             "bootstrap_servers": bootstrap,
             "topic": source_topic,
             "starting_offsets": "earliest",
-            "max_records_per_trigger": 500,
+            "max_records_per_trigger": 1000,  # two windows a trigger: half the microbatches
             "format": "json",
             "schema": GENERATOR_SCHEMA_DDL,
             "required": list(GENERATOR_REQUIRED),
