@@ -26,7 +26,7 @@ gets the threshold at which it raises no more false alarms than AVH at each targ
 evaluation batches themselves (an oracle calibration, ``scores.py``), and its recall there is
 printed beside AVH's: the comparison at equal precision.
 
-    python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--steps N]
+    python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--first-trace N] [--steps N]
                                      [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,
                                                 streamdq_suggest,zscore,zscore_all]
                                      [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
@@ -345,7 +345,8 @@ def _run_sources(
             (c, "categorical") for c in source.categorical[: args.columns]
         ]
         columns = [(c, kind) for c, kind in columns if kind in args.kinds]
-        for start, trace in source.traces(TRACE, limit=args.traces or None):
+        traced = source.traces(TRACE)[args.first_trace :]
+        for start, trace in traced[: args.traces or None]:
             cache.clear()
             for column_idx, (column, kind) in enumerate(columns):
                 catalogue = corruptions_for(kind)
@@ -662,6 +663,9 @@ def main() -> None:
     parser.add_argument(
         "--traces", type=int, default=2, help="traces of 60 days per source (a year holds 6; 0 = all)"
     )
+    parser.add_argument(
+        "--first-trace", type=int, default=0, help="skip this many traces first (e.g. 2: the held-out traces 3-6)"
+    )
     parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
     parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
@@ -686,6 +690,8 @@ def main() -> None:
         "--profile-cache", default=None, help="AVH: keep the engine's profiles in this directory (learner experiments)"
     )
     args = parser.parse_args()
+    if args.first_trace < 0 or args.traces < 0:
+        parser.error("--first-trace and --traces must be >= 0")
     args.profile_cache = ProfileCache(Path(args.profile_cache)) if args.profile_cache else None
     if args.quick:
         args.sources, args.traces, args.columns, args.steps = "flights", 1, 2, 3
@@ -699,7 +705,7 @@ def main() -> None:
     args.kinds = [k for k in args.kinds.split(",") if k]
     args.steps = max(1, min(args.steps, TRACE - HISTORY))
     print(
-        f"# sources={args.sources} traces={args.traces or 'all'} steps={args.steps} columns/kind={args.columns} "
+        f"# sources={args.sources} traces={args.traces or 'all'} first_trace={args.first_trace} steps={args.steps} columns/kind={args.columns} "
         f"methods={args.methods} fpr={args.fpr}",
         flush=True,
     )
