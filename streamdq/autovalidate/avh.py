@@ -9,7 +9,8 @@
 2. Candidates (``learn_from_profiles``): for each metric of the space (``features.py``)
    with a full history, its series is made stationary (ADF, transform remembered); for a
    ladder of FPR levels at or below the target, a constraint ``mean +- k * std`` (single
-   metrics: the normal tail for counts, means, ratios and quantiles, the extreme value
+   metrics: the normal tail, as the Student-t prediction law of the n history values, for
+   counts, means, ratios and quantiles, the extreme value
    tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
@@ -350,7 +351,7 @@ def _add_candidates(
     before = series[:-1]  # a corrupted copy of the newest batch follows these
     for fraction in FPR_LADDER:
         target = fpr * fraction
-        k = bounds.k_for(target, bound)
+        k = bounds.k_for(target, bound, len(values))
         lower, upper = _domain(metric, transform, mean - k * std if two_sided else 0.0, mean + k * std)
         if not _leave_one_out_ok(values, k, two_sided, floor):
             continue
@@ -367,7 +368,7 @@ def _add_candidates(
             upper=upper,
             bound=bound,
             k=k,
-            fpr=bounds.fpr_at(k, bound),
+            fpr=bounds.fpr_at(k, bound, len(values)),
             transform=transform,
             caught=tuple(sorted(caught)),
             history_mean=mean,

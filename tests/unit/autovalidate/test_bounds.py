@@ -60,3 +60,33 @@ def test_interval_rejects_bad_input():
     with pytest.raises(ValueError):
         k_for(0.0, "normal")
     assert math.isinf(k_for(1e-300, "chebyshev")) is False
+
+
+def test_normal_tail_with_n_history_values_is_the_student_t_prediction_law():
+    assert k_for(1e-5, "normal", 30) == pytest.approx(5.423, abs=1e-3)  # 4.417 without n
+    assert k_for(1e-5, "normal", 30) > k_for(1e-5, "normal", 300) > k_for(1e-5, "normal")
+    for n in (3, 10, 30):
+        for fpr in (0.1, 0.01, 1e-5):
+            assert fpr_at(k_for(fpr, "normal", n), "normal", n) == pytest.approx(fpr, rel=1e-9)
+    assert k_for(0.01, "normal", 2) == k_for(0.01, "normal")  # too few values for a t law
+    with pytest.raises(ValueError):
+        k_for(0.01, "normal", 0)
+
+
+def test_prediction_interval_holds_its_rate_where_the_plain_normal_tail_does_not():
+    """A new normal value falls outside mean +- k s of 10 earlier ones at the nominal rate only
+    with the prediction law; the plain normal k ignores that mean and s are estimates."""
+    rng = np.random.default_rng(3)
+    draws = rng.standard_normal((200_000, 11))
+    history, new = draws[:, :10], draws[:, 10]
+    z = np.abs(new - history.mean(axis=1)) / history.std(axis=1, ddof=1)
+    fpr = 0.01
+    assert np.mean(z >= k_for(fpr, "normal", 10)) == pytest.approx(fpr, rel=0.1)
+    assert np.mean(z >= k_for(fpr, "normal")) > 2 * fpr
+
+
+def test_interval_uses_the_prediction_law_for_the_normal_tail():
+    history = [1.0, 2.0, 3.0, 4.0, 5.0]
+    low, high = interval(history, fpr=0.01, bound="normal")
+    k = (high - low) / 2 / float(np.std(history, ddof=1))
+    assert k == pytest.approx(k_for(0.01, "normal", 5))
