@@ -661,7 +661,7 @@ def main() -> None:
     )
     parser.add_argument("--sources", default="flights,weather")
     parser.add_argument(
-        "--traces", type=int, default=2, help="traces of 60 days per source (a year holds 6; 0 = all)"
+        "--traces", type=int, default=0, help="traces of 60 days per source (a year holds 6; 0, the default, = all)"
     )
     parser.add_argument(
         "--first-trace", type=int, default=0, help="skip this many traces first (e.g. 2: the held-out traces 3-6)"
