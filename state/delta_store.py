@@ -313,67 +313,42 @@ class DeltaStateStore:
         # predecessor) are serialized as a whole: otherwise each could win some tables and
         # both report True. Different queries still commit concurrently.
         with _writer_lock(self.root, app_id(query_id)):
-            return self._commit_locked(
-                query_id,
-                batch_id,
-                dataset=dataset,
-                states=states,
-                metrics=metrics,
-                results=results,
-                report=report,
-                quarantine=quarantine,
-                detector_states=detector_states,
+            if self._committed(query_id, batch_id):
+                return False
+            now = datetime.now(UTC)
+            state_rows = T.state_table(
+                dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
             )
-
-    def _commit_locked(
-        self,
-        query_id: str,
-        batch_id: int,
-        *,
-        dataset: str,
-        states: Sequence[StateRecord],
-        metrics: Sequence[MetricRecord],
-        results: Sequence[ResultRecord],
-        report: BatchReport,
-        quarantine: pa.Table | None,
-        detector_states: Sequence[DetectorStateRecord],
-    ) -> bool:
-        if self._committed(query_id, batch_id):
-            return False
-        now = datetime.now(UTC)
-        state_rows = T.state_table(
-            dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
-        )
-        closed = [w.start for w in report.closed_windows]
-        # Build every table first (bad input fails before anything is written), then write
-        # the data tables concurrently (delta-rs releases the GIL; on object stores each
-        # commit is a few round trips), and the report only once all of them succeeded.
-        writes: list[Callable[[], bool]] = []
-        if state_rows.num_rows:
-            writes.append(partial(self._append, S.STATES, state_rows, query_id, batch_id, dataset))
-        if state_rows.num_rows or closed:
-            writes.append(partial(self._merge_latest, state_rows, closed, query_id, batch_id, dataset))
-        if metrics:
-            rows = T.metric_table(metrics, report)
-            writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
-        if results:
-            rows = T.result_table(results, report)
-            writes.append(partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset))
-        if quarantine is not None and quarantine.num_rows:
-            rows = T.quarantine_table(
-                quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
-            )
-            writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
-        if detector_states:
-            rows = T.detector_table(
-                detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
-            )
-            writes.append(partial(self._merge_detectors, rows, query_id, batch_id, dataset))
-        wrote = any(self._run_all(writes))
-        wrote |= self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
-        if wrote:
-            self._maybe_maintain()
-        return wrote
+            closed = [w.start for w in report.closed_windows]
+            # Build every table first (bad input fails before anything is written), then write
+            # the data tables concurrently (delta-rs releases the GIL; on object stores each
+            # commit is a few round trips), and the report only once all of them succeeded.
+            writes: list[Callable[[], bool]] = []
+            if state_rows.num_rows:
+                writes.append(partial(self._append, S.STATES, state_rows, query_id, batch_id, dataset))
+            if state_rows.num_rows or closed:
+                writes.append(partial(self._merge_latest, state_rows, closed, query_id, batch_id, dataset))
+            if metrics:
+                rows = T.metric_table(metrics, report)
+                writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
+            if results:
+                rows = T.result_table(results, report)
+                writes.append(partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset))
+            if quarantine is not None and quarantine.num_rows:
+                rows = T.quarantine_table(
+                    quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
+                )
+                writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
+            if detector_states:
+                rows = T.detector_table(
+                    detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
+                )
+                writes.append(partial(self._merge_detectors, rows, query_id, batch_id, dataset))
+            wrote = any(self._run_all(writes))
+            wrote |= self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
+            if wrote:
+                self._maybe_maintain()
+            return wrote
 
     def _run_all(self, writes: list[Callable[[], bool]]) -> list[bool]:
         """Run the table writes (concurrently when ``parallel_writes``); re-raise the first error
