@@ -349,9 +349,10 @@ def _add_candidates(
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
     std = max(std, floor)
     before = series[:-1]  # a corrupted copy of the newest batch follows these
+    n = len(values)
     for fraction in FPR_LADDER:
         target = fpr * fraction
-        k = bounds.k_for(target, bound, len(values))
+        k = bounds.k_for(target, bound, n)
         lower, upper = _domain(metric, transform, mean - k * std if two_sided else 0.0, mean + k * std)
         if not _leave_one_out_ok(values, k, two_sided, floor):
             continue
@@ -368,7 +369,7 @@ def _add_candidates(
             upper=upper,
             bound=bound,
             k=k,
-            fpr=bounds.fpr_at(k, bound, len(values)),
+            fpr=bounds.fpr_at(k, bound, n),
             transform=transform,
             caught=tuple(sorted(caught)),
             history_mean=mean,

@@ -39,10 +39,11 @@ from scipy.stats import norm, t
 Bound = Literal["chebyshev", "cantelli", "normal", "extreme"]
 
 
-def _predictive(n: int | None) -> bool:
+def _prediction_scale(n: int | None) -> float | None:
+    """``sqrt(1 + 1/n)`` when ``n`` history values carry a t law (n >= 3), else None."""
     if n is not None and n < 1:
         raise ValueError(f"n must be >= 1 history values, got {n}")
-    return n is not None and n >= 3
+    return math.sqrt(1.0 + 1.0 / n) if n is not None and n >= 3 else None
 
 
 def fpr_at(k: float, bound: Bound, n: int | None = None) -> float:
@@ -50,9 +51,9 @@ def fpr_at(k: float, bound: Bound, n: int | None = None) -> float:
     tail with ``n`` (>= 3) history values, the Student-t prediction law (module docstring)."""
     if k <= 0:
         return 1.0
-    if bound == "normal" and _predictive(n):
-        assert n is not None
-        return float(2.0 * t.sf(k / math.sqrt(1.0 + 1.0 / n), n - 1))
+    scale = _prediction_scale(n) if bound == "normal" else None
+    if scale is not None and n is not None:
+        return float(2.0 * t.sf(k / scale, n - 1))
     if bound == "chebyshev":
         return min(1.0, 1.0 / (k * k))
     if bound == "cantelli":
@@ -68,9 +69,9 @@ def k_for(fpr: float, bound: Bound, n: int | None = None) -> float:
     """Smallest k whose FPR bound is <= ``fpr`` (0 < fpr < 1); ``n`` as in ``fpr_at``."""
     if not 0.0 < fpr < 1.0:
         raise ValueError(f"fpr must be in (0, 1), got {fpr}")
-    if bound == "normal" and _predictive(n):
-        assert n is not None
-        return float(t.isf(fpr / 2.0, n - 1) * math.sqrt(1.0 + 1.0 / n))
+    scale = _prediction_scale(n) if bound == "normal" else None
+    if scale is not None and n is not None:
+        return float(t.isf(fpr / 2.0, n - 1) * scale)
     if bound == "chebyshev":
         return 1.0 / math.sqrt(fpr)
     if bound == "cantelli":
