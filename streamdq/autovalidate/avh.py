@@ -10,7 +10,8 @@
    with a full history, its series is made stationary (ADF, transform remembered); for a
    ladder of FPR levels at or below the target, a constraint ``mean +- k * std`` (single
    metrics: the normal tail, as the Student-t prediction law of the n history values, for
-   counts, means, ratios and quantiles, the extreme value
+   counts, means, ratios and quantiles, or the skewed tail when Shapiro-Wilk rejects the
+   history's normality (``looks_normal``), the extreme value
    tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
@@ -60,6 +61,9 @@ SEGMENT = "_streamdq_avh_segment"
 # over 30 points prices either (AUTOVALIDATE-NOTES: near-constant series; bench/README.md)
 ORDER_STATISTICS = frozenset({"min", "max", "median", "range", "p05", "p95"})
 TIED_SHARE = 0.5
+# a metric meant for the normal tail whose (stationary) history fails Shapiro-Wilk at this level is
+# priced with the skewed tail instead (bounds.py): storm days skew delays, fog skews visibility
+NORMALITY_ALPHA = 0.01
 LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct values: a lattice
 # metrics that may be differenced one period back (stationarity.SEASONAL_LAGS): the volume, which
 # follows the calendar by construction (fewer flights on Saturdays). A column statistic with a
@@ -302,6 +306,17 @@ def mostly_tied(values: Sequence[float], share: float = TIED_SHARE) -> bool:
     return bool(counts.max() >= share * len(values))
 
 
+def looks_normal(values: Sequence[float], alpha: float = NORMALITY_ALPHA) -> bool:
+    """Whether the Shapiro-Wilk test keeps normality for ``values`` at level ``alpha``. Fewer
+    than 8 values, or a series without spread, cannot reject it: True."""
+    from scipy.stats import shapiro
+
+    arr = np.asarray(values, dtype=float)
+    if len(arr) < 8 or float(np.ptp(arr)) == 0.0:
+        return True
+    return bool(shapiro(arr).pvalue >= alpha)
+
+
 def on_lattice(values: Sequence[float], share: float = LATTICE_SHARE) -> bool:
     """Whether ``values`` take at most ``share`` of their count as distinct values (and at most
     two for a short series): a statistic of discrete data moving between a few atoms, not a
@@ -359,6 +374,8 @@ def _add_candidates(
         return
     if not values or not all(math.isfinite(v) for v in values):
         return
+    if bound == "normal" and not looks_normal(values):
+        bound = "skewed"
     mean = float(np.mean(values))
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
     std = max(std, floor)

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from streamdq.autovalidate import Program, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import bound_for, mostly_tied, on_lattice, std_floor
+from streamdq.autovalidate import Program, bounds, learn, learn_from_profiles, profile_frames
+from streamdq.autovalidate.avh import bound_for, looks_normal, mostly_tied, on_lattice, std_floor
 from streamdq.autovalidate.features import pair_metrics, single_metrics
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
 from streamdq.autovalidate.stationarity import MAX_LAG
@@ -278,6 +278,33 @@ def test_a_batch_minimum_is_bounded_by_the_extreme_value_tail_not_chebyshev():
     assert bound_for("min") == bound_for("max") == "extreme"
     assert bound_for("median") == bound_for("p05") == "normal"
     assert bound_for("range") == bound_for("std") == "chebyshev"
+
+
+def test_a_metric_whose_history_is_visibly_not_normal_is_priced_with_the_skewed_tail():
+    """median(dep_delay) sits near 0 but storms push it to 15-25 on three days in 30: Shapiro-Wilk
+    rejects normality, so the constraint is priced with the skewed tail (k up to 11.2 instead of
+    5.5), lets the next storm (18) pass and still catches a unit change (x 60). A calm history
+    keeps the normal tail, which flags 18."""
+    rng = np.random.default_rng(11)
+    calm = rng.normal(0.0, 1.5, 30)
+    stormy = calm.copy()
+    stormy[[6, 15, 24]] = [15.0, 22.0, 25.0]
+    assert looks_normal(list(calm)) and not looks_normal(list(stormy))
+    assert looks_normal([1.0, 5.0, 2.0]) and looks_normal([3.0] * 30)  # too short / no spread: no test
+
+    def passes(series: np.ndarray, median: float) -> tuple[str, bool]:
+        hist = [ColumnProfile("d", NUMERIC, 900, {"median": float(v)}) for v in series]
+        bad = {"unit_change": ColumnProfile("d", NUMERIC, 900, {"median": 60.0 * 20.0})}
+        (c,) = learn_from_profiles(hist, bad, fpr=0.001).constraints
+        raw = [float(v) for v in series]
+        n = len(c.transform.series(raw))  # the k of the constraint's own bound and history
+        assert c.caught == ("unit_change",) and c.k == pytest.approx(bounds.k_for(c.fpr, c.bound, n))
+        value = c.transform.value_of(median, raw)  # raw or differenced
+        assert value is not None
+        return c.bound, c.lower <= value <= c.upper
+
+    assert passes(stormy, 18.0) == ("skewed", True)
+    assert passes(calm, 18.0) == ("normal", False)
 
 
 def test_a_weekly_row_count_is_learned_against_the_same_weekday_and_judged_across_advances():

@@ -6,7 +6,7 @@ import pytest
 from streamdq.autovalidate.bounds import fpr_at, interval, k_for
 
 
-@pytest.mark.parametrize("bound", ["chebyshev", "cantelli", "normal", "extreme"])
+@pytest.mark.parametrize("bound", ["chebyshev", "cantelli", "normal", "extreme", "skewed"])
 def test_k_for_inverts_fpr_at(bound):
     for fpr in (0.5, 0.1, 0.01, 0.001, 1e-5):
         assert fpr_at(k_for(fpr, bound), bound) == pytest.approx(fpr, rel=1e-9)
@@ -42,6 +42,18 @@ def test_extreme_tail_holds_for_maxima_of_unbounded_and_bounded_batches():
         assert np.mean(np.abs(z) >= k_for(0.01, "normal")) > 0.01  # the normal tail is too thin
     assert np.mean(z <= -k) == pytest.approx(0.005, rel=0.2)  # uniform maxima: one side holds it all
     assert fpr_at(0.0, "extreme") == 1.0
+
+
+def test_the_skewed_tail_is_the_exponential_one_between_normal_and_chebyshev():
+    """A standardised exponential (the skewed law at the edge of the bound) stays inside it,
+    where the normal tail would under-state its upper side several times over."""
+    for fpr in (1e-3, 1e-5):
+        assert k_for(fpr, "skewed") == pytest.approx(k_for(fpr, "extreme"))
+        assert k_for(fpr, "normal", 30) < k_for(fpr, "skewed") < k_for(fpr, "chebyshev")
+    z = np.random.default_rng(4).exponential(size=2_000_000) - 1.0
+    k = k_for(0.001, "skewed")
+    assert np.mean(np.abs(z) >= k) <= 0.001 * 1.1
+    assert np.mean(np.abs(z) >= k_for(0.001, "normal")) > 0.01
 
 
 def test_interval_and_floor():
