@@ -500,7 +500,8 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
     print("prec* = precision in the paper's test mix (60% precision tests, 40% recall tests)")
     print(
         "FPR-inc = FPR without the real batches of known incidents (blizzard Nemo, 2013-02-08/09; "
-        "weather wind_speed 1048 mph on 2013-02-12): see bench/autovalidate/data.py"
+        "weather wind_speed 1048 mph on 2013-02-12; weather.origin on the 16 days a station missed "
+        "hourly readings): see bench/autovalidate/data.py"
     )
     for kind in ("numeric", "categorical"):
         cols = [m for m in present if (m, kind) in tallies and tallies[(m, kind)].clean]
