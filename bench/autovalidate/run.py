@@ -11,7 +11,8 @@ H_K = C_{K-29} .. C_K (30 batches) and judges:
   corruption that leaves the batch unchanged (e.g. upper-casing an all-upper-case column) is not a
   test and is counted as skipped.
 
-Seeds. ``learn`` gets seed = the day index of C_K plus 1000 x the source index (< 2,000); the
+Seeds. ``learn`` gets seed = the day index of C_K plus 1000 x the source index (its place in
+``data.SOURCES``, whatever ``--sources`` selects; < 2,000); the
 evaluation corruptions use seeds from 1,000,000 up (one per source, day, column and corruption), so
 the synthetic issues the learner trains on never coincide with those it is tested on.
 
@@ -234,6 +235,10 @@ class Tally:
     false_alarms: int = 0
     incident_clean: int = 0  # of ``clean``: real batches of a known incident (``Source.incidents``)
     incident_alarms: int = 0  # of ``false_alarms``: flags on those batches
+    # the calendar dates of the flagged real batches (one table-level shock flags many columns on
+    # one day: the alarms are not independent tests), and of those of ordinary days
+    alarm_days: set[str] = field(default_factory=set)
+    ordinary_alarm_days: set[str] = field(default_factory=set)
     recall_tests: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     caught: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     fit_seconds: float = 0.0
@@ -250,11 +255,15 @@ class Tally:
         n = self.clean - self.incident_clean
         return (self.false_alarms - self.incident_alarms) / n if n else math.nan
 
-    def count_clean(self, flagged: bool, incident: bool) -> None:
+    def count_clean(self, flagged: bool, incident: bool, day: str = "") -> None:
         self.clean += 1
         self.false_alarms += flagged
         self.incident_clean += incident
         self.incident_alarms += flagged and incident
+        if flagged and day:
+            self.alarm_days.add(day)
+            if not incident:
+                self.ordinary_alarm_days.add(day)
 
     def recall(self, key: str | None = None) -> float:
         tests = sum(self.recall_tests.values()) if key is None else self.recall_tests.get(key, 0)
@@ -339,16 +348,22 @@ def _run_sources(
     steps: range,
 ) -> None:
     skipped = 0
-    for source_idx, source_name in enumerate(args.sources):
+    for source_name in args.sources:
+        # seeds depend on the source's and the column's place in the full catalogue, not in the
+        # selection: a run over --sources weather or --kinds categorical draws the same tests as
+        # the full run (and reads the same cached profiles)
+        source_idx = list(data.SOURCES).index(source_name)
         source = data.SOURCES[source_name]()
-        columns = [(c, "numeric") for c in source.numeric[: args.columns]] + [
-            (c, "categorical") for c in source.categorical[: args.columns]
+        catalogue_columns = [(c, "numeric") for c in source.numeric] + [(c, "categorical") for c in source.categorical]
+        columns = [
+            (i, c, kind)
+            for i, (c, kind) in enumerate(catalogue_columns)
+            if kind in args.kinds and (source.numeric if kind == "numeric" else source.categorical).index(c) < args.columns
         ]
-        columns = [(c, kind) for c, kind in columns if kind in args.kinds]
         traced = source.traces(TRACE)[args.first_trace :]
         for start, trace in traced[: args.traces or None]:
             cache.clear()
-            for column_idx, (column, kind) in enumerate(columns):
+            for column_idx, column, kind in columns:
                 catalogue = corruptions_for(kind)
                 tests: dict[int, list[tuple[Corruption, pd.DataFrame]]] = {}
                 seeds: dict[int, int] = {}
@@ -375,9 +390,10 @@ def _run_sources(
                         for k in steps:
                             clean_flag, flags, _ = verdicts[k]
                             tallies[(name, kind)].fits += 1
-                            incident = bool(source.incident(source.dates[start + k], column))
+                            day = source.dates[start + k]
+                            incident = bool(source.incident(day, column))
                             for t in (tallies[(name, kind)], tallies[(name, column_key)]):
-                                t.count_clean(clean_flag, incident)
+                                t.count_clean(clean_flag, incident, day)
                                 for (corruption, _), flag in zip(tests[k], flags, strict=True):
                                     t.recall_tests[corruption.name] += 1
                                     t.caught[corruption.name] += flag
@@ -402,9 +418,10 @@ def _run_sources(
                         by_column = tallies[(name, column_key)]
                         t0 = time.perf_counter()
                         flagged = bool(judge(nxt))
-                        incident = bool(source.incident(source.dates[start + k], column))
-                        tally.count_clean(flagged, incident)
-                        by_column.count_clean(flagged, incident)
+                        day = source.dates[start + k]
+                        incident = bool(source.incident(day, column))
+                        tally.count_clean(flagged, incident, day)
+                        by_column.count_clean(flagged, incident, day)
                         for corruption, batch in tests[k]:
                             flagged = bool(judge(batch))
                             for t in (tally, by_column):
@@ -503,6 +520,16 @@ def report(tallies: dict[tuple[str, str], Tally], methods: list[str]) -> dict[st
         "weather wind_speed 1048 mph on 2013-02-12; weather.origin on the 16 days a station missed "
         "hourly readings): see bench/autovalidate/data.py"
     )
+    print()
+    print("## false alarms by calendar day (both kinds; a table-level shock flags many columns at once)")
+    for m in present:
+        both = _merge(tallies, m)
+        print(
+            f"{m:<16} {both.false_alarms:>5} alarms on {len(both.alarm_days):>3} days; outside known incidents "
+            f"{both.false_alarms - both.incident_alarms:>5} on {len(both.ordinary_alarm_days):>3} days"
+        )
+        result[f"alarm_days_{m}"] = float(len(both.alarm_days))
+        result[f"ordinary_alarm_days_{m}"] = float(len(both.ordinary_alarm_days))
     for kind in ("numeric", "categorical"):
         cols = [m for m in present if (m, kind) in tallies and tallies[(m, kind)].clean]
         if not cols:
@@ -646,6 +673,8 @@ def _merge(tallies: dict[tuple[str, str], Tally], method: str) -> Tally:
         out.false_alarms += t.false_alarms
         out.incident_clean += t.incident_clean
         out.incident_alarms += t.incident_alarms
+        out.alarm_days |= t.alarm_days
+        out.ordinary_alarm_days |= t.ordinary_alarm_days
         for k, v in t.recall_tests.items():
             out.recall_tests[f"{kind}/{k}"] += v
         for k, v in t.caught.items():

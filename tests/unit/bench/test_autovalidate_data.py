@@ -1,4 +1,4 @@
-"""bench/autovalidate/data.py: the incidents the harness reads from the data."""
+"""bench/autovalidate: the incidents the harness reads from the data, and how its tally counts alarm days."""
 
 from __future__ import annotations
 
@@ -33,3 +33,17 @@ def test_a_day_on_which_a_station_misses_readings_is_an_incident_of_origin_only(
     source = data.Source("w", (), (), ("origin",), incidents=gaps)
     assert source.incident("2013-03-02", "origin") == why
     assert source.incident("2013-03-02", "temp") is None and source.incident("2013-03-01", "origin") is None
+
+
+def test_the_tally_counts_alarm_days_once_across_columns_and_kinds():
+    run = load_bench_module("autovalidate/run.py", "bench_autovalidate_run")
+    numeric, categorical = run.Tally(), run.Tally()
+    numeric.count_clean(True, False, "2013-11-28")
+    numeric.count_clean(True, False, "2013-11-28")  # a second column, the same shock
+    numeric.count_clean(True, True, "2013-02-08")  # a known incident
+    numeric.count_clean(False, False, "2013-03-01")
+    categorical.count_clean(True, False, "2013-11-28")
+    both = run._merge({("avh", "numeric"): numeric, ("avh", "categorical"): categorical}, "avh")
+    assert (both.clean, both.false_alarms, both.incident_alarms) == (5, 4, 1)
+    assert both.alarm_days == {"2013-11-28", "2013-02-08"}
+    assert both.ordinary_alarm_days == {"2013-11-28"}
