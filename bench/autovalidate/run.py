@@ -355,10 +355,9 @@ def _run_sources(
         source_idx = list(data.SOURCES).index(source_name)
         source = data.SOURCES[source_name]()
         catalogue_columns = [(c, "numeric") for c in source.numeric] + [(c, "categorical") for c in source.categorical]
+        selected = set(source.numeric[: args.columns]) | set(source.categorical[: args.columns])
         columns = [
-            (i, c, kind)
-            for i, (c, kind) in enumerate(catalogue_columns)
-            if kind in args.kinds and (source.numeric if kind == "numeric" else source.categorical).index(c) < args.columns
+            (i, c, kind) for i, (c, kind) in enumerate(catalogue_columns) if kind in args.kinds and c in selected
         ]
         traced = source.traces(TRACE)[args.first_trace :]
         for start, trace in traced[: args.traces or None]:
