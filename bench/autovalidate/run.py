@@ -27,11 +27,16 @@ gets the threshold at which it raises no more false alarms than AVH at each targ
 evaluation batches themselves (an oracle calibration, ``scores.py``), and its recall there is
 printed beside AVH's: the comparison at equal precision.
 
+Calendar. AVH runs with the holiday calendar a user of these New York feeds would configure,
+``auto_validate: {holidays: US-NY}`` (``--holidays``; ``none`` turns it off): volume metrics are
+not judged on a holiday or on a batch differenced against one, and are learned without them.
+The baselines get no calendar (none of them has one).
+
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--first-trace N] [--steps N]
                                      [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,
                                                 streamdq_suggest,zscore,zscore_all]
                                      [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
-                                     [--by-corruption] [--by-column]
+                                     [--by-corruption] [--by-column] [--holidays US-NY|none]
 
 The last line is ``RESULT autovalidate precision_avh=... recall_avh=... recall_online_normal=... ...``.
 """
@@ -58,6 +63,7 @@ import baselines  # noqa: E402
 import data  # noqa: E402
 from scores import SWEEP, ScoreRecord, matched_threshold, profile_scorer  # noqa: E402
 
+from streamdq.autovalidate.calendar import calendar_from_config  # noqa: E402
 from streamdq.autovalidate.corruptions import ISSUE_TYPES, Corruption, apply, corruptions_for  # noqa: E402
 
 HISTORY = 30
@@ -113,11 +119,14 @@ def avh_trace(
     dates: tuple[str, ...] = (),
     incident_of: Callable[[str], str | None] | None = None,
     score_all: bool = False,
+    holidays: tuple[bool, ...] = (),
 ) -> tuple[dict[float, dict[int, tuple[bool, list[bool], object]]], dict[int, tuple[float, list[float]]]]:
     """AVH on every step of one trace, for each target FPR in ``fprs``:
     ``{fpr: {k: (clean batch flagged, [test flagged...], program)}}`` (the false alarms of the
     first target are printed); with ``score_all``, also the ``zscore_all`` baseline on the same
     profiles, ``{k: (clean batch's score, [test scores...])}`` (``scores.profile_scorer``).
+    ``holidays`` (parallel to ``trace``; empty: no calendar) flags the batches on a day off: they
+    are passed to learning and judging as ``auto_validate.holidays`` would (``--holidays``).
 
     Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
@@ -158,11 +167,13 @@ def avh_trace(
             if score_all:
                 score = profile_scorer(clean[k - HISTORY : k])
                 scored[k] = (score(clean[k]), [score(p) for p in batches])
-            programs = learn_at_targets(clean[k - HISTORY : k], learned, fprs)
+            flags = holidays[k - HISTORY : k] if holidays else ()
+            holiday = bool(holidays and holidays[k])
+            programs = learn_at_targets(clean[k - HISTORY : k], learned, fprs, holidays=flags)
             for fpr in fprs:
                 program = programs[fpr]
-                flagged = [bool(program.judge_profile(p)) for p in batches]
-                violations = program.judge_profile(clean[k])
+                flagged = [bool(program.judge_profile(p, holiday=holiday)) for p in batches]
+                violations = program.judge_profile(clean[k], holiday=holiday)
                 if fpr == fprs[0]:
                     day = dates[k] if k < len(dates) else "?"
                     why = incident_of(day) if incident_of else None
@@ -212,7 +223,13 @@ class ProfileCache:
 
 
 def check_learn(
-    trace: list[pd.DataFrame], column: str, k: int, seed: int, fpr: float, program: object
+    trace: list[pd.DataFrame],
+    column: str,
+    k: int,
+    seed: int,
+    fpr: float,
+    program: object,
+    holidays: tuple[bool, ...] = (),
 ) -> bool:
     """Whether ``learn()`` itself gives the fast path's program (same constraints, same bounds)."""
     from streamdq.autovalidate import learn
@@ -223,7 +240,8 @@ def check_learn(
             for c in p.constraints  # type: ignore[attr-defined]
         ]
 
-    reference = learn(trace[k - HISTORY : k], column, fpr=fpr, seed=seed)
+    flags = holidays[k - HISTORY : k] if holidays else ()
+    reference = learn(trace[k - HISTORY : k], column, fpr=fpr, seed=seed, holidays=flags)
     return shape(reference) == shape(program)
 
 
@@ -360,7 +378,9 @@ def _run_sources(
             (i, c, kind) for i, (c, kind) in enumerate(catalogue_columns) if kind in args.kinds and c in selected
         ]
         traced = source.traces(TRACE)[args.first_trace :]
+        holidays = args.calendar.flags(source.dates) if args.calendar else ()
         for start, trace in traced[: args.traces or None]:
+            trace_holidays = holidays[start : start + TRACE]
             cache.clear()
             for column_idx, column, kind in columns:
                 catalogue = corruptions_for(kind)
@@ -382,6 +402,7 @@ def _run_sources(
                         dates=source.dates[start : start + TRACE],
                         incident_of=functools.partial(source.incident, column=column),
                         score_all="zscore_all" in args.methods,
+                        holidays=trace_holidays,
                     )
                     tally.fit_seconds += time.perf_counter() - t0
                     for fpr, verdicts in by_target.items():
@@ -402,7 +423,8 @@ def _run_sources(
                         _record_scores(keep, clean_score, incident, tests[k], test_scores)
                     if args.check_learn:
                         k = steps.start
-                        checks.append(check_learn(trace, column, k, seeds[k], args.fpr, by_target[args.fpr][k][2]))
+                        program = by_target[args.fpr][k][2]
+                        checks.append(check_learn(trace, column, k, seeds[k], args.fpr, program, trace_holidays))
                 for k in steps:
                     history, nxt = trace[k - HISTORY : k], trace[k]
                     ctx = baselines.FitContext(history, trace[0], column, kind, cache)
@@ -710,6 +732,11 @@ def main() -> None:
     )
     parser.add_argument("--chunk", type=int, default=30, help="AVH: steps profiled per engine run")
     parser.add_argument(
+        "--holidays",
+        default="US-NY",
+        help="AVH's holiday calendar (auto_validate.holidays: COUNTRY or COUNTRY-SUBDIV; 'none': no calendar)",
+    )
+    parser.add_argument(
         "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
     )
     parser.add_argument("--by-corruption", action="store_true", help="also print recall per magnitude")
@@ -722,6 +749,7 @@ def main() -> None:
     if args.first_trace < 0 or args.traces < 0:
         parser.error("--first-trace and --traces must be >= 0")
     args.profile_cache = ProfileCache(Path(args.profile_cache)) if args.profile_cache else None
+    args.calendar = None if args.holidays.lower() == "none" else calendar_from_config(args.holidays, "--holidays")
     if args.quick:
         args.sources, args.traces, args.columns, args.steps = "flights", 1, 2, 3
         args.check_learn = True
@@ -735,7 +763,7 @@ def main() -> None:
     args.steps = max(1, min(args.steps, TRACE - HISTORY))
     print(
         f"# sources={args.sources} traces={args.traces or 'all'} first_trace={args.first_trace} steps={args.steps} columns/kind={args.columns} "
-        f"methods={args.methods} fpr={args.fpr}",
+        f"methods={args.methods} fpr={args.fpr} holidays={args.holidays}",
         flush=True,
     )
     tallies, records = run(args)

@@ -40,7 +40,13 @@ from typing import Any
 import numpy as np
 
 from streamdq.autovalidate import bounds, stationarity
-from streamdq.autovalidate.features import CLT_METRICS, EXTREME_METRICS, pair_metrics, single_metrics
+from streamdq.autovalidate.features import (
+    CLT_METRICS,
+    EXTREME_METRICS,
+    VOLUME_METRICS,
+    pair_metrics,
+    single_metrics,
+)
 from streamdq.autovalidate.profile import (
     CATEGORICAL,
     NUMERIC,
@@ -177,8 +183,10 @@ def learn(
     *,
     kind: str | None = None,
     spark: Any = None,
+    holidays: Sequence[bool] = (),
 ) -> Program:
-    """Learn the program of ``column`` from ``history`` (per-batch frames, oldest first)."""
+    """Learn the program of ``column`` from ``history`` (per-batch frames, oldest first);
+    ``holidays``: whether each history batch fell on a day off (``learn_at_targets``)."""
     if not history:
         raise ValueError("learn() needs a non-empty history of batches")
     kind = kind or kind_of(history[-1], column)
@@ -186,7 +194,7 @@ def learn(
     names = list(corrupted)
     profiles = profile_frames([*history, *corrupted.values()], column, kind, spark=spark)
     hist, bad = profiles[: len(history)], profiles[len(history) :]
-    return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr)
+    return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr, holidays=holidays)
 
 
 def learn_from_profiles(
@@ -195,10 +203,11 @@ def learn_from_profiles(
     fpr: float = 0.001,
     *,
     min_std: float = 1e-6,
+    holidays: Sequence[bool] = (),
 ) -> Program:
     """AVH's selection on profiles: ``history`` oldest first; ``corrupted`` = name -> profile
     of a corrupted copy of ``history[-1]``."""
-    return learn_at_targets(history, corrupted, (fpr,), min_std=min_std)[fpr]
+    return learn_at_targets(history, corrupted, (fpr,), min_std=min_std, holidays=holidays)[fpr]
 
 
 def learn_at_targets(
@@ -207,14 +216,23 @@ def learn_at_targets(
     fprs: Sequence[float],
     *,
     min_std: float = 1e-6,
+    holidays: Sequence[bool] = (),
 ) -> dict[float, Program]:
     """``learn_from_profiles`` at several targets (fpr -> program) over one computation of the
-    metrics: the same programs as one call per target, for the cost of the metrics once."""
+    metrics: the same programs as one call per target, for the cost of the metrics once.
+
+    ``holidays`` (empty: no calendar) says, per history batch, whether it fell on a day off: a
+    volume metric's (``VOLUME_METRICS``) transform and bound are then learned from the points of
+    its transformed series that read no holiday batch (``Transform.series``), and the program keeps the
+    newest flags (``Program.recent_holidays``) to mute those constraints after one."""
     if not history:
         raise ValueError("learn_from_profiles() needs a non-empty history")
+    if holidays and len(holidays) != len(history):
+        raise ValueError(f"holidays has {len(holidays)} flags for {len(history)} history batches")
     for fpr in fprs:
         if not 0.0 < fpr < 1.0:
             raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    flags = tuple(bool(h) for h in holidays) or (False,) * len(history)
     newest = history[-1]
     singles = [single_metrics(p) for p in history]
     recent = recent_values(singles)
@@ -222,7 +240,7 @@ def learn_at_targets(
         return {
             fpr: Program(
                 column=newest.column, kind=newest.kind, fpr=fpr, history=len(history),
-                reference=newest, recent_values=recent,
+                reference=newest, recent_values=recent, recent_holidays=flags[-stationarity.MAX_LAG :],
             )
             for fpr in fprs
         }
@@ -253,6 +271,7 @@ def learn_at_targets(
             _add_candidates(
                 candidates, newest.column, metric, values, bad, bound, fpr,
                 std_floor(metric, values, rows, min_std), two_sided=two_sided,
+                holidays=flags if metric in VOLUME_METRICS else (),
             )
         chosen = greedy_select(
             {name: c.fpr for name, c in candidates.items()},
@@ -274,6 +293,7 @@ def learn_at_targets(
             history=len(history),
             candidates=len(candidates),
             corruptions=len(corrupted),
+            recent_holidays=flags[-stationarity.MAX_LAG :],
         )
     return out
 
@@ -365,14 +385,18 @@ def _add_candidates(
     floor: float,
     *,
     two_sided: bool,
+    holidays: Sequence[bool] = (),
 ) -> None:
     lags = stationarity.SEASONAL_LAGS if metric in SEASONAL_METRICS else ()
-    transform = stationarity.fit(series, seasonal_lags=lags) if two_sided else stationarity.Transform()
+    if two_sided:
+        transform = stationarity.fit(series, seasonal_lags=lags, skip=holidays)
+    else:
+        transform = stationarity.Transform()
     try:
-        values = transform.series(series)
+        values = transform.series(series, skip=holidays)
     except (ValueError, FloatingPointError):
         return
-    if not values or not all(math.isfinite(v) for v in values):
+    if len(values) < MIN_HISTORY - 1 or not all(math.isfinite(v) for v in values):
         return
     if bound == "normal" and not looks_normal(values):
         bound = "skewed"

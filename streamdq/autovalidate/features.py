@@ -57,6 +57,12 @@ CLT_METRICS = frozenset(
         "upper_ratio",
     }
 )
+# metrics that follow how many rows a batch carries, whatever their distribution: the row count,
+# the sum, the distinct count and the two shares of it (a column's value set saturates, e.g. the
+# routes flown, so fewer rows mean a higher distinct exponent and unique ratio). A day off (a
+# holiday of the configured calendar, calendar.py) changes the volume by design: they are not
+# judged on one, nor on a batch compared with one, and are learned without them
+VOLUME_METRICS = frozenset({"row_count", "sum", "distinct_count", "unique_ratio", "distinct_exponent"})
 # a batch's extremes: the extreme value tail of bounds.py
 EXTREME_METRICS = frozenset({"min", "max"})
 GRID_POINTS = 64

@@ -13,6 +13,12 @@ metric), so failures and their resolution flow through the alert policy and ever
 like hand-written checks. The judged window then joins the history (a window that
 violates the program is kept out of it, so a lasting incident is not learned as normal).
 
+With ``holidays:`` (a ``calendar.HolidayCalendar``), a window whose start falls on a day off
+is flagged: its volume constraints (``features.VOLUME_METRICS``: row count, sum, distinct
+counts) are not judged, nor those of a later window whose difference reads it, and they leave
+the check result (nothing was judged); learning keeps the flagged windows out of the volume
+bounds' statistics.
+
 State (histories, programs, counters) is JSON, persisted by the handler with every batch
 commit; the programs are what ``streamdq autovalidate show`` prints. A ``seq`` already
 seen is ignored (replay safety).
@@ -27,6 +33,7 @@ Config::
       min_history: 10                     # windows before the first program
       level: warning                      # level of the learned checks
       seed: 0
+      holidays: {country: US, subdiv: NY} # days off: volume is not judged (calendar.py)
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import COLUMN, Metric
 from streamdq.analyzers.state import State
 from streamdq.autovalidate.avh import MIN_HISTORY, learn_from_profiles
+from streamdq.autovalidate.calendar import HolidayCalendar, calendar_from_config
 from streamdq.autovalidate.profile import (
     CATEGORICAL,
     KINDS,
@@ -49,7 +57,7 @@ from streamdq.autovalidate.profile import (
     column_analyzers,
     profile_from_states,
 )
-from streamdq.autovalidate.program import Program, Violation
+from streamdq.autovalidate.program import LearnedConstraint, Program, Violation
 from streamdq.engine.monitor import MonitorOutput
 from streamdq.errors import ConfigError
 from streamdq.report import CheckResult, ConstraintResult, Window
@@ -57,7 +65,9 @@ from streamdq.report import CheckResult, ConstraintResult, Window
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 1
-KEYS = {"columns", "history", "fpr", "relearn_every", "min_history", "level", "seed", "max_sample_rows"}
+KEYS = {
+    "columns", "history", "fpr", "relearn_every", "min_history", "level", "seed", "max_sample_rows", "holidays",
+}
 CHECK_PREFIX = "auto-validated"
 
 
@@ -78,6 +88,7 @@ class AutoValidateMonitor:
         level: str = "Warning",
         seed: int = 0,
         max_sample_rows: int = 5000,
+        calendar: HolidayCalendar | None = None,
     ) -> None:
         self.dataset = dataset
         self.columns = dict(columns)
@@ -88,8 +99,11 @@ class AutoValidateMonitor:
         self.level = level
         self.seed = seed
         self.max_sample_rows = max_sample_rows
+        self.calendar = calendar
         self.kinds: dict[str, str] = {c: k for c, k in self.columns.items() if k}
         self.profiles: dict[str, list[ColumnProfile]] = {c: [] for c in self.columns}
+        # whether each kept profile's window fell on a holiday (parallel to profiles)
+        self.holidays: dict[str, list[bool]] = {c: [] for c in self.columns}
         self.programs: dict[str, Program] = {}
         self.since_learn: dict[str, int] = {c: 0 for c in self.columns}
         self.last_seq: int | None = None
@@ -109,6 +123,7 @@ class AutoValidateMonitor:
             return MonitorOutput()
         self.last_seq = seq
         results = []
+        day_off = self._day_off(window)
         for column in self.columns:
             kind = self._kind(column, metrics)
             if kind is None:
@@ -119,13 +134,24 @@ class AutoValidateMonitor:
             program = self.programs.get(column)
             violations: list[Violation] = []
             if program is not None:
-                violations = program.judge_profile(profile)
-                results.append(self._check_result(program, violations, window))
-                self.programs[column] = program.advance(profile)
+                holiday = day_off is not None
+                muted = program.muted(holiday=holiday)
+                if muted:
+                    log.info(
+                        "auto-validation: %s of %s.%s not judged in window %s: %s",
+                        ", ".join(c.transformed_name() for c in muted), self.dataset, column,
+                        window.start if window else "?", day_off or "it is compared with a holiday",
+                    )
+                violations = program.judge_profile(profile, holiday=holiday)
+                results.append(self._check_result(program, violations, window, muted))
+                self.programs[column] = program.advance(profile, holiday=holiday)
             if not violations:  # a violating window does not teach the program what normal is
                 kept = self.profiles.setdefault(column, [])
                 kept.append(profile)
                 del kept[: -self.history]
+                flags = self.holidays.setdefault(column, [])
+                flags.append(day_off is not None)
+                del flags[: -self.history]
             self.since_learn[column] = self.since_learn.get(column, 0) + 1
             self._maybe_learn(column, profile)
         return MonitorOutput(check_results=tuple(results))
@@ -137,6 +163,7 @@ class AutoValidateMonitor:
             "kinds": self.kinds,
             "since_learn": self.since_learn,
             "profiles": {c: [p.to_json() for p in ps] for c, ps in self.profiles.items()},
+            "holidays": self.holidays,
             "programs": {c: p.to_dict() for c, p in self.programs.items()},
         }
         return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
@@ -150,9 +177,18 @@ class AutoValidateMonitor:
         self.since_learn.update(doc.get("since_learn", {}))
         for c, ps in doc.get("profiles", {}).items():
             self.profiles[c] = [ColumnProfile.from_json(p) for p in ps]
+            flags = [bool(h) for h in doc.get("holidays", {}).get(c, ())]
+            # a state written before calendars: none of its windows was flagged
+            self.holidays[c] = flags if len(flags) == len(ps) else [False] * len(ps)
         self.programs = {c: Program.from_dict(p) for c, p in doc.get("programs", {}).items()}
 
     # -- internals ---------------------------------------------------------------------
+    def _day_off(self, window: Window | None) -> str | None:
+        """The name of the holiday the window starts on, or None (no calendar, no window)."""
+        if self.calendar is None or window is None:
+            return None
+        return self.calendar.holiday(window.start)
+
     def _kind(self, column: str, metrics: Mapping[Analyzer, Metric]) -> str | None:
         """The configured kind, else numeric if the column's mean is computable, else categorical."""
         if column in self.kinds:
@@ -171,17 +207,6 @@ class AutoValidateMonitor:
         else:
             return None
         return self.kinds[column]
-        numeric = [m for a, m in metrics.items() if a.NAME == "Mean" and getattr(a, "column", None) == column]
-        histogram = [
-            m for a, m in metrics.items() if a.NAME == "Histogram" and getattr(a, "column", None) == column
-        ]
-        if numeric and numeric[0].ok:
-            self.kinds[column] = NUMERIC
-        elif histogram and histogram[0].ok and not numeric[0].ok if numeric else histogram:
-            self.kinds[column] = CATEGORICAL
-        else:
-            return None
-        return self.kinds[column]
 
     def _maybe_learn(self, column: str, newest: ColumnProfile) -> None:
         profiles = self.profiles.get(column, [])
@@ -192,7 +217,9 @@ class AutoValidateMonitor:
 
         try:
             corrupted = corrupted_profiles(newest, self.seed, max_rows=self.max_sample_rows)
-            program = learn_from_profiles(profiles, corrupted, fpr=self.fpr)
+            flags = self.holidays.get(column, [])
+            holidays = flags if len(flags) == len(profiles) else []
+            program = learn_from_profiles(profiles, corrupted, fpr=self.fpr, holidays=holidays)
         except Exception:  # learning never stops the stream; the old program stays
             log.exception("auto-validation: learning a program for %s failed", column)
             return
@@ -200,11 +227,16 @@ class AutoValidateMonitor:
         self.since_learn[column] = 0
         log.info("auto-validation learned for %s.%s:\n%s", self.dataset, column, program.show())
 
-    def _check_result(self, program: Program, violations: list[Violation], window: Window) -> CheckResult:
+    def _check_result(
+        self, program: Program, violations: list[Violation], window: Window, muted: Sequence[LearnedConstraint] = ()
+    ) -> CheckResult:
         failed = {id(v.constraint): v for v in violations}
+        skipped = {id(c) for c in muted}
         check = f"{CHECK_PREFIX} {program.column}"
         out = []
         for c in program.constraints:
+            if id(c) in skipped:  # not judged in this window: no result
+                continue
             v = failed.get(id(c))
             ident = hashlib.sha256(f"{self.dataset}|{CHECK_PREFIX}|{c.column}|{c.metric}".encode()).hexdigest()
             out.append(
@@ -277,4 +309,5 @@ def auto_validate_monitor_from_config(raw: Any, dataset: str) -> AutoValidateMon
         level=level,
         seed=integer("seed", 0, 0),
         max_sample_rows=integer("max_sample_rows", 5000, 100),
+        calendar=calendar_from_config(raw["holidays"]) if raw.get("holidays") is not None else None,
     )

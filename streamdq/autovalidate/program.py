@@ -12,7 +12,10 @@ differenced metrics are.
 
 ``judge_profile(profile)`` returns the violations (empty = the batch passes); it is pure
 and does not move the reference: ``advance(profile)`` does, so a stream can judge each
-closed window against the previous one. ``to_dict``/``from_dict`` round-trip through
+closed window against the previous one. With a holiday calendar (``calendar.py``) the caller
+says whether a batch falls on a day off (``holiday=True``): constraints on volume metrics
+(``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
+holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``). ``to_dict``/``from_dict`` round-trip through
 JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
 document whose ``checks:`` section holds the constraints that are ordinary streamdq
 constraints (identity transform, a metric with a Deequ-style constraint), loadable with
@@ -28,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from streamdq.autovalidate.features import pair_metrics, single_metrics
+from streamdq.autovalidate.features import VOLUME_METRICS, pair_metrics, single_metrics
 from streamdq.autovalidate.profile import ColumnProfile
 from streamdq.autovalidate.stationarity import MAX_LAG, Transform
 
@@ -182,6 +185,9 @@ class Program:
     history: int = 0
     candidates: int = 0
     corruptions: int = 0
+    # whether each of the newest batches seen (at most MAX_LAG, oldest first, aligned with the
+    # end of every recent_values tuple) fell on a holiday; a batch before the first is not one
+    recent_holidays: tuple[bool, ...] = ()
 
     @property
     def fpr_bound(self) -> float:
@@ -195,10 +201,27 @@ class Program:
             values.update(pair_metrics(self.reference, profile))
         return values
 
-    def judge_profile(self, profile: ColumnProfile) -> list[Violation]:
-        values = self.values_of(profile)
+    def muted(self, *, holiday: bool = False) -> tuple[LearnedConstraint, ...]:
+        """The constraints not judged on the next batch: those on a volume metric when that
+        batch is a holiday (``holiday``) or when their difference reads a holiday batch."""
         out = []
         for c in self.constraints:
+            if c.metric not in VOLUME_METRICS:
+                continue
+            lag = c.transform.needs
+            reads = 0 < lag <= len(self.recent_holidays) and self.recent_holidays[-lag]
+            if holiday or reads:
+                out.append(c)
+        return tuple(out)
+
+    def judge_profile(self, profile: ColumnProfile, *, holiday: bool = False) -> list[Violation]:
+        """The constraints ``profile`` breaks (empty: it passes), the ``muted`` ones left out."""
+        values = self.values_of(profile)
+        muted = {id(c) for c in self.muted(holiday=holiday)}
+        out = []
+        for c in self.constraints:
+            if id(c) in muted:
+                continue
             raw = values.get(c.metric)
             value = c.transform.value_of(raw, self.recent_values.get(c.metric, ()))
             if c.admits(value):
@@ -215,19 +238,21 @@ class Program:
             )
         return out
 
-    def judge(self, batch: Any) -> list[Violation]:
+    def judge(self, batch: Any, *, holiday: bool = False) -> list[Violation]:
         """Violations of one new batch (a pandas or Spark DataFrame); empty means it passes."""
         from streamdq.autovalidate.avh import profile_frames
 
         (profile,) = profile_frames([batch], self.column, self.kind)
-        return self.judge_profile(profile)
+        return self.judge_profile(profile, holiday=holiday)
 
-    def advance(self, profile: ColumnProfile) -> Program:
+    def advance(self, profile: ColumnProfile, *, holiday: bool = False) -> Program:
         """The same program with ``profile`` as the newest batch seen (the reference); its
         single metrics join ``recent_values`` (a metric the batch lacks starts over: a
-        difference never spans a batch without the metric)."""
+        difference never spans a batch without the metric) and ``holiday`` joins
+        ``recent_holidays``."""
         recent = append_recent(self.recent_values, single_metrics(profile))
-        return replace(self, reference=profile, recent_values=recent)
+        flags = (*self.recent_holidays, holiday)[-MAX_LAG:]
+        return replace(self, reference=profile, recent_values=recent, recent_holidays=flags)
 
     # -- serialization --------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -243,6 +268,7 @@ class Program:
             "constraints": [c.to_dict() for c in self.constraints],
             "reference": self.reference.to_json() if self.reference else None,
             "recent_values": {k: [_num(v) for v in vs] for k, vs in self.recent_values.items()},
+            "recent_holidays": list(self.recent_holidays),
         }
 
     @classmethod
@@ -268,6 +294,7 @@ class Program:
             history=int(data.get("history", 0)),
             candidates=int(data.get("candidates", 0)),
             corruptions=int(data.get("corruptions", 0)),
+            recent_holidays=tuple(bool(h) for h in data.get("recent_holidays", ())),
         )
 
     def show(self) -> str:

@@ -56,14 +56,19 @@ class Transform:
         """How many raw values before a new point its transform reads (0, 1 or the lag)."""
         return self.lag if self.diff else 0
 
-    def series(self, history: Sequence[float]) -> list[float]:
-        """The transformed history (``lag`` values shorter when ``diff``)."""
+    def series(self, history: Sequence[float], skip: Sequence[bool] = ()) -> list[float]:
+        """The transformed history (``lag`` values shorter when ``diff``), without the points
+        that read a raw value flagged in ``skip`` (parallel to ``history``; a holiday): a raw
+        point so flagged, a difference with either end so flagged."""
         x = np.asarray(history, dtype=float)
         if self.log:
             x = np.log(x)
         if self.diff:
             x = x[self.lag :] - x[: -self.lag]
-        return [float(v) for v in x]
+        if not any(skip):
+            return [float(v) for v in x]
+        lag = self.needs
+        return [float(v) for i, v in enumerate(x) if not skip[i + lag] and not (lag and skip[i])]
 
     def apply_next(self, history: Sequence[float], value: float) -> float:
         """The transformed value of a new point following ``history`` (oldest first)."""
@@ -115,39 +120,49 @@ def fit(
     alpha: float = 0.05,
     min_points: int = 8,
     seasonal_lags: Sequence[int] = SEASONAL_LAGS,
+    skip: Sequence[bool] = (),
 ) -> Transform:
     """First transform (identity, diff, log, log+diff) that ADF calls stationary (lag-1
     differencing when none is), replaced by the seasonal difference of the same scale whose
     variance is smallest when that is at most ``SEASONAL_MAX_VARIANCE`` of the chosen form's
-    and of the undifferenced series'. The same history gives the same transform (cached)."""
-    return _fit(tuple(float(v) for v in history), alpha, min_points, tuple(seasonal_lags))
+    and of the undifferenced series'. Every form is judged on its points that read no value
+    flagged in ``skip`` (``Transform.series``: a holiday's volume says nothing of the weekly
+    pattern). The same history gives the same transform (cached)."""
+    flags = tuple(bool(f) for f in skip) if any(skip) else ()
+    return _fit(tuple(float(v) for v in history), alpha, min_points, tuple(seasonal_lags), flags)
 
 
 @functools.lru_cache(maxsize=8192)
-def _fit(history: tuple[float, ...], alpha: float, min_points: int, seasonal_lags: tuple[int, ...]) -> Transform:
-    if len(history) < min_points or float(np.ptp(np.asarray(history, dtype=float))) == 0.0:
+def _fit(
+    history: tuple[float, ...], alpha: float, min_points: int, seasonal_lags: tuple[int, ...], skip: tuple[bool, ...]
+) -> Transform:
+    kept = Transform().series(history, skip)
+    if len(kept) < min_points or float(np.ptp(np.asarray(kept, dtype=float))) == 0.0:
         return Transform()
-    chosen = _adf_choice(history, alpha)
+    chosen = _adf_choice(history, alpha, skip)
     spread = min(
-        float(np.var(chosen.series(history), ddof=1)),
-        float(np.var(Transform(log=chosen.log).series(history), ddof=1)),
+        float(np.var(chosen.series(history, skip), ddof=1)),
+        float(np.var(Transform(log=chosen.log).series(history, skip), ddof=1)),
     )
     best, best_spread = chosen, spread * SEASONAL_MAX_VARIANCE
     for lag in seasonal_lags:
         if len(history) - lag < min_points:
             continue
         seasonal = Transform(log=chosen.log, diff=True, lag=lag)
-        var = float(np.var(seasonal.series(history), ddof=1))
+        values = seasonal.series(history, skip)
+        if len(values) < 2:
+            continue
+        var = float(np.var(values, ddof=1))
         if var <= best_spread:
             best, best_spread = seasonal, var
     return best
 
 
-def _adf_choice(history: Sequence[float], alpha: float) -> Transform:
+def _adf_choice(history: Sequence[float], alpha: float, skip: Sequence[bool] = ()) -> Transform:
     candidates = [Transform(), Transform(diff=True)]
     if all(v > 0 for v in history):
         candidates += [Transform(log=True), Transform(log=True, diff=True)]
     for t in candidates:
-        if is_stationary(t.series(history), alpha):
+        if is_stationary(t.series(history, skip), alpha):
             return t
     return Transform(diff=True)

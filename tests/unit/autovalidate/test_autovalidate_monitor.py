@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
+from streamdq.autovalidate.features import VOLUME_METRICS
 from streamdq.autovalidate.monitor import AutoValidateMonitor, auto_validate_monitor_from_config
 from streamdq.autovalidate.profile import ColumnProfile
 from streamdq.autovalidate.reconstruct import rescale, sample_frame
@@ -17,7 +18,7 @@ from streamdq.engine.judge import BatchJudge
 from streamdq.errors import ConfigError
 
 SCHEMA = "ts timestamp, amount double, country string"
-T0 = datetime(2026, 1, 1, 12, 0, 0)
+T0 = datetime(2025, 12, 31, 23, 52, 0)  # window 8 starts on New Year's Day (UTC)
 
 
 def _rows(rng, minute: int, n: int = 150, unit: float = 1.0, upper: bool = False):
@@ -49,7 +50,12 @@ def _handler(store, monitor):
 
 def _monitor():
     return auto_validate_monitor_from_config(
-        {"columns": {"amount": "numeric", "country": "categorical"}, "history": 10, "min_history": 6},
+        {
+            "columns": {"amount": "numeric", "country": "categorical"},
+            "history": 10,
+            "min_history": 6,
+            "holidays": "US",
+        },
         "orders",
     )
 
@@ -102,12 +108,25 @@ def test_monitor_learns_judges_persists_and_shows(spark, tmp_path, capsys):
     bad = [c for c in failed["auto-validated amount"].constraint_results if c.failed]
     assert bad and bad[0].scope == "window" and "breaks the learned" in (bad[0].message or "")
     assert bad[0].window is not None and bad[0].window.start.replace(tzinfo=None) == T0 + timedelta(minutes=9)
-    # the incident window is not learned as normal
+    # the incident window is not learned as normal (on a holiday, only volume is excused)
     assert len(monitor.profiles["amount"]) == 9
+    # window 11, on the holiday, carries half the rows: the learned sum would flag it, but volume
+    # is not judged on a day off, so it leaves the result; the other constraints are judged
+    program = monitor.programs["amount"]
+    (volume,) = [c for c in program.constraints if c.metric == "sum"]
+    assert not volume.admits(75 * 50.0)
+    handler.handle(spark.createDataFrame(_rows(rng, 11, n=75), SCHEMA), 11)  # closes window 10
+    holiday = handler.handle(spark.createDataFrame(_rows(rng, 12), SCHEMA), 12)  # closes window 11
+    (amount,) = [r for r in holiday.check_results if r.check == "auto-validated amount"]
+    judged = {c.constraint.split()[1].split("(")[0] for c in amount.constraint_results}
+    assert amount.status == "Success" and "mean" in judged and not judged & VOLUME_METRICS
+    # windows 0-7 on 31 December, 8, 10 and 11 on New Year's Day (9, the incident, was not kept)
+    assert monitor.holidays["amount"] == [False] * 7 + [True] * 3
     # programs live in the state store; a restarted job reloads them
     restarted = _monitor()
     _handler(DeltaStateStore(state), restarted).restore()
     assert restarted.programs == monitor.programs and restarted.last_seq == monitor.last_seq
+    assert restarted.holidays == monitor.holidays
     assert main(["autovalidate", "show", "--state", state, "--dataset", "orders"]) == 0
     out = capsys.readouterr().out
     assert "amount (numeric)" in out and "country (categorical)" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -370,3 +371,56 @@ def test_recent_values_start_over_after_a_batch_without_the_metric():
     long = [{"max": float(i)} for i in range(MAX_LAG + 5)]
     assert recent_values(long)["max"] == tuple(float(i) for i in range(5, MAX_LAG + 5))
     assert append_recent({"max": recent_values(long)["max"]}, {}) == {}
+
+
+def _weekly_volume(holiday_at: int, days: int = 31) -> tuple[np.ndarray, list[ColumnProfile]]:
+    """Daily row counts with a weekly dip (Saturdays), noise above the Poisson floor (``std_floor``)
+    and a day off at ``holiday_at`` with 40%
+    fewer rows; each profile also carries a mean that does not follow the calendar."""
+    rng = np.random.default_rng(12)
+    counts = np.resize(np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0]), days) + rng.normal(0, 30, days)
+    counts[holiday_at] *= 0.6
+    profiles = [
+        ColumnProfile("x", NUMERIC, float(n), {"row_count": float(n), "mean": 50.0 + float(rng.normal(0, 0.5))})
+        for n in counts
+    ]
+    return counts, profiles
+
+
+def test_volume_is_learned_without_holidays_and_not_judged_on_or_against_one():
+    """A day off in the history no longer rules the volume bound out (left out, the holiday falls
+    outside any bound the other days give, so leave-one-out drops them all); on a day off (or a
+    batch whose weekly difference reads one) the volume is not judged, everything else is."""
+    counts, profiles = _weekly_volume(holiday_at=16)
+    hist, nxt = profiles[:30], profiles[30]
+    flags = [i == 16 for i in range(30)]
+    bad = {
+        "volume_change:x0.5": replace(hist[-1], rows=counts[29] / 2, scalars={"row_count": counts[29] / 2, "mean": 50.0}),
+        "unit_change:x10": replace(hist[-1], scalars={"row_count": counts[29], "mean": 500.0}),
+    }
+    blind = learn_from_profiles(hist, bad, fpr=0.001)
+    aware = learn_from_profiles(hist, bad, fpr=0.001, holidays=flags)
+    assert [c.metric for c in blind.constraints] == ["mean"]
+    (v_aware,) = [c for c in aware.constraints if c.metric == "row_count"]
+    assert v_aware.transform.lag == 7 and v_aware.caught == ("volume_change:x0.5",)
+    # learned from the 21 weekly differences that read no holiday (23 less the holiday and its echo)
+    kept = [d for i, d in enumerate(counts[7:30] - counts[:23]) if 16 not in (i, i + 7)]
+    assert len(kept) == 21 and v_aware.history_std == pytest.approx(float(np.std(kept, ddof=1)))
+    assert aware.recent_holidays == tuple(flags[-MAX_LAG:])
+    # a day off with 40% fewer rows: flagged unless the caller says it is a holiday
+    day_off = replace(nxt, rows=nxt.rows * 0.6, scalars={"row_count": nxt.rows * 0.6, "mean": 50.0})
+    assert [v.constraint.metric for v in aware.judge_profile(day_off)] == ["row_count"]
+    assert aware.judge_profile(day_off, holiday=True) == []
+    odd = replace(day_off, scalars={**day_off.scalars, "mean": 500.0})
+    assert [v.constraint.metric for v in aware.judge_profile(odd, holiday=True)] == ["mean"]
+    assert aware.muted(holiday=True) == (v_aware,) and aware.muted() == ()
+    # the batch a week after a holiday is differenced against it: muted until the holiday is 8 back
+    program = aware.advance(day_off, holiday=True)
+    for _ in range(5):
+        assert program.muted() == ()
+        program = program.advance(nxt)
+    program = Program.from_dict(json.loads(json.dumps(program.advance(nxt).to_dict())))
+    assert program.recent_holidays[-7] and program.muted() == (v_aware,)
+    assert program.advance(nxt).muted() == ()
+    with pytest.raises(ValueError, match="holidays has 29 flags for 30"):
+        learn_from_profiles(hist, bad, holidays=flags[1:])

@@ -89,3 +89,23 @@ def test_a_mostly_tied_series_is_not_tested_and_prints_no_warning():
         warnings.simplefilter("error")  # any statsmodels warning escaping would fail here
         assert is_stationary(series)
         assert fit(series) == Transform()
+
+
+def test_a_transformed_series_leaves_out_the_points_that_read_a_skipped_value():
+    flags = [False, False, True, False, False]
+    assert Transform().series([1.0, 2.0, 3.0, 4.0, 5.0], flags) == [1.0, 2.0, 4.0, 5.0]
+    # lag-1 differences x1-x0 .. x4-x3: the two around the skipped x2 go
+    assert Transform(diff=True).series([1.0, 2.0, 4.0, 8.0, 16.0], flags) == [1.0, 8.0]
+    # lag-3 differences x3-x0, x4-x1: the second reads the skipped x1
+    assert Transform(diff=True, lag=3).series([1.0, 2.0, 4.0, 8.0, 16.0], [False, True, False, False, False]) == [7.0]
+
+
+def test_a_skipped_holiday_does_not_hide_the_weekly_period():
+    """One day with 40% fewer rows inflates the weekly difference twice (the day and a week
+    later), enough to lose the period; judged without it, the weekly form is found again."""
+    rng = np.random.default_rng(12)
+    counts = np.resize(np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0]), 30) + rng.normal(0, 8, 30)
+    counts[16] *= 0.6
+    flags = [i == 16 for i in range(30)]
+    assert fit(list(counts), seasonal_lags=(7,)).lag == 1
+    assert fit(list(counts), seasonal_lags=(7,), skip=flags).lag == 7

@@ -1,0 +1,120 @@
+"""Holiday calendar of auto-validation: which batches fall on a day off.
+
+A pipeline's volume follows the calendar: on Thanksgiving a daily flights feed carries a third
+fewer rows than on the Thursday before, and no history of 30 ordinary days prices that. A
+``HolidayCalendar`` names the days off of one country (and subdivision) from the ``holidays``
+package, plus any extra dates the user lists; auto-validation mutes its volume constraints on a
+batch that falls on one of them or is compared with one (``avh.VOLUME_METRICS``, ``Program``),
+and keeps such batches out of the statistics it learns volume bounds from.
+
+A batch's day is the calendar date of its start (a window's start, a daily batch's date) in the
+calendar's ``timezone`` (default UTC; a naive datetime is taken as UTC). Pure, driver-side; the
+``holidays`` tables are built lazily per year and cached by the package.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from streamdq.errors import ConfigError
+
+KEYS = {"country", "subdiv", "dates", "timezone"}
+
+
+@dataclass(frozen=True)
+class HolidayCalendar:
+    """The days off of ``country`` (ISO 3166 code, e.g. ``US``; None: none) in ``subdiv``
+    (e.g. ``NY``), plus ``extra`` dates, as seen in ``timezone``."""
+
+    country: str | None = None
+    subdiv: str | None = None
+    extra: frozenset[dt.date] = field(default_factory=frozenset)
+    timezone: str = "UTC"
+
+    def __post_init__(self) -> None:
+        self._table()  # an unknown country or subdivision fails here, not at the first batch
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as e:
+            raise ValueError(f"unknown time zone {self.timezone!r}") from e
+
+    def _table(self) -> Mapping[dt.date, str]:
+        return {} if self.country is None else _country_table(self.country, self.subdiv)
+
+    def day_of(self, when: dt.date | dt.datetime | str) -> dt.date:
+        """The calendar date of ``when`` in this calendar's time zone (a date or an ISO date
+        string is taken as is; a naive datetime or ISO timestamp is UTC)."""
+        if isinstance(when, str):
+            when = dt.datetime.fromisoformat(when) if "T" in when or " " in when else dt.date.fromisoformat(when)
+        if not isinstance(when, dt.datetime):
+            return when
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        return when.astimezone(ZoneInfo(self.timezone)).date()
+
+    def holiday(self, when: dt.date | dt.datetime | str) -> str | None:
+        """The name of the day off ``when`` falls on, or None on an ordinary day."""
+        day = self.day_of(when)
+        if day in self.extra:
+            return "listed date"
+        name = self._table().get(day)
+        return str(name) if name else None
+
+    def is_holiday(self, when: dt.date | dt.datetime | str) -> bool:
+        return self.holiday(when) is not None
+
+    def flags(self, days: Iterable[dt.date | dt.datetime | str]) -> tuple[bool, ...]:
+        """``is_holiday`` of each of ``days``, in order."""
+        return tuple(self.is_holiday(d) for d in days)
+
+
+@functools.lru_cache(maxsize=64)
+def _country_table(country: str, subdiv: str | None) -> Any:
+    """The ``holidays`` package's table (it fills in each year on first lookup)."""
+    import holidays
+
+    try:
+        return holidays.country_holidays(country, subdiv=subdiv)
+    except NotImplementedError as e:  # the package's error for an unknown country/subdivision
+        raise ValueError(str(e)) from e
+
+
+def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> HolidayCalendar:
+    """``{country: US, subdiv: NY, dates: [2024-11-29], timezone: America/New_York}`` (every key
+    optional; at least a country or dates) -> a calendar; errors name ``path.<key>``."""
+    if isinstance(raw, str):  # shorthand: "US" or "US-NY"
+        code, _, region = raw.partition("-")
+        raw = {"country": code, **({"subdiv": region} if region else {})}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("expected a mapping such as {country: US, subdiv: NY} or a string like US-NY", path=path)
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key; known: {', '.join(sorted(KEYS))}", path=f"{path}.{unknown[0]}")
+    country, subdiv = raw.get("country"), raw.get("subdiv")
+    for key, value in (("country", country), ("subdiv", subdiv)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ConfigError(f"expected a code such as US or NY, got {value!r}", path=f"{path}.{key}")
+    if subdiv is not None and country is None:
+        raise ConfigError("a subdivision needs its country", path=f"{path}.subdiv")
+    dates = raw.get("dates", [])
+    if not isinstance(dates, list):
+        raise ConfigError("expected a list of dates such as [2024-11-29]", path=f"{path}.dates")
+    extra = set()
+    for i, d in enumerate(dates):
+        try:
+            extra.add(d if isinstance(d, dt.date) and not isinstance(d, dt.datetime) else dt.date.fromisoformat(str(d)))
+        except ValueError:
+            raise ConfigError(f"expected an ISO date YYYY-MM-DD, got {d!r}", path=f"{path}.dates[{i}]") from None
+    if country is None and not extra:
+        raise ConfigError("name a country (and optionally subdiv) or list dates", path=path)
+    timezone = raw.get("timezone", "UTC")
+    try:
+        return HolidayCalendar(country, subdiv, frozenset(extra), str(timezone))
+    except ValueError as e:
+        key = "timezone" if "time zone" in str(e) else ("subdiv" if subdiv else "country")
+        raise ConfigError(str(e), path=f"{path}.{key}") from None
