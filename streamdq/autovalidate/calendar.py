@@ -48,9 +48,12 @@ class HolidayCalendar:
 
     def day_of(self, when: dt.date | dt.datetime | str) -> dt.date:
         """The calendar date of ``when`` in this calendar's time zone (a date or an ISO date
-        string is taken as is; a naive datetime or ISO timestamp is UTC)."""
+        string is taken as is; a naive datetime or ISO timestamp is UTC). Anything else (a
+        number: the ``holidays`` package would read it as epoch seconds) is a TypeError."""
         if isinstance(when, str):
             when = dt.datetime.fromisoformat(when) if "T" in when or " " in when else dt.date.fromisoformat(when)
+        if not isinstance(when, dt.date):
+            raise TypeError(f"a batch's day is a date, a datetime or an ISO string, not {when!r}")
         if not isinstance(when, dt.datetime):
             return when
         if when.tzinfo is None:

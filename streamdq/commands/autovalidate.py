@@ -10,7 +10,10 @@
   ``--holdout`` ones as history (all batches profiled in one engine run segmented by
   ``--batch-by``), and prints them (``--out`` writes the YAML review
   documents, one per column, separated by ``---``). With ``--holdout N`` it judges the
-  last N batches and prints their violations.
+  last N batches and prints their violations. With ``--holidays US-NY`` (a country, optionally
+  ``-SUBDIV``; the ``--batch-by`` values must be dates or timestamps) the batches that fall on a
+  day off are flagged as ``auto_validate.holidays`` does in the streaming job: their volume is
+  not judged, and volume bounds are learned without them.
 
 Exit codes: 0 ok (``learn`` with holdout: 0 also when violations are found; they are
 printed), 2 bad arguments, unreadable data or no stored program.
@@ -48,6 +51,9 @@ def register(sub: Any) -> None:
     learn.add_argument("--fpr", type=float, default=0.001, help="target false-positive rate (default 0.001)")
     learn.add_argument("--seed", type=int, default=0)
     learn.add_argument("--holdout", type=int, default=0, help="judge the last N batches instead of learning them")
+    learn.add_argument(
+        "--holidays", help="days off of COUNTRY[-SUBDIV] (e.g. US-NY): volume is not judged on them"
+    )
     learn.add_argument("--dataset", default="dataset")
     learn.add_argument("--out", help="write the programs' YAML review documents here")
     learn.set_defaults(func=run_learn)
@@ -128,6 +134,22 @@ def run_learn(args: argparse.Namespace) -> int:
     if n_history <= 0:
         print(f"streamdq autovalidate learn: no batch left to learn from ({len(keys)} batches)", file=sys.stderr)
         return 2
+    flags: tuple[bool, ...] = ()
+    if args.holidays:
+        from streamdq.autovalidate.calendar import calendar_from_config
+
+        try:
+            flags = calendar_from_config(args.holidays, "--holidays").flags(keys)
+        except ConfigError as exc:
+            print(f"streamdq autovalidate learn: {exc}", file=sys.stderr)
+            return 2
+        except (TypeError, ValueError):
+            print(
+                f"streamdq autovalidate learn: --holidays needs --batch-by values that are dates "
+                f"or timestamps; {args.batch_by!r} has {keys[0]!r}",
+                file=sys.stderr,
+            )
+            return 2
     # the newest history batch, collected once: every column's corruptions start from it
     newest = df.filter(col(args.batch_by).eqNullSafe(F.lit(keys[n_history - 1]))).toPandas()
     programs = []
@@ -137,13 +159,19 @@ def run_learn(args: argparse.Namespace) -> int:
         profiles = profile_segments(df, col(args.batch_by), keys, column, kind)
         corrupted = corrupted_frames(newest, column, kind, args.seed)
         bad = profile_frames(list(corrupted.values()), column, kind)
-        program = learn_from_profiles(profiles[:n_history], dict(zip(corrupted, bad, strict=True)), fpr=args.fpr)
+        program = learn_from_profiles(
+            profiles[:n_history], dict(zip(corrupted, bad, strict=True)), fpr=args.fpr, holidays=flags[:n_history]
+        )
         programs.append(program)
         print(program.show())
-        for key, profile in zip(keys[n_history:], profiles[n_history:], strict=True):
-            violations = program.judge_profile(profile)
-            program = program.advance(profile)
+        for i, (key, profile) in enumerate(zip(keys[n_history:], profiles[n_history:], strict=True)):
+            holiday = bool(flags) and flags[n_history + i]
+            muted = program.muted(holiday=holiday)
+            violations = program.judge_profile(profile, holiday=holiday)
+            program = program.advance(profile, holiday=holiday)
             verdict = "passes" if not violations else f"{len(violations)} violation(s)"
+            if muted:
+                verdict += f" (day off: {', '.join(c.transformed_name() for c in muted)} not judged)"
             print(f"  batch {args.batch_by}={key}: {verdict}")
             for v in violations:
                 print(f"    {v.message}")

@@ -61,3 +61,10 @@ def test_config_errors_name_the_key():
     monitor = auto_validate_monitor_from_config({"columns": ["a"], "holidays": "US-NY"}, "d")
     assert monitor.calendar == HolidayCalendar("US", "NY")
     assert auto_validate_monitor_from_config({"columns": ["a"]}, "d").calendar is None
+
+
+def test_a_batch_key_that_is_not_a_date_is_refused_not_read_as_epoch_seconds():
+    with pytest.raises(TypeError, match="not 1"):
+        HolidayCalendar("US").is_holiday(1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        HolidayCalendar("US").is_holiday("day one")

@@ -30,3 +30,31 @@ def test_learn_offline_judges_the_holdout_and_writes_yaml(tmp_path, capsys, spar
     assert main([*args[:-1], "nope"]) == 2
     assert "no column 'nope'" in capsys.readouterr().err
     assert main([*args, "--fpr", "3"]) == 2
+
+
+def test_learn_offline_with_a_holiday_calendar_does_not_judge_volume_on_a_day_off(tmp_path, capsys, spark):
+    """The held-out Christmas batch carries half the rows: a volume violation without a calendar,
+    not judged with ``--holidays US`` (its other constraints still are)."""
+    import datetime as dt
+
+    rng = np.random.default_rng(6)
+    frames = []
+    for i in range(12):
+        day = dt.date(2025, 12, 14) + dt.timedelta(days=i)
+        n = int(rng.integers(190, 210)) // (2 if day == dt.date(2025, 12, 25) else 1)
+        frames.append(pd.DataFrame({"day": [day] * n, "amount": rng.normal(20, 2, n)}))
+    data = tmp_path / "t.parquet"
+    pd.concat(frames).to_parquet(data)
+    args = ["autovalidate", "learn", "--data", str(data), "--batch-by", "day", "--column", "amount", "--holdout", "1"]
+    assert main(args) == 0
+    blind = capsys.readouterr().out
+    assert "batch day=2025-12-25: " in blind and "violation(s)" in blind
+    assert main([*args, "--holidays", "US"]) == 0
+    aware = capsys.readouterr().out
+    assert "batch day=2025-12-25: passes (day off: " in aware and "not judged)" in aware
+    numbered = tmp_path / "n.parquet"
+    pd.DataFrame({"day": [1, 2], "amount": [1.0, 2.0]}).to_parquet(numbered)
+    assert main([*args[:2], "--data", str(numbered), *args[4:], "--holidays", "US"]) == 2
+    assert "--holidays needs --batch-by values that are dates" in capsys.readouterr().err
+    assert main([*args, "--holidays", "XX"]) == 2
+    assert "--holidays.country" in capsys.readouterr().err
