@@ -28,8 +28,11 @@ evaluation batches themselves (an oracle calibration, ``scores.py``), and its re
 printed beside AVH's: the comparison at equal precision.
 
 Calendar. AVH runs with the holiday calendar a user of these New York feeds would configure,
-``auto_validate: {holidays: US-NY}`` (``--holidays``; ``none`` turns it off): volume metrics are
-not judged on a holiday or on a batch differenced against one, and are learned without them.
+``auto_validate: {holidays: {country: US, subdiv: NY, days_before: 1, days_after: 1}}``
+(``--holidays``; ``none`` turns it off): the public holidays of New York and the day on either
+side of each (the eve and the bridge day move the volume too: the Sunday before Memorial and
+Labor Day, the Friday after 4 July and after Thanksgiving, Christmas Eve). Volume metrics are
+not judged on those days or on a batch differenced against one, and are learned without them.
 The baselines get no calendar (none of them has one).
 
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--first-trace N] [--steps N]
@@ -56,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -70,6 +74,8 @@ HISTORY = 30
 TRACE = 60
 EVAL_SEED_BASE = 1_000_000
 TARGET_FPR = 0.001
+# the calendar of a New York feed (the module docstring: Calendar)
+NY_CALENDAR = "{country: US, subdiv: NY, days_before: 1, days_after: 1}"
 PAPER_PRECISION_SHARE = 0.6  # 60K precision tests vs 40K recall tests in the paper
 
 Judge = baselines.Judge
@@ -733,8 +739,9 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=30, help="AVH: steps profiled per engine run")
     parser.add_argument(
         "--holidays",
-        default="US-NY",
-        help="AVH's holiday calendar (auto_validate.holidays: COUNTRY or COUNTRY-SUBDIV; 'none': no calendar)",
+        default=NY_CALENDAR,
+        help="AVH's holiday calendar, as auto_validate.holidays in YAML (e.g. US-NY or "
+        f"'{{country: US, days_after: 1}}'; 'none': no calendar; default {NY_CALENDAR!r})",
     )
     parser.add_argument(
         "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
@@ -749,7 +756,10 @@ def main() -> None:
     if args.first_trace < 0 or args.traces < 0:
         parser.error("--first-trace and --traces must be >= 0")
     args.profile_cache = ProfileCache(Path(args.profile_cache)) if args.profile_cache else None
-    args.calendar = None if args.holidays.lower() == "none" else calendar_from_config(args.holidays, "--holidays")
+    if args.holidays.lower() == "none":
+        args.calendar = None
+    else:
+        args.calendar = calendar_from_config(yaml.safe_load(args.holidays), "--holidays")
     if args.quick:
         args.sources, args.traces, args.columns, args.steps = "flights", 1, 2, 3
         args.check_learn = True

@@ -23,20 +23,29 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from streamdq.errors import ConfigError
 
-KEYS = {"country", "subdiv", "dates", "timezone"}
+KEYS = {"country", "subdiv", "dates", "timezone", "days_before", "days_after"}
+MAX_DAYS_AROUND = 7
 
 
 @dataclass(frozen=True)
 class HolidayCalendar:
     """The days off of ``country`` (ISO 3166 code, e.g. ``US``; None: none) in ``subdiv``
-    (e.g. ``NY``), plus ``extra`` dates, as seen in ``timezone``."""
+    (e.g. ``NY``), plus ``extra`` dates, each widened by ``days_before`` and ``days_after``
+    (the eve and the bridge day: Christmas Eve, the Friday after Thanksgiving), as seen in
+    ``timezone``."""
 
     country: str | None = None
     subdiv: str | None = None
     extra: frozenset[dt.date] = field(default_factory=frozenset)
     timezone: str = "UTC"
+    days_before: int = 0
+    days_after: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("days_before", "days_after"):
+            value = getattr(self, name)
+            if not 0 <= value <= MAX_DAYS_AROUND:
+                raise ValueError(f"{name} is a number of days in 0..{MAX_DAYS_AROUND}, got {value}")
         self._table()  # an unknown country or subdivision fails here, not at the first batch
         try:
             ZoneInfo(self.timezone)
@@ -61,8 +70,23 @@ class HolidayCalendar:
         return when.astimezone(ZoneInfo(self.timezone)).date()
 
     def holiday(self, when: dt.date | dt.datetime | str) -> str | None:
-        """The name of the day off ``when`` falls on, or None on an ordinary day."""
+        """The name of the day off ``when`` falls on (``"Thanksgiving Day + 1 day"`` within
+        ``days_after`` of one), or None on an ordinary day."""
         day = self.day_of(when)
+        name = self._named(day)
+        if name is not None:
+            return name
+        for offset in range(1, self.days_after + 1):
+            name = self._named(day - dt.timedelta(days=offset))
+            if name is not None:
+                return f"{name} + {offset} day{'s' if offset > 1 else ''}"
+        for offset in range(1, self.days_before + 1):
+            name = self._named(day + dt.timedelta(days=offset))
+            if name is not None:
+                return f"{name} - {offset} day{'s' if offset > 1 else ''}"
+        return None
+
+    def _named(self, day: dt.date) -> str | None:
         if day in self.extra:
             return "listed date"
         name = self._table().get(day)
@@ -88,8 +112,9 @@ def _country_table(country: str, subdiv: str | None) -> Any:
 
 
 def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> HolidayCalendar:
-    """``{country: US, subdiv: NY, dates: [2024-11-29], timezone: America/New_York}`` (every key
-    optional; at least a country or dates) -> a calendar; errors name ``path.<key>``."""
+    """``{country: US, subdiv: NY, dates: [2024-11-29], timezone: America/New_York, days_before: 1,
+    days_after: 1}`` (every key optional; at least a country or dates) or the shorthand
+    ``US-NY`` -> a calendar; errors name ``path.<key>``."""
     if isinstance(raw, str):  # shorthand: "US" or "US-NY"
         code, _, region = raw.partition("-")
         raw = {"country": code, **({"subdiv": region} if region else {})}
@@ -116,8 +141,14 @@ def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> Holi
     if country is None and not extra:
         raise ConfigError("name a country (and optionally subdiv) or list dates", path=path)
     timezone = raw.get("timezone", "UTC")
+    around = {}
+    for key in ("days_before", "days_after"):
+        value = raw.get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_DAYS_AROUND:
+            raise ConfigError(f"expected a number of days in 0..{MAX_DAYS_AROUND}, got {value!r}", path=f"{path}.{key}")
+        around[key] = value
     try:
-        return HolidayCalendar(country, subdiv, frozenset(extra), str(timezone))
+        return HolidayCalendar(country, subdiv, frozenset(extra), str(timezone), **around)
     except ValueError as e:
         key = "timezone" if "time zone" in str(e) else ("subdiv" if subdiv else "country")
         raise ConfigError(str(e), path=f"{path}.{key}") from None

@@ -52,7 +52,9 @@ def register(sub: Any) -> None:
     learn.add_argument("--seed", type=int, default=0)
     learn.add_argument("--holdout", type=int, default=0, help="judge the last N batches instead of learning them")
     learn.add_argument(
-        "--holidays", help="days off of COUNTRY[-SUBDIV] (e.g. US-NY): volume is not judged on them"
+        "--holidays",
+        help="days off, as auto_validate.holidays in YAML: COUNTRY[-SUBDIV] (e.g. US-NY) or a mapping "
+        "such as '{country: US, days_after: 1}'; volume is not judged on them",
     )
     learn.add_argument("--dataset", default="dataset")
     learn.add_argument("--out", help="write the programs' YAML review documents here")
@@ -136,11 +138,13 @@ def run_learn(args: argparse.Namespace) -> int:
         return 2
     flags: tuple[bool, ...] = ()
     if args.holidays:
+        import yaml
+
         from streamdq.autovalidate.calendar import calendar_from_config
 
         try:
-            flags = calendar_from_config(args.holidays, "--holidays").flags(keys)
-        except ConfigError as exc:
+            flags = calendar_from_config(yaml.safe_load(args.holidays), "--holidays").flags(keys)
+        except (ConfigError, yaml.YAMLError) as exc:
             print(f"streamdq autovalidate learn: {exc}", file=sys.stderr)
             return 2
         except (TypeError, ValueError):

@@ -68,3 +68,22 @@ def test_a_batch_key_that_is_not_a_date_is_refused_not_read_as_epoch_seconds():
         HolidayCalendar("US").is_holiday(1)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         HolidayCalendar("US").is_holiday("day one")
+
+
+def test_days_around_a_holiday_widen_it_to_the_eve_and_the_bridge_day():
+    """The volume moves on the days beside a holiday too (the Friday after Thanksgiving carried
+    338 fewer New York departures than the Friday before): ``days_before``/``days_after``."""
+    cal = calendar_from_config({"country": "US", "subdiv": "NY", "days_before": 1, "days_after": 1})
+    assert cal.holiday("2013-11-29") == "Thanksgiving Day + 1 day"
+    assert cal.holiday("2013-12-24") == "Christmas Day - 1 day"
+    assert cal.holiday("2013-11-28") == "Thanksgiving Day" and not cal.is_holiday("2013-11-30")
+    two = calendar_from_config({"dates": ["2024-03-01"], "days_after": 2})
+    assert two.flags(["2024-02-29", "2024-03-01", "2024-03-02", "2024-03-03", "2024-03-04"]) == (
+        False, True, True, True, False,
+    )
+    assert two.holiday("2024-03-03") == "listed date + 2 days"
+    for bad in (-1, 8, 1.5, True):
+        with pytest.raises(ConfigError, match="auto_validate.holidays.days_after"):
+            calendar_from_config({"country": "US", "days_after": bad})
+    with pytest.raises(ValueError, match="days_before"):
+        HolidayCalendar("US", days_before=9)

@@ -58,3 +58,5 @@ def test_learn_offline_with_a_holiday_calendar_does_not_judge_volume_on_a_day_of
     assert "--holidays needs --batch-by values that are dates" in capsys.readouterr().err
     assert main([*args, "--holidays", "XX"]) == 2
     assert "--holidays.country" in capsys.readouterr().err
+    assert main([*args, "--holidays", "{country: US, days_after: 9}"]) == 2  # the config's YAML form
+    assert "--holidays.days_after" in capsys.readouterr().err
