@@ -100,6 +100,10 @@ def station_gaps(frame: pd.DataFrame) -> dict[str, tuple[str, tuple[str, ...]]]:
     return out
 
 
+# departures from New York: its public holidays and the day on either side of each (the eve and the
+# bridge day move the volume too; the weather stations read every hour of every day: no calendar)
+NY_CALENDAR = "{country: US, subdiv: NY, days_before: 1, days_after: 1}"
+
 FLIGHT_COLUMNS = [
     "dep_time",
     "sched_dep_time",
@@ -148,3 +152,6 @@ def weather() -> Source:
 
 
 SOURCES = {"flights": flights, "weather": weather}
+# source -> the auto_validate.holidays a user would configure for it (YAML; absent: no days off).
+# Kept apart from the loaders: the profile cache's digest covers them, and a calendar changes no batch
+CALENDARS = {"flights": NY_CALENDAR}

@@ -27,19 +27,21 @@ gets the threshold at which it raises no more false alarms than AVH at each targ
 evaluation batches themselves (an oracle calibration, ``scores.py``), and its recall there is
 printed beside AVH's: the comparison at equal precision.
 
-Calendar. AVH runs with the holiday calendar a user of these New York feeds would configure,
-``auto_validate: {holidays: {country: US, subdiv: NY, days_before: 1, days_after: 1}}``
-(``--holidays``; ``none`` turns it off): the public holidays of New York and the day on either
-side of each (the eve and the bridge day move the volume too: the Sunday before Memorial and
-Labor Day, the Friday after 4 July and after Thanksgiving, Christmas Eve). Volume metrics are
-not judged on those days or on a batch differenced against one, and are learned without them.
-The baselines get no calendar (none of them has one).
+Calendar. AVH runs with the holiday calendar a user would configure for each feed
+(``data.CALENDARS``, ``--holidays source``): for the flights, whose volume people make,
+``auto_validate: {holidays: {country: US, subdiv: NY, days_before: 1, days_after: 1}}``, the
+public holidays of New York and the day on either side of each (the eve and the bridge day move
+the volume too: the Sunday before Memorial and Labor Day, the Friday after 4 July and after
+Thanksgiving, Christmas Eve); none for the weather stations, which read every hour of every day.
+Volume metrics are not judged on those days or on a batch differenced against one, and are
+learned without them. ``--holidays none`` turns calendars off; a YAML calendar applies to every
+source. The baselines get no calendar (none of them has one).
 
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--first-trace N] [--steps N]
                                      [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,
                                                 streamdq_suggest,zscore,zscore_all]
                                      [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
-                                     [--by-corruption] [--by-column] [--holidays US-NY|none]
+                                     [--by-corruption] [--by-column] [--holidays source|none|YAML]
 
 The last line is ``RESULT autovalidate precision_avh=... recall_avh=... recall_online_normal=... ...``.
 """
@@ -67,15 +69,13 @@ import baselines  # noqa: E402
 import data  # noqa: E402
 from scores import SWEEP, ScoreRecord, matched_threshold, profile_scorer  # noqa: E402
 
-from streamdq.autovalidate.calendar import calendar_from_config  # noqa: E402
+from streamdq.autovalidate.calendar import HolidayCalendar, calendar_from_config  # noqa: E402
 from streamdq.autovalidate.corruptions import ISSUE_TYPES, Corruption, apply, corruptions_for  # noqa: E402
 
 HISTORY = 30
 TRACE = 60
 EVAL_SEED_BASE = 1_000_000
 TARGET_FPR = 0.001
-# the calendar of a New York feed (the module docstring: Calendar)
-NY_CALENDAR = "{country: US, subdiv: NY, days_before: 1, days_after: 1}"
 PAPER_PRECISION_SHARE = 0.6  # 60K precision tests vs 40K recall tests in the paper
 
 Judge = baselines.Judge
@@ -226,6 +226,17 @@ class ProfileCache:
         value = compute()
         path.write_bytes(pickle.dumps(value))
         return value
+
+
+def source_calendar(source: data.Source | None, choice: str) -> HolidayCalendar | None:
+    """The holiday calendar AVH gets for ``source`` under ``--holidays choice``: ``source`` = the
+    source's own (``data.CALENDARS``), ``none`` = none, else ``choice`` parsed as YAML."""
+    if choice.lower() == "none":
+        return None
+    if choice.lower() == "source":
+        raw = data.CALENDARS.get(source.name) if source is not None else None
+        return calendar_from_config(yaml.safe_load(raw), f"data.CALENDARS[{source.name!r}]") if raw else None
+    return calendar_from_config(yaml.safe_load(choice), "--holidays")
 
 
 def check_learn(
@@ -384,7 +395,8 @@ def _run_sources(
             (i, c, kind) for i, (c, kind) in enumerate(catalogue_columns) if kind in args.kinds and c in selected
         ]
         traced = source.traces(TRACE)[args.first_trace :]
-        holidays = args.calendar.flags(source.dates) if args.calendar else ()
+        calendar = source_calendar(source, args.holidays)
+        holidays = calendar.flags(source.dates) if calendar else ()
         for start, trace in traced[: args.traces or None]:
             trace_holidays = holidays[start : start + TRACE]
             cache.clear()
@@ -739,9 +751,10 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=30, help="AVH: steps profiled per engine run")
     parser.add_argument(
         "--holidays",
-        default=NY_CALENDAR,
-        help="AVH's holiday calendar, as auto_validate.holidays in YAML (e.g. US-NY or "
-        f"'{{country: US, days_after: 1}}'; 'none': no calendar; default {NY_CALENDAR!r})",
+        default="source",
+        help="AVH's holiday calendar: 'source' (each source's own, data.CALENDARS: the default), "
+        "'none', or one calendar for all sources as auto_validate.holidays in YAML (e.g. US-NY or "
+        "'{country: US, days_after: 1}')",
     )
     parser.add_argument(
         "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
@@ -756,10 +769,7 @@ def main() -> None:
     if args.first_trace < 0 or args.traces < 0:
         parser.error("--first-trace and --traces must be >= 0")
     args.profile_cache = ProfileCache(Path(args.profile_cache)) if args.profile_cache else None
-    if args.holidays.lower() == "none":
-        args.calendar = None
-    else:
-        args.calendar = calendar_from_config(yaml.safe_load(args.holidays), "--holidays")
+    source_calendar(None, args.holidays)  # a bad --holidays fails before any work
     if args.quick:
         args.sources, args.traces, args.columns, args.steps = "flights", 1, 2, 3
         args.check_learn = True

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -248,8 +249,8 @@ def learn_at_targets(
     bad_single = {n: single_metrics(p) for n, p in corrupted.items()}
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
     rows = float(np.mean([p.rows for p in history]))
-    # (metric, series, corrupted values, bound, two-sided) for every metric with a full history
-    observed: list[tuple[str, list[float], dict[str, float | None], bounds.Bound, bool]] = []
+    # every metric with a full history, fitted once (transform, moments, bound) for all targets
+    fits: list[_Fit] = []
     for metric in sorted(set().union(*singles)):
         series = [s.get(metric) for s in singles]
         if any(v is None for v in series):
@@ -257,22 +258,29 @@ def learn_at_targets(
         values = [float(v) for v in series if v is not None]
         if metric in ORDER_STATISTICS and (mostly_tied(values) or on_lattice(values)):
             continue
-        observed.append((metric, values, {n: s.get(metric) for n, s in bad_single.items()}, bound_for(metric), True))
+        fit = _fit_metric(
+            metric, values, {n: s.get(metric) for n, s in bad_single.items()}, bound_for(metric),
+            std_floor(metric, values, rows, min_std), two_sided=True,
+            holidays=flags if metric in VOLUME_METRICS else (),
+        )
+        if fit is not None:
+            fits.append(fit)
     for metric in sorted(set().union(*pairs)) if pairs else []:
         series = [p.get(metric) for p in pairs]
         if any(v is None for v in series) or len(series) < MIN_HISTORY - 1:
             continue
         values = [float(v) for v in series if v is not None]
-        observed.append((metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli", False))
+        fit = _fit_metric(
+            metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli",
+            std_floor(metric, values, rows, min_std), two_sided=False,
+        )
+        if fit is not None:
+            fits.append(fit)
     out = {}
     for fpr in fprs:
         candidates: dict[str, LearnedConstraint] = {}
-        for metric, values, bad, bound, two_sided in observed:
-            _add_candidates(
-                candidates, newest.column, metric, values, bad, bound, fpr,
-                std_floor(metric, values, rows, min_std), two_sided=two_sided,
-                holidays=flags if metric in VOLUME_METRICS else (),
-            )
+        for fit in fits:
+            _add_candidates(candidates, newest.column, fit, fpr)
         chosen = greedy_select(
             {name: c.fpr for name, c in candidates.items()},
             {name: set(c.caught) for name, c in candidates.items()},
@@ -374,19 +382,35 @@ def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float)
     return relative
 
 
-def _add_candidates(
-    out: dict[str, LearnedConstraint],
-    column: str,
+@dataclass(frozen=True)
+class _Fit:
+    """One metric's history made ready for bounding: its transform, the transformed points it is
+    learned from, their moments, its bound, and each corruption's value in the same form."""
+
+    metric: str
+    transform: stationarity.Transform
+    values: tuple[float, ...]
+    bound: bounds.Bound
+    mean: float
+    std: float
+    floor: float
+    two_sided: bool
+    corrupted: dict[str, float | None]
+
+
+def _fit_metric(
     metric: str,
     series: list[float],
     corrupted: Mapping[str, float | None],
     bound: bounds.Bound,
-    fpr: float,
     floor: float,
     *,
     two_sided: bool,
     holidays: Sequence[bool] = (),
-) -> None:
+) -> _Fit | None:
+    """Transform (two-sided metrics: ``stationarity.fit``; points reading a holiday left out),
+    moments and bound (the skewed tail when normality is rejected) of one metric's history; None
+    when too few finite points remain."""
     lags = stationarity.SEASONAL_LAGS if metric in SEASONAL_METRICS else ()
     if two_sided:
         transform = stationarity.fit(series, seasonal_lags=lags, skip=holidays)
@@ -395,40 +419,51 @@ def _add_candidates(
     try:
         values = transform.series(series, skip=holidays)
     except (ValueError, FloatingPointError):
-        return
+        return None
     if len(values) < MIN_HISTORY - 1 or not all(math.isfinite(v) for v in values):
-        return
+        return None
     if bound == "normal" and not looks_normal(values):
         bound = "skewed"
-    mean = float(np.mean(values))
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-    std = max(std, floor)
     before = series[:-1]  # a corrupted copy of the newest batch follows these
-    n = len(values)
+    return _Fit(
+        metric=metric,
+        transform=transform,
+        values=tuple(values),
+        bound=bound,
+        mean=float(np.mean(values)),
+        std=max(std, floor),
+        floor=floor,
+        two_sided=two_sided,
+        corrupted={name: transform.value_of(raw, before) for name, raw in corrupted.items()},
+    )
+
+
+def _add_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float) -> None:
+    """The candidates of one fitted metric at each level of the FPR ladder under ``fpr`` that
+    pass leave-one-out, with the corruptions each catches."""
+    n = len(fit.values)
+    values = list(fit.values)
     for fraction in FPR_LADDER:
-        target = fpr * fraction
-        k = bounds.k_for(target, bound, n)
-        lower, upper = _domain(metric, transform, mean - k * std if two_sided else 0.0, mean + k * std)
-        if not _leave_one_out_ok(values, k, two_sided, floor):
+        k = bounds.k_for(fpr * fraction, fit.bound, n)
+        lower, upper = _domain(
+            fit.metric, fit.transform, fit.mean - k * fit.std if fit.two_sided else 0.0, fit.mean + k * fit.std
+        )
+        if not _leave_one_out_ok(values, k, fit.two_sided, fit.floor):
             continue
-        caught = []
-        for name, raw in corrupted.items():
-            value = transform.value_of(raw, before)
-            if value is None or not (lower <= value <= upper):
-                caught.append(name)
-        key = f"{metric}@{fraction:g}"
-        out[key] = LearnedConstraint(
+        caught = [name for name, v in fit.corrupted.items() if v is None or not (lower <= v <= upper)]
+        out[f"{fit.metric}@{fraction:g}"] = LearnedConstraint(
             column=column,
-            metric=metric,
+            metric=fit.metric,
             lower=lower,
             upper=upper,
-            bound=bound,
+            bound=fit.bound,
             k=k,
-            fpr=bounds.fpr_at(k, bound, n),
-            transform=transform,
+            fpr=bounds.fpr_at(k, fit.bound, n),
+            transform=fit.transform,
             caught=tuple(sorted(caught)),
-            history_mean=mean,
-            history_std=std,
+            history_mean=fit.mean,
+            history_std=fit.std,
         )
 
 
