@@ -17,7 +17,8 @@
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
    An order statistic or quantile (min, max, median, range, p05, p95) whose history repeats
    one value on at least half of its batches (``mostly_tied``) or takes few distinct values
-   (``on_lattice``) gets no candidate.
+   (``on_lattice``) gets no candidate. With holiday flags (``holidays=``, ``calendar.py``) a
+   volume metric (``VOLUME_METRICS``) is fitted on the points of its series that read no day off.
 3. Calibration: a candidate that would have flagged one of its own history points when
    that point is left out (leave-one-out) is dropped; the worst-case bound alone
    under-states the FPR on 30 points (AUTOVALIDATE-NOTES.md).
