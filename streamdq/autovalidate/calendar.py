@@ -4,7 +4,7 @@ A pipeline's volume follows the calendar: on Thanksgiving a daily flights feed c
 fewer rows than on the Thursday before, and no history of 30 ordinary days prices that. A
 ``HolidayCalendar`` names the days off of one country (and subdivision) from the ``holidays``
 package, plus any extra dates the user lists; auto-validation mutes its volume constraints on a
-batch that falls on one of them or is compared with one (``avh.VOLUME_METRICS``, ``Program``),
+batch that falls on one of them or is compared with one (``features.VOLUME_METRICS``, ``Program``),
 and keeps such batches out of the statistics it learns volume bounds from.
 
 A batch's day is the calendar date of its start (a window's start, a daily batch's date) in the

@@ -15,8 +15,8 @@ and does not move the reference: ``advance(profile)`` does, so a stream can judg
 closed window against the previous one. With a holiday calendar (``calendar.py``) the caller
 says whether a batch falls on a day off (``holiday=True``): constraints on volume metrics
 (``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
-holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``). ``to_dict``/``from_dict`` round-trip through
-JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
+holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``).
+``to_dict``/``from_dict`` round-trip through JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
 document whose ``checks:`` section holds the constraints that are ordinary streamdq
 constraints (identity transform, a metric with a Deequ-style constraint), loadable with
 ``streamdq.load_checks``.
