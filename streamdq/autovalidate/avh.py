@@ -282,21 +282,15 @@ def learn_at_targets(
         candidates: dict[str, LearnedConstraint] = {}
         for fit in fits:
             _add_candidates(candidates, newest.column, fit, fpr)
-        chosen = greedy_select(
-            {name: c.fpr for name, c in candidates.items()},
-            {name: set(c.caught) for name, c in candidates.items()},
-            budget=fpr,
-        )
-        tightest: dict[str, LearnedConstraint] = {}
-        for name in chosen:
-            c = candidates[name]
-            if c.metric not in tightest or c.k < tightest[c.metric].k:
-                tightest[c.metric] = c
+        off_day = None
+        if holidays:  # a calendar: the program judges days off without its volume metrics
+            off_day = _select({n: c for n, c in candidates.items() if c.metric not in VOLUME_METRICS}, fpr)
         out[fpr] = Program(
             column=newest.column,
             kind=newest.kind,
             fpr=fpr,
-            constraints=tuple(tightest[m] for m in sorted(tightest)),
+            constraints=_select(candidates, fpr),
+            off_day_constraints=off_day,
             reference=newest,
             recent_values=recent,
             history=len(history),
@@ -305,6 +299,22 @@ def learn_at_targets(
             recent_holidays=flags[-stationarity.MAX_LAG :],
         )
     return out
+
+
+def _select(candidates: Mapping[str, LearnedConstraint], fpr: float) -> tuple[LearnedConstraint, ...]:
+    """Greedy budgeted max coverage of the corruptions under ``fpr``, one constraint per metric
+    (the tightest chosen), in metric order."""
+    chosen = greedy_select(
+        {name: c.fpr for name, c in candidates.items()},
+        {name: set(c.caught) for name, c in candidates.items()},
+        budget=fpr,
+    )
+    tightest: dict[str, LearnedConstraint] = {}
+    for name in chosen:
+        c = candidates[name]
+        if c.metric not in tightest or c.k < tightest[c.metric].k:
+            tightest[c.metric] = c
+    return tuple(tightest[m] for m in sorted(tightest))
 
 
 def recent_values(singles: Sequence[Mapping[str, float]]) -> dict[str, tuple[float, ...]]:

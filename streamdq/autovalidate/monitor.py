@@ -15,9 +15,10 @@ violates the program is kept out of it, so a lasting incident is not learned as 
 
 With ``holidays:`` (a ``calendar.HolidayCalendar``), a window whose start falls on a day off
 is flagged: its volume constraints (``features.VOLUME_METRICS``: row count, sum, distinct
-counts) are not judged, nor those of a later window whose difference reads it, and they leave
-the check result (nothing was judged); learning keeps the flagged windows out of the volume
-bounds' statistics.
+counts) are not judged, nor those of a later window whose difference reads it; such a window is
+judged by the program's off-day selection (``Program.judged``), and only the constraints judged
+appear in the check result; learning keeps the flagged windows out of the volume bounds'
+statistics.
 
 State (histories, programs, counters) is JSON, persisted by the handler with every batch
 commit; the programs are what ``streamdq autovalidate show`` prints. A ``seq`` already
@@ -143,7 +144,7 @@ class AutoValidateMonitor:
                         window.start if window else "?", day_off or "it is compared with a holiday",
                     )
                 violations = program.judge_profile(profile, holiday=holiday)
-                results.append(self._check_result(program, violations, window, muted))
+                results.append(self._check_result(program, violations, window, program.judged(holiday=holiday)))
                 self.programs[column] = program.advance(profile, holiday=holiday)
             if not violations:  # a violating window does not teach the program what normal is
                 kept = self.profiles.setdefault(column, [])
@@ -218,7 +219,8 @@ class AutoValidateMonitor:
         try:
             corrupted = corrupted_profiles(newest, self.seed, max_rows=self.max_sample_rows)
             flags = self.holidays.get(column, [])
-            holidays = flags if len(flags) == len(profiles) else []
+            # with a calendar the program also gets its off-day selection (Program.judged)
+            holidays = flags if self.calendar is not None and len(flags) == len(profiles) else []
             program = learn_from_profiles(profiles, corrupted, fpr=self.fpr, holidays=holidays)
         except Exception:  # learning never stops the stream; the old program stays
             log.exception("auto-validation: learning a program for %s failed", column)
@@ -228,15 +230,13 @@ class AutoValidateMonitor:
         log.info("auto-validation learned for %s.%s:\n%s", self.dataset, column, program.show())
 
     def _check_result(
-        self, program: Program, violations: list[Violation], window: Window, muted: Sequence[LearnedConstraint] = ()
+        self, program: Program, violations: list[Violation], window: Window, judged: Sequence[LearnedConstraint]
     ) -> CheckResult:
+        """One result per ``judged`` constraint (a constraint not judged in this window has none)."""
         failed = {id(v.constraint): v for v in violations}
-        skipped = {id(c) for c in muted}
         check = f"{CHECK_PREFIX} {program.column}"
         out = []
-        for c in program.constraints:
-            if id(c) in skipped:  # not judged in this window: no result
-                continue
+        for c in judged:
             v = failed.get(id(c))
             ident = hashlib.sha256(f"{self.dataset}|{CHECK_PREFIX}|{c.column}|{c.metric}".encode()).hexdigest()
             out.append(

@@ -15,7 +15,9 @@ and does not move the reference: ``advance(profile)`` does, so a stream can judg
 closed window against the previous one. With a holiday calendar (``calendar.py``) the caller
 says whether a batch falls on a day off (``holiday=True``): constraints on volume metrics
 (``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
-holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``).
+holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``); such a batch is
+judged by ``off_day_constraints`` (learned with a calendar: the selection without volume
+metrics, under the same budget) instead (``judged``).
 ``to_dict``/``from_dict`` round-trip through JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
 document whose ``checks:`` section holds the constraints that are ordinary streamdq
 constraints (identity transform, a metric with a Deequ-style constraint), loadable with
@@ -188,6 +190,9 @@ class Program:
     # whether each of the newest batches seen (at most MAX_LAG, oldest first, aligned with the
     # end of every recent_values tuple) fell on a holiday; a batch before the first is not one
     recent_holidays: tuple[bool, ...] = ()
+    # the program of a batch whose volume is not judged: selected without volume metrics under
+    # the same budget (None: learned without a calendar; muted constraints are then just skipped)
+    off_day_constraints: tuple[LearnedConstraint, ...] | None = None
 
     @property
     def fpr_bound(self) -> float:
@@ -214,14 +219,22 @@ class Program:
                 out.append(c)
         return tuple(out)
 
+    def judged(self, *, holiday: bool = False) -> tuple[LearnedConstraint, ...]:
+        """The constraints that judge the next batch: all of them when none is ``muted``, else the
+        ``off_day_constraints`` (or, learned without a calendar, the others)."""
+        muted = self.muted(holiday=holiday)
+        if not muted:
+            return self.constraints
+        if self.off_day_constraints is not None:
+            return self.off_day_constraints
+        skipped = {id(c) for c in muted}
+        return tuple(c for c in self.constraints if id(c) not in skipped)
+
     def judge_profile(self, profile: ColumnProfile, *, holiday: bool = False) -> list[Violation]:
-        """The constraints ``profile`` breaks (empty: it passes), the ``muted`` ones left out."""
+        """The ``judged`` constraints ``profile`` breaks (empty: it passes)."""
         values = self.values_of(profile)
-        muted = {id(c) for c in self.muted(holiday=holiday)}
         out = []
-        for c in self.constraints:
-            if id(c) in muted:
-                continue
+        for c in self.judged(holiday=holiday):
             raw = values.get(c.metric)
             value = c.transform.value_of(raw, self.recent_values.get(c.metric, ()))
             if c.admits(value):
@@ -269,6 +282,9 @@ class Program:
             "reference": self.reference.to_json() if self.reference else None,
             "recent_values": {k: [_num(v) for v in vs] for k, vs in self.recent_values.items()},
             "recent_holidays": list(self.recent_holidays),
+            "off_day_constraints": None
+            if self.off_day_constraints is None
+            else [c.to_dict() for c in self.off_day_constraints],
         }
 
     @classmethod
@@ -295,6 +311,9 @@ class Program:
             candidates=int(data.get("candidates", 0)),
             corruptions=int(data.get("corruptions", 0)),
             recent_holidays=tuple(bool(h) for h in data.get("recent_holidays", ())),
+            off_day_constraints=None
+            if data.get("off_day_constraints") is None
+            else tuple(LearnedConstraint.from_dict(c) for c in data["off_day_constraints"]),
         )
 
     def show(self) -> str:
@@ -305,7 +324,11 @@ class Program:
         )
         if not self.constraints:
             return head + "\n  (no constraint fits the FPR budget: nothing is checked)"
-        return "\n".join([head, *(f"  - {c.describe()}" for c in self.constraints)])
+        lines = [head, *(f"  - {c.describe()}" for c in self.constraints)]
+        if self.off_day_constraints is not None:
+            lines.append(f"  on a day off (volume not judged): {len(self.off_day_constraints)} constraint(s)")
+            lines += [f"  - {c.describe()}" for c in self.off_day_constraints]
+        return "\n".join(lines)
 
     def to_yaml(self, dataset: str = "dataset", level: str = "warning") -> str:
         """A review document: the program, and its ordinary constraints as a checks list."""

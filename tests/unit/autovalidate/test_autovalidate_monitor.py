@@ -120,6 +120,9 @@ def test_monitor_learns_judges_persists_and_shows(spark, tmp_path, capsys):
     (amount,) = [r for r in holiday.check_results if r.check == "auto-validated amount"]
     judged = {c.constraint.split()[1].split("(")[0] for c in amount.constraint_results}
     assert amount.status == "Success" and "mean" in judged and not judged & VOLUME_METRICS
+    # judged by the off-day selection the program was learned with (the calendar is configured)
+    assert program.off_day_constraints is not None
+    assert judged == {c.metric for c in program.off_day_constraints}
     # windows 0-7 on 31 December, 8, 10 and 11 on New Year's Day (9, the incident, was not kept)
     assert monitor.holidays["amount"] == [False] * 7 + [True] * 3
     # programs live in the state store; a restarted job reloads them

@@ -424,3 +424,33 @@ def test_volume_is_learned_without_holidays_and_not_judged_on_or_against_one():
     assert program.advance(nxt).muted() == ()
     with pytest.raises(ValueError, match="holidays has 29 flags for 30"):
         learn_from_profiles(hist, bad, holidays=flags[1:])
+
+
+def test_a_day_off_is_judged_by_the_selection_without_volume_metrics():
+    """An issue the row count covers (fewer rows of a wider spread) needs no std constraint on an
+    ordinary day, but on a day off the row count is muted: the off-day selection, made without
+    volume metrics under the same budget, covers it with the std."""
+    counts, profiles = _weekly_volume(holiday_at=16)
+    rng = np.random.default_rng(3)
+    hist = [replace(p, scalars={**p.scalars, "std": 10.0 + float(rng.normal(0, 0.2))}) for p in profiles[:30]]
+    newest = hist[-1]
+    bad = {
+        "volume_change:x0.5": replace(newest, scalars={**newest.scalars, "row_count": counts[29] / 2}),
+        "wider_and_fewer": replace(newest, scalars={**newest.scalars, "row_count": counts[29] / 2, "std": 30.0}),
+        "unit_change:x10": replace(newest, scalars={**newest.scalars, "mean": 500.0}),
+    }
+    flags = [i == 16 for i in range(30)]
+    program = learn_from_profiles(hist, bad, fpr=0.001, holidays=flags)
+    assert [c.metric for c in program.constraints] == ["mean", "row_count"]
+    assert program.off_day_constraints is not None
+    assert [c.metric for c in program.off_day_constraints] == ["mean", "std"]
+    assert program.judged() == program.constraints
+    assert program.judged(holiday=True) == program.off_day_constraints
+    wide = replace(newest, scalars={**newest.scalars, "std": 30.0})
+    assert [v.constraint.metric for v in program.judge_profile(wide, holiday=True)] == ["std"]
+    assert "on a day off (volume not judged): 2 constraint(s)" in program.show()
+    again = Program.from_dict(json.loads(json.dumps(program.to_dict())))
+    assert again.off_day_constraints == program.off_day_constraints
+    # learned without a calendar: no off-day selection, a muted constraint is just skipped
+    plain = learn_from_profiles(hist, bad, fpr=0.001)
+    assert plain.off_day_constraints is None and Program.from_dict(plain.to_dict()).off_day_constraints is None
