@@ -78,6 +78,50 @@ def latest_per(rows: pa.Table, keys: list[str], order: list[str]) -> pa.Table:
     return rows.take(pa.array(sorted(picked.column("__i_max").to_pylist()), pa.int64()))
 
 
+def history_filter(
+    dataset: str,
+    metric: str,
+    *,
+    instance: str | None = None,
+    scope: str | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> tuple[list[str], pads.Expression]:
+    """The (file-pruning predicates, row filter) of a ``history`` query over the metrics table."""
+    if scope is not None and scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+    start, end = _aware(start, "start"), _aware(end, "end")
+    prune = [f"dataset = {lit(dataset)}", f"name = {lit(metric)}"]
+    expr = (pads.field("dataset") == dataset) & (pads.field("name") == metric)
+    if instance is not None:
+        prune.append(f"instance = {lit(instance)}")
+        expr &= pads.field("instance") == instance
+    if scope is not None:
+        prune.append(f"scope = {lit(scope)}")
+        expr &= pads.field("scope") == scope
+    if start is not None:
+        prune.append(f"date >= {lit(utc_date(start))}")
+        expr &= pads.field("time") >= pa.scalar(start, S.TS)
+    if end is not None:
+        prune.append(f"date <= {lit(utc_date(end))}")
+        expr &= pads.field("time") < pa.scalar(end, S.TS)
+    return prune, expr
+
+
+def history_of(rows: pa.Table) -> pa.Table:
+    """Shape committed, filtered metric rows as ``history`` returns them (latest value per window)."""
+    if rows.num_rows == 0:
+        return S.SCHEMAS[S.METRICS].empty_table().select(HISTORY_COLUMNS)
+    is_window = pc.fill_null(pc.equal(rows.column("scope"), "window"), False)
+    windows = latest_per(
+        rows.filter(is_window),
+        ["window_start", "entity", "instance", "name"],
+        ["processing_time", "batch_id"],
+    )
+    out = pa.concat_tables([rows.filter(pc.invert(is_window)), windows]).select(HISTORY_COLUMNS)
+    return out.sort_by([("time", "ascending"), ("batch_id", "ascending"), ("scope", "ascending")])
+
+
 def history(
     store: DeltaStateStore,
     dataset: str,
@@ -96,39 +140,12 @@ def history(
     rows in it). Columns: ``HISTORY_COLUMNS``; distribution metrics have ``value`` NULL
     and the value in ``value_json``. No matching rows give an empty table.
     """
-    if scope is not None and scope not in SCOPES:
-        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
-    start, end = _aware(start, "start"), _aware(end, "end")
-    empty = S.SCHEMAS[S.METRICS].empty_table().select(HISTORY_COLUMNS)
+    prune, expr = history_filter(dataset, metric, instance=instance, scope=scope, start=start, end=end)
     dt = store.table(S.METRICS)
     if dt is None:
-        return empty
-    prune = [f"dataset = {lit(dataset)}", f"name = {lit(metric)}"]
-    expr = (pads.field("dataset") == dataset) & (pads.field("name") == metric)
-    if instance is not None:
-        prune.append(f"instance = {lit(instance)}")
-        expr &= pads.field("instance") == instance
-    if scope is not None:
-        prune.append(f"scope = {lit(scope)}")
-        expr &= pads.field("scope") == scope
-    if start is not None:
-        prune.append(f"date >= {lit(utc_date(start))}")
-        expr &= pads.field("time") >= pa.scalar(start, S.TS)
-    if end is not None:
-        prune.append(f"date <= {lit(utc_date(end))}")
-        expr &= pads.field("time") < pa.scalar(end, S.TS)
+        return history_of(S.SCHEMAS[S.METRICS].empty_table())
     rows = dt.to_pyarrow_dataset(file_pruning_predicate=conj(*prune)).to_table(filter=expr)
-    rows = store.committed_filter(rows)
-    if rows.num_rows == 0:
-        return empty
-    is_window = pc.fill_null(pc.equal(rows.column("scope"), "window"), False)
-    windows = latest_per(
-        rows.filter(is_window),
-        ["window_start", "entity", "instance", "name"],
-        ["processing_time", "batch_id"],
-    )
-    out = pa.concat_tables([rows.filter(pc.invert(is_window)), windows]).select(HISTORY_COLUMNS)
-    return out.sort_by([("time", "ascending"), ("batch_id", "ascending"), ("scope", "ascending")])
+    return history_of(store.committed_filter(rows))
 
 
 @dataclass(frozen=True)
@@ -168,38 +185,41 @@ def resolve_analyzer(key_or_analyzer: Any) -> tuple[Analyzer | None, str]:
     )
 
 
-def merge_range_detail(
-    store: DeltaStateStore, dataset: str, key_or_analyzer: Any, start: datetime, end: datetime
-) -> RangeMerge:
-    """Merge the latest committed state of every window with ``start <= window_start`` and
-    ``window_end <= end``. When only a state key is given, the analyzer is rebuilt from the
-    stored spec. No window in range gives the analyzer's empty state (or None without one).
-    """
+def range_filter(dataset: str, state_key: str, start: datetime, end: datetime) -> tuple[str, pads.Expression]:
+    """The (file-pruning predicate, row filter) of the window states a ``merge_range`` folds."""
+    prune = conj(
+        f"dataset = {lit(dataset)}",
+        "scope = 'window'",
+        f"state_key = {lit(state_key)}",
+        f"date >= {lit(utc_date(start))}",
+        f"date <= {lit(utc_date(end))}",
+    )
+    expr = (
+        (pads.field("dataset") == dataset)
+        & (pads.field("scope") == "window")
+        & (pads.field("state_key") == state_key)
+        & (pads.field("window_start") >= pa.scalar(start, S.TS))
+        & (pads.field("window_end") <= pa.scalar(end, S.TS))
+    )
+    return prune, expr
+
+
+def range_bounds(
+    key_or_analyzer: Any, start: datetime, end: datetime
+) -> tuple[Analyzer | None, str, datetime, datetime]:
+    """Validate a ``merge_range`` request: (analyzer or None, state key, start UTC, end UTC)."""
     analyzer, state_key = resolve_analyzer(key_or_analyzer)
     start_utc, end_utc = _aware(start, "start"), _aware(end, "end")
     assert start_utc is not None and end_utc is not None
     if end_utc <= start_utc:
         raise ValueError(f"empty range: end {end_utc.isoformat()} <= start {start_utc.isoformat()}")
-    dt = store.table(S.STATES)
-    rows = S.SCHEMAS[S.STATES].empty_table()
-    if dt is not None:
-        prune = conj(
-            f"dataset = {lit(dataset)}",
-            "scope = 'window'",
-            f"state_key = {lit(state_key)}",
-            f"date >= {lit(utc_date(start_utc))}",
-            f"date <= {lit(utc_date(end_utc))}",
-        )
-        expr = (
-            (pads.field("dataset") == dataset)
-            & (pads.field("scope") == "window")
-            & (pads.field("state_key") == state_key)
-            & (pads.field("window_start") >= pa.scalar(start_utc, S.TS))
-            & (pads.field("window_end") <= pa.scalar(end_utc, S.TS))
-        )
-        rows = dt.to_pyarrow_dataset(file_pruning_predicate=prune).to_table(filter=expr)
-        rows = latest_per(store.committed_filter(rows), ["window_start"], ["committed_at", "batch_id"])
-    states = [decode_state(r, store.path(S.STATES)) for r in rows.to_pylist()]
+    return analyzer, state_key, start_utc, end_utc
+
+
+def fold_range(rows: pa.Table, analyzer: Analyzer | None, state_key: str, where: str) -> RangeMerge:
+    """Fold the latest committed state row of each window in ``rows`` (already filtered)."""
+    rows = latest_per(rows, ["window_start"], ["committed_at", "batch_id"])
+    states = [decode_state(r, where) for r in rows.to_pylist()]
     if analyzer is None and rows.num_rows:
         analyzer = Analyzer.from_spec(json.loads(rows.column("analyzer")[0].as_py()))
     if analyzer is not None:
@@ -209,11 +229,33 @@ def merge_range_detail(
     return RangeMerge(merged, analyzer, len(states), state_key)
 
 
+def merge_range_detail(
+    store: DeltaStateStore, dataset: str, key_or_analyzer: Any, start: datetime, end: datetime
+) -> RangeMerge:
+    """Merge the latest committed state of every window with ``start <= window_start`` and
+    ``window_end <= end``. When only a state key is given, the analyzer is rebuilt from the
+    stored spec. No window in range gives the analyzer's empty state (or None without one).
+    """
+    analyzer, state_key, start_utc, end_utc = range_bounds(key_or_analyzer, start, end)
+    dt = store.table(S.STATES)
+    rows = S.SCHEMAS[S.STATES].empty_table()
+    if dt is not None:
+        prune, expr = range_filter(dataset, state_key, start_utc, end_utc)
+        rows = store.committed_filter(
+            dt.to_pyarrow_dataset(file_pruning_predicate=prune).to_table(filter=expr)
+        )
+    return fold_range(rows, analyzer, state_key, store.path(S.STATES))
+
+
 def merge_range(
     store: DeltaStateStore, dataset: str, key_or_analyzer: Any, start: datetime, end: datetime
 ) -> State:
     """The merged window state over ``[start, end)``; ``LookupError`` if unknown and empty."""
-    result = merge_range_detail(store, dataset, key_or_analyzer, start, end)
+    return state_of(merge_range_detail(store, dataset, key_or_analyzer, start, end), dataset, start, end)
+
+
+def state_of(result: RangeMerge, dataset: str, start: datetime, end: datetime) -> State:
+    """The merged state of a ``RangeMerge``; ``LookupError`` when neither states nor an analyzer exist."""
     if result.state is None:
         raise LookupError(
             f"dataset {dataset!r}: no committed window states for key {result.state_key!r} in "
