@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StructType
 
 from streamdq.analyzers.base import (
@@ -33,6 +32,7 @@ from streamdq.analyzers.base import (
     register_analyzer,
 )
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import HLL_LG_K, HllState
 from streamdq.analyzers.state import State
 
@@ -56,8 +56,8 @@ class ApproxCountDistinct(ScanShareableAnalyzer):
     column: str
     where: str | None = None
 
-    def aggregations(self, schema: StructType) -> list[Column]:
-        return [F.hll_sketch_agg(conditional(hll_input(schema, self.column), self.where), HLL_LG_K)]
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [of("hll", conditional(hll_input(schema, self.column), self.where), HLL_LG_K)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return HllState.from_sketch_bytes(row[offset])

@@ -25,13 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import KllState
 from streamdq.analyzers.state import State
 
@@ -50,8 +49,8 @@ def _k_problem(k: Any) -> str | None:
     return None
 
 
-def _kll_aggregation(column: str, k: int, where: str | None) -> Column:
-    return F.kll_sketch_agg_double(conditional(col(column).cast("double"), where), k)
+def _kll_aggregation(column: str, k: int, where: str | None) -> RowAggregate:
+    return of("kll", conditional(col(column).cast("double"), where), k)
 
 
 @register_analyzer
@@ -73,7 +72,7 @@ class ApproxQuantile(ScanShareableAnalyzer):
             or numeric_precondition(self, schema, self.column)
         )
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         return [_kll_aggregation(self.column, self.k, self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
@@ -113,7 +112,7 @@ class ApproxQuantiles(ScanShareableAnalyzer):
             or numeric_precondition(self, schema, self.column)
         )
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         return [_kll_aggregation(self.column, self.k, self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:

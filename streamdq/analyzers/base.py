@@ -41,6 +41,7 @@ from pyspark.sql.types import (
 )
 
 from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
+from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
 
 if TYPE_CHECKING:
@@ -87,6 +88,13 @@ def conditional(value: Column, where: str | None) -> Column:
 def count_in_scope(where: str | None) -> Column:
     """Number of rows in scope, as a BIGINT aggregate (0, never NULL)."""
     return F.sum(F.when(in_scope(where), F.lit(1)).otherwise(F.lit(0))).cast("long")
+
+
+def rows_in_scope(where: str | None) -> RowAggregate:
+    """``count_in_scope`` as a row aggregate (``rows`` when there is no filter)."""
+    if where is None:
+        return RowAggregate("rows")
+    return RowAggregate("count_if", (in_scope(where),))
 
 
 def field_type(schema: StructType, name: str) -> DataType | None:
@@ -210,11 +218,27 @@ class Analyzer(ABC):
 
 @dataclasses.dataclass(frozen=True)
 class ScanShareableAnalyzer(Analyzer):
-    """An analyzer computed from a few aggregate expressions in the shared scan."""
+    """An analyzer computed from a few aggregate expressions in the shared scan.
 
-    @abstractmethod
+    Declare the aggregates once, as ``row_aggregations`` (``RowAggregate``: a kind over
+    per-row Spark expressions): the fused Spark path runs ``aggregations`` (derived from
+    them) and the small-batch Arrow path projects their inputs in one Spark job and
+    reduces them on the driver; ``state_from`` reads both results alike. An analyzer that
+    overrides ``aggregations`` only (opaque Spark aggregates) has no Arrow form: a plan
+    holding one runs the fused path.
+    """
+
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        """The aggregates as kinds over per-row expressions (see ``row_aggregate``)."""
+        raise NotImplementedError(f"{type(self).__name__} declares no row aggregations")
+
+    def has_arrow_form(self) -> bool:
+        """True when the aggregates are declared as row aggregations."""
+        return type(self).row_aggregations is not ScanShareableAnalyzer.row_aggregations
+
     def aggregations(self, schema: StructType) -> list[Column]:
         """Aggregate expressions over the input DataFrame (may reference ``where``)."""
+        return [r.to_spark() for r in self.row_aggregations(schema)]
 
     @abstractmethod
     def state_from(self, row: Sequence[Any], offset: int) -> State:

@@ -6,19 +6,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import (
     ScanShareableAnalyzer,
     col,
-    count_in_scope,
     in_scope,
     register_analyzer,
+    rows_in_scope,
 )
 from streamdq.analyzers.basic_states import NumMatchesAndCount
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State
 
 
@@ -31,9 +30,8 @@ class Completeness(ScanShareableAnalyzer):
     column: str
     where: str | None = None
 
-    def aggregations(self, schema: StructType) -> list[Column]:
-        matches = F.sum(F.when(in_scope(self.where) & col(self.column).isNotNull(), 1).otherwise(0))
-        return [matches.cast("long"), count_in_scope(self.where)]
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [count_if(in_scope(self.where) & col(self.column).isNotNull()), rows_in_scope(self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         matches, count = int(row[offset] or 0), int(row[offset + 1] or 0)

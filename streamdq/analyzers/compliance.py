@@ -15,18 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, count_in_scope, in_scope, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, in_scope, register_analyzer, rows_in_scope
 from streamdq.analyzers.basic_states import NumMatchesAndCount
 from streamdq.analyzers.metric import COLUMN, Metric
+from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State
-
-
-def _count(condition: Column) -> Column:
-    return F.sum(F.when(condition, F.lit(1)).otherwise(F.lit(0))).cast("long")
 
 
 @register_analyzer
@@ -48,13 +44,13 @@ class Compliance(ScanShareableAnalyzer):
     def instance(self) -> str:
         return self.name
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         scope = in_scope(self.where)
         pred = F.expr(self.predicate).cast("boolean")
         return [
-            _count(scope & F.coalesce(pred, F.lit(False))),
-            count_in_scope(self.where),
-            _count(scope & pred.isNotNull()),
+            count_if(scope & F.coalesce(pred, F.lit(False))),
+            rows_in_scope(self.where),
+            count_if(scope & pred.isNotNull()),
         ]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:

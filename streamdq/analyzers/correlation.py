@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -21,6 +20,7 @@ from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, regist
 from streamdq.analyzers.basic_states import CoMomentsState
 from streamdq.analyzers.metric import MULTICOLUMN, Metric
 from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
 
@@ -45,11 +45,18 @@ class Correlation(ScanShareableAnalyzer):
             or numeric_precondition(self, schema, self.second_column)
         )
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         x, y = col(self.first_column).cast("double"), col(self.second_column).cast("double")
         both = in_scope(self.where) & x.isNotNull() & y.isNotNull()
         xs, ys = F.when(both, x), F.when(both, y)
-        return [F.count(xs), F.avg(xs), F.avg(ys), F.covar_pop(xs, ys), F.var_pop(xs), F.var_pop(ys)]
+        return [
+            of("count", xs),
+            of("avg", xs),
+            of("avg", ys),
+            RowAggregate("covar_pop", (xs, ys)),
+            of("var_pop", xs),
+            of("var_pop", ys),
+        ]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         n = int(row[offset] or 0)

@@ -22,6 +22,7 @@ from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import JsonState, State, register_state
 
 FRACTIONAL = r"^(-|\+)? ?\d+((\.\d+)|((?:\.\d+)?[Ee][-+]?\d+))$"
@@ -57,8 +58,8 @@ class DataTypeState(JsonState):
         return sum(self.counts())
 
 
-def _count(condition: Column) -> Column:
-    return F.sum(F.when(condition, F.lit(1)).otherwise(F.lit(0))).cast("long")
+def _count(condition: Column) -> RowAggregate:
+    return count_if(condition)
 
 
 @register_analyzer
@@ -70,7 +71,7 @@ class DataType(ScanShareableAnalyzer):
     column: str
     where: str | None = None
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         text = conditional(col(self.column).cast("string"), self.where)
         frac = F.coalesce(text.rlike(FRACTIONAL), F.lit(False))
         integ = ~frac & F.coalesce(text.rlike(INTEGRAL), F.lit(False))

@@ -552,6 +552,11 @@ def _theta_estimate(r: int, theta: float) -> tuple[float, float]:
     return est, max(float(upper) - est, est - float(lower), 0.0)
 
 
+def smallest_limit(max_groups: int) -> int:
+    """The row limit of part 0 of ``bounded_query``: ``max(max_groups + 3, k + 3)``."""
+    return max(max_groups + EXACT_EXTRA, sample_size(max_groups) + TOP_EXTRA)
+
+
 def estimate_kwargs(state: FrequencyState, bound: float) -> dict[str, Any]:
     """Metric keyword arguments flagging a value computed from the sketch form."""
     if not state.approximate:
@@ -618,18 +623,27 @@ def compute_frequency_state(
     ``max(max_groups, k) + k + 7`` rows reach the driver. ``max_groups=None`` keeps every
     group exactly (unbounded: only when explicitly asked for). Empty input: a state with
     ``n == 0``.
+
+    The query's shuffle has ``grouping_partitions`` partitions (from the cores and, when
+    ``totals`` gives it, the number of rows kept), whatever the session's
+    ``spark.sql.shuffle.partitions``; the partitioning changes the cost, never the state.
     """
     if max_groups is not None and max_groups < 1:
         raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
     grouped, n_keys = grouped_counts(df, spec)
+    cores = df.sparkSession.sparkContext.defaultParallelism
     if max_groups is None:
-        return state_from_grouped(grouped.toArrow(), n_keys=n_keys, histogram=spec.histogram, max_groups=None)
+        with _one_job(df.sparkSession, grouping_partitions(cores, None, None)):
+            arrow_all = grouped.toArrow()
+        return state_from_grouped(arrow_all, n_keys=n_keys, histogram=spec.histogram, max_groups=None)
     query = bounded_query(
         df, spec, max_groups=max_groups, grouped=(grouped, n_keys), with_totals=totals is None
     )
     names = [f"k{i}" for i in range(n_keys)]
     k = sample_size(max_groups)
-    with _one_job(df.sparkSession):
+    limit = smallest_limit(max_groups)
+    rows = None if totals is None else int(totals[1])
+    with _one_job(df.sparkSession, grouping_partitions(cores, rows, limit)):
         arrow = query.toArrow()
     part = arrow["_part"]
     if totals is None:
@@ -688,23 +702,53 @@ def totals_aggregations(df: DataFrame, spec: FrequencySpec) -> list[Column]:
     ]
 
 
+def grouping_partitions(cores: int, rows: int | None, limit: int | None) -> int:
+    """Shuffle partitions for a grouping query: streamdq sizes its own grouping stage, so
+    the cost does not depend on the session's ``spark.sql.shuffle.partitions``.
+
+    ``cores``: the cluster's parallelism (``defaultParallelism``); ``rows``: the rows that
+    can form groups, when known (the plan's fused scan counts them), else ``None``;
+    ``limit``: the per-partition limit of the bounded query's TakeOrderedAndProject
+    (``None`` for the unbounded query, which has none).
+
+    Each of P partitions keeps up to ``limit`` groups and ONE task merges them: P * limit
+    rows, against about rows / P per partition. P = floor(sqrt(rows / limit)) balances the
+    two, capped by the cores and at least 1; so a grouping of at most ``limit`` rows runs in
+    one partition, and a large one on at most one partition per core. Unknown ``rows`` or
+    no limit: one partition per core.
+    """
+    cores = max(1, int(cores))
+    if rows is None or limit is None:
+        return cores
+    return max(1, min(cores, math.isqrt(max(int(rows), 0) // max(int(limit), 1))))
+
+
 @contextlib.contextmanager
-def _one_job(spark: Any) -> Iterator[None]:
-    """Run the bounded query as ONE Spark job: adaptive execution would submit every
-    shuffle stage of the union as a job of its own (4 instead of 1); the exchange is
-    reused either way. Sets ``spark.sql.adaptive.enabled=false`` on the session for the
-    duration of the action and restores it (a session-wide setting: another thread
-    running a query on the same session meanwhile runs it without AQE too)."""
-    key = "spark.sql.adaptive.enabled"
-    previous = spark.conf.get(key, None)
-    spark.conf.set(key, "false")
+def _one_job(spark: Any, partitions: int) -> Iterator[None]:
+    """Run a grouping query as ONE Spark job on ``partitions`` shuffle partitions.
+
+    Adaptive execution would submit every shuffle stage of the union as a job of its own
+    (4 instead of 1; the exchange is reused either way), and the session's
+    ``spark.sql.shuffle.partitions`` (200 by default) would size the grouping stage: 200
+    TakeOrderedAndProject queues of up to ``max_groups + 3`` rows each, all merged by one
+    task. So for the duration of the action this sets ``spark.sql.adaptive.enabled=false``
+    and ``spark.sql.shuffle.partitions=partitions`` on the session (both read when the
+    query is planned, i.e. at the action) and restores both afterwards. Session-wide
+    settings: another thread running a query on the same session meanwhile runs it with
+    them too.
+    """
+    settings = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": str(partitions)}
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         yield
     finally:
-        if previous is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, previous)
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def bounded_query(
@@ -744,7 +788,7 @@ def bounded_query(
     g = grouped_df.withColumn("_h", key_hash([F.col(name) for name in names]))
     query = (
         g.orderBy(F.when(keep, F.col("_h")).asc_nulls_last())
-        .limit(max(max_groups + EXACT_EXTRA, k + TOP_EXTRA))
+        .limit(smallest_limit(max_groups))
         .select(F.lit(0).alias("_part"), "in_scope", *names, "count", "_h")
     )
     if with_totals:

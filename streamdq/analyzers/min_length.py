@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, register_analyzer
 from streamdq.analyzers.basic_states import MinState
 from streamdq.analyzers.length import DOUBLE_MAX, length_precondition, length_value
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
 
@@ -37,8 +36,8 @@ class MinLength(ScanShareableAnalyzer):
             self, schema, self.column, self.null_behavior
         )
 
-    def aggregations(self, schema: StructType) -> list[Column]:
-        return [F.min(length_value(self.column, self.null_behavior, -DOUBLE_MAX, self.where))]
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [of("min", length_value(self.column, self.null_behavior, -DOUBLE_MAX, self.where))]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         value = row[offset]

@@ -10,14 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
 from streamdq.analyzers.basic_states import MinState
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
 
@@ -33,8 +32,8 @@ class Minimum(ScanShareableAnalyzer):
     def preconditions(self, schema: StructType) -> str | None:
         return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
-    def aggregations(self, schema: StructType) -> list[Column]:
-        return [F.min(conditional(col(self.column).cast("double"), self.where))]
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [of("min", conditional(col(self.column).cast("double"), self.where))]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         value = row[offset]

@@ -18,14 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
 
@@ -44,13 +43,13 @@ class MomentsAnalyzer(ScanShareableAnalyzer):
     def preconditions(self, schema: StructType) -> str | None:
         return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         value = conditional(col(self.column).cast("double"), self.where)
-        exprs = [F.count(value), F.sum(value), F.var_pop(value)]
+        exprs = [of("count", value), of("sum", value), of("var_pop", value)]
         if self.ORDER >= 3:
-            exprs.append(F.skewness(value))
+            exprs.append(of("skewness", value))
         if self.ORDER >= 4:
-            exprs.append(F.kurtosis(value))
+            exprs.append(of("kurtosis", value))
         return exprs
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:

@@ -15,20 +15,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import (
     ScanShareableAnalyzer,
     col,
-    count_in_scope,
     in_scope,
     register_analyzer,
+    rows_in_scope,
 )
 from streamdq.analyzers.basic_states import NumMatchesAndCount
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import string_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State
 
 # The reference's built-in patterns (Java regex syntax, as regexp_extract evaluates them).
@@ -76,11 +76,10 @@ class PatternMatch(ScanShareableAnalyzer):
             return "PatternMatch: the pattern is empty"
         return None
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         found = F.regexp_extract(col(self.column), resolve_pattern(self.pattern), 0) != F.lit("")
         hit = in_scope(self.where) & F.coalesce(found, F.lit(False))
-        matches = F.sum(F.when(hit, F.lit(1)).otherwise(F.lit(0))).cast("long")
-        return [matches, count_in_scope(self.where)]
+        return [count_if(hit), rows_in_scope(self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         matches, count = int(row[offset] or 0), int(row[offset + 1] or 0)

@@ -13,13 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
 from streamdq.analyzers.metric import MULTICOLUMN, Metric
 from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import JsonState, State, register_state
 
 
@@ -71,10 +70,10 @@ class RatioOfSums(ScanShareableAnalyzer):
             or numeric_precondition(self, schema, self.denominator)
         )
 
-    def aggregations(self, schema: StructType) -> list[Column]:
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         num = conditional(col(self.numerator).cast("double"), self.where)
         den = conditional(col(self.denominator).cast("double"), self.where)
-        return [F.sum(num), F.sum(den), F.count(num)]
+        return [of("sum", num), of("sum", den), of("count", num)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return RatioOfSumsState(

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, count_in_scope, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, register_analyzer, rows_in_scope
 from streamdq.analyzers.basic_states import NumMatches
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
 
 
@@ -23,8 +23,8 @@ class Size(ScanShareableAnalyzer):
     NAME = "Size"
     where: str | None = None
 
-    def aggregations(self, schema: StructType) -> list[Column]:
-        return [count_in_scope(self.where)]
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [rows_in_scope(self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return NumMatches(int(row[offset] or 0))

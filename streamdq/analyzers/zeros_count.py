@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -19,6 +18,7 @@ from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, regist
 from streamdq.analyzers.basic_states import NumMatches
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State
 
 
@@ -34,9 +34,8 @@ class ZerosCount(ScanShareableAnalyzer):
     def preconditions(self, schema: StructType) -> str | None:
         return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
-    def aggregations(self, schema: StructType) -> list[Column]:
-        zero = in_scope(self.where) & (col(self.column) == F.lit(0))
-        return [F.sum(F.when(zero, F.lit(1)).otherwise(F.lit(0))).cast("long")]
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [count_if(in_scope(self.where) & (col(self.column) == F.lit(0)))]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return NumMatches(int(row[offset] or 0))

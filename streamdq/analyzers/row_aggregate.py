@@ -1,0 +1,241 @@
+"""Row aggregates: one definition of a scan analyzer's aggregates, two ways to run it.
+
+A ``ScanShareableAnalyzer`` declares its aggregates as ``RowAggregate`` values: a *kind*
+(count_if, sum, count, avg, min, max, var_pop, skewness, kurtosis, covar_pop, kll, hll, rows)
+applied to per-row Spark expressions (``inputs``). The two paths of the engine run the same
+declaration:
+
+* the **fused Spark path** (large batches, ``verify``): ``to_spark()`` turns each aggregate
+  into the Spark aggregate expression of its kind, and the plan concatenates them into ONE
+  ``agg`` (or one ``groupBy(segment).agg``);
+* the **Arrow path** (small microbatches): the plan projects every distinct per-row input in
+  ONE Spark job (``select(...).toArrow()``), so where-filters, predicates, casts and regexes
+  are still evaluated by Spark exactly as the fused path evaluates them, and
+  ``evaluate_arrow`` reduces the projected column(s) on the driver with pyarrow, numpy and
+  datasketches to the value Spark's aggregate returns (the same Python type the fused
+  ``collect()`` gives), which the analyzer's unchanged ``state_from`` turns into its state.
+
+So both paths give equal exact states by construction, up to floating-point summation order
+for sums and moments (both paths are exact on integer-valued data), and sketches within their
+bounds (KLL compacts randomly; HLL hashes as Spark's DataSketches-Java does, so coupon-mode
+estimates agree exactly). Empty input: ``count_if``/``rows``/``count`` give 0, the others
+``None`` (Spark's NULL), a ``kll``/``hll`` sketch that saw nothing gives ``None``.
+
+Spark semantics kept by ``evaluate_arrow``: NULLs are skipped; ``max`` is NaN when any value
+is NaN (Spark orders NaN above every number) and ``min`` is NaN only when every value is;
+``sum``/``avg``/moments propagate NaN; ``var_pop`` of one value is 0.0; ``skewness`` and
+``kurtosis`` are NULL when the second central moment is 0 (Spark's default, non-legacy
+statistical aggregates); KLL skips NaN; HLL skips the empty string (DataSketches' rule).
+
+Example (the Arrow side alone; the inputs are already projected):
+
+>>> import pyarrow as pa
+>>> evaluate_arrow("count_if", [pa.array([True, None, False, True])], None)
+2
+>>> evaluate_arrow("max", [pa.array([1.0, float("nan"), None])], None)
+nan
+>>> evaluate_arrow("min", [pa.array([1.0, float("nan"), None])], None)
+1.0
+>>> evaluate_arrow("var_pop", [pa.array([1.0, 3.0, None])], None)
+1.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import datasketches as ds
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+# kind -> number of per-row inputs
+KINDS: dict[str, int] = {
+    "rows": 0,  # the number of rows (count(1))
+    "count_if": 1,  # rows on which a boolean input is TRUE (NULL counts as FALSE), BIGINT
+    "sum": 1,
+    "count": 1,  # non-NULL values
+    "avg": 1,
+    "min": 1,
+    "max": 1,
+    "var_pop": 1,
+    "skewness": 1,
+    "kurtosis": 1,
+    "covar_pop": 2,  # over rows where both inputs are non-NULL
+    "kll": 1,  # kll_sketch_agg_double(input, param=k): serialized KLL doubles sketch
+    "hll": 1,  # hll_sketch_agg(input, param=lgConfigK): serialized HLL sketch
+}
+
+
+@dataclass(frozen=True, eq=False)
+class RowAggregate:
+    """An aggregate ``kind`` over per-row Spark expressions ``inputs`` (see the module doc).
+
+    ``param`` is the sketch parameter of ``kll`` (k) and ``hll`` (lgConfigK), else None.
+    """
+
+    kind: str
+    inputs: tuple[Column, ...] = ()
+    param: int | None = None
+
+    def __post_init__(self) -> None:
+        arity = KINDS.get(self.kind)
+        if arity is None:
+            raise ValueError(f"unknown row aggregate kind {self.kind!r}; known: {', '.join(KINDS)}")
+        if len(self.inputs) != arity:
+            raise ValueError(f"row aggregate {self.kind} takes {arity} input(s), got {len(self.inputs)}")
+        if self.kind in ("kll", "hll") and self.param is None:
+            raise ValueError(f"row aggregate {self.kind} needs its sketch parameter")
+
+    def to_spark(self) -> Column:
+        """The Spark aggregate expression of this aggregate (the fused path)."""
+        x = self.inputs[0] if self.inputs else None
+        if self.kind == "rows":
+            return F.count(F.lit(1))
+        assert x is not None
+        if self.kind == "count_if":
+            return F.sum(F.when(x, F.lit(1)).otherwise(F.lit(0))).cast("long")
+        if self.kind == "covar_pop":
+            return F.covar_pop(x, self.inputs[1])
+        if self.kind == "kll":
+            assert self.param is not None
+            return F.kll_sketch_agg_double(x, self.param)
+        if self.kind == "hll":
+            assert self.param is not None
+            return F.hll_sketch_agg(x, self.param)
+        fn = {
+            "sum": F.sum,
+            "count": F.count,
+            "avg": F.avg,
+            "min": F.min,
+            "max": F.max,
+            "var_pop": F.var_pop,
+            "skewness": F.skewness,
+            "kurtosis": F.kurtosis,
+        }[self.kind]
+        return fn(x)
+
+
+def count_if(condition: Column) -> RowAggregate:
+    return RowAggregate("count_if", (condition,))
+
+
+def of(kind: str, value: Column, param: int | None = None) -> RowAggregate:
+    return RowAggregate(kind, (value,), param)
+
+
+# -- the Arrow side ------------------------------------------------------------------------
+def _floats(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The non-NULL values as float64 (NaN kept)."""
+    values = array.drop_null() if array.null_count else array
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    out = values.to_numpy(zero_copy_only=False)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _is_float(array: pa.Array | pa.ChunkedArray) -> bool:
+    return pa.types.is_floating(array.type)
+
+
+def _extreme(array: pa.Array | pa.ChunkedArray, kind: str) -> Any:
+    if len(array) == array.null_count:
+        return None
+    if not _is_float(array):
+        return pc.max(array).as_py() if kind == "max" else pc.min(array).as_py()
+    x = _floats(array)
+    nan = np.isnan(x)
+    if kind == "max":
+        return math.nan if nan.any() else float(x.max())
+    if nan.all():
+        return math.nan
+    return float(x[~nan].min()) if nan.any() else float(x.min())
+
+
+def _moments(x: np.ndarray, kind: str) -> float | None:
+    n = x.size
+    if n == 0:
+        return None
+    mean = x.sum() / n
+    d = x - mean
+    m2 = float(np.dot(d, d))
+    if kind == "var_pop":
+        return m2 / n
+    if math.isnan(m2):
+        return math.nan
+    if m2 == 0.0:
+        return None
+    if kind == "skewness":
+        m3 = float((d * d * d).sum())
+        return math.sqrt(n) * m3 / math.sqrt(m2 * m2 * m2)
+    d2 = d * d
+    m4 = float(np.dot(d2, d2))
+    return n * m4 / (m2 * m2) - 3.0
+
+
+def _hll(array: pa.Array | pa.ChunkedArray, lg_k: int) -> bytes | None:
+    values = pc.unique(array.drop_null() if array.null_count else array)
+    if len(values) == 0:
+        return None
+    sketch = ds.hll_sketch(lg_k)
+    if pa.types.is_integer(values.type):
+        for v in values.to_numpy(zero_copy_only=False).tolist():
+            sketch.update(int(v))
+    elif pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        for s in values.to_pylist():
+            sketch.update(s)
+    else:
+        raise TypeError(f"hll over {values.type} has no Arrow form")
+    return bytes(sketch.serialize_compact())
+
+
+def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], param: int | None) -> Any:
+    """The value Spark's aggregate of ``kind`` returns over these projected inputs.
+
+    ``inputs`` are the projected per-row columns (NULLs included), all of one length.
+    """
+    if kind == "rows":
+        raise ValueError("'rows' has no input: the caller counts the rows")
+    x = inputs[0]
+    if kind == "count_if":
+        if x.null_count:
+            x = x.fill_null(False)
+        return int(pc.sum(x, min_count=0).as_py())
+    if kind == "count":
+        return len(x) - x.null_count
+    if kind in ("min", "max"):
+        return _extreme(x, kind)
+    if kind == "kll":
+        assert param is not None
+        values = _floats(x)
+        sketch = ds.kll_doubles_sketch(param)
+        if values.size:
+            sketch.update(values)
+        return None if sketch.is_empty() else bytes(sketch.serialize())
+    if kind == "hll":
+        assert param is not None
+        return _hll(x, param)
+    if kind == "covar_pop":
+        y = inputs[1]
+        both = pc.and_(pc.is_valid(x), pc.is_valid(y))
+        xs = np.asarray(x.filter(both).to_numpy(zero_copy_only=False), dtype=np.float64)
+        ys = np.asarray(y.filter(both).to_numpy(zero_copy_only=False), dtype=np.float64)
+        if xs.size == 0:
+            return None
+        return float(np.dot(xs - xs.mean(), ys - ys.mean()) / xs.size)
+    if kind == "sum" and not _is_float(x):
+        total = pc.sum(x, min_count=1).as_py()
+        return total
+    values = _floats(x)
+    if kind == "sum":
+        return float(values.sum()) if values.size else None
+    if kind == "avg":
+        return float(values.sum()) / values.size if values.size else None
+    if kind in ("var_pop", "skewness", "kurtosis"):
+        return _moments(values, kind)
+    raise ValueError(f"unknown row aggregate kind {kind!r}")
