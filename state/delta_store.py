@@ -134,9 +134,10 @@ class DeltaStateStore:
         history_scan: int = 50,
         parallel_writes: bool = True,
         log_retention_hours: float | None = 1.0,
+        snapshot_every: int = 20,
     ) -> None:
-        if checkpoint_every < 1 or compact_every < 1:
-            raise ValueError("checkpoint_every and compact_every must be >= 1")
+        if checkpoint_every < 1 or compact_every < 1 or snapshot_every < 1:
+            raise ValueError("checkpoint_every, compact_every and snapshot_every must be >= 1")
         if log_retention_hours is not None and log_retention_hours < 0:
             raise ValueError(f"log_retention_hours must be >= 0 or None, got {log_retention_hours}")
         self.root = str(root).rstrip("/")
@@ -151,6 +152,8 @@ class DeltaStateStore:
         self._pool: ThreadPoolExecutor | None = None
         self._tables: dict[str, DeltaTable] = {}
         self._configured: set[str] = set()
+        self.snapshot_every = snapshot_every
+        self._views: dict[str, _View] = {}
 
     def table_properties(self) -> dict[str, str]:
         """The Delta table properties this store sets on every table it writes."""
@@ -313,21 +316,28 @@ class DeltaStateStore:
         # predecessor) are serialized as a whole: otherwise each could win some tables and
         # both report True. Different queries still commit concurrently.
         with _writer_lock(self.root, app_id(query_id)):
-            if self._committed(query_id, batch_id):
+            last = self.last_committed_batch(query_id)
+            if last is not None and batch_id <= last:
                 return False
             now = datetime.now(UTC)
             state_rows = T.state_table(
                 dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
             )
-            closed = [w.start for w in report.closed_windows]
+            det_rows = T.detector_table(
+                detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
+            )
+            view = self._view(dataset, query_id, last)
+            closed = {w.start for w in report.closed_windows}
+            log_rows, latest, due = view.advance(state_rows, closed, self.snapshot_every)
+            changed_detectors, detectors = view.detectors_after(det_rows)
             # Build every table first (bad input fails before anything is written), then write
             # the data tables concurrently (delta-rs releases the GIL; on object stores each
             # commit is a few round trips), and the report only once all of them succeeded.
             writes: list[Callable[[], bool]] = []
-            if state_rows.num_rows:
-                writes.append(partial(self._append, S.STATES, state_rows, query_id, batch_id, dataset))
-            if state_rows.num_rows or closed:
-                writes.append(partial(self._merge_latest, state_rows, closed, query_id, batch_id, dataset))
+            if log_rows.num_rows:
+                writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
+            if due:
+                writes.append(partial(self._write_latest, latest, query_id, batch_id, dataset))
             if metrics:
                 rows = T.metric_table(metrics, report)
                 writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
@@ -339,13 +349,15 @@ class DeltaStateStore:
                     quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
                 )
                 writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
-            if detector_states:
-                rows = T.detector_table(
-                    detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
-                )
-                writes.append(partial(self._merge_detectors, rows, query_id, batch_id, dataset))
-            wrote = any(self._run_all(writes))
-            wrote |= self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
+            if changed_detectors:
+                writes.append(partial(self._write_detectors, detectors, query_id, batch_id, dataset))
+            self._run_all(writes)
+            # True only when this call committed the batch: a report already there means another
+            # writer of the same query committed it meanwhile (every data write it had made was
+            # then skipped or is the same batch's, under the same application transaction)
+            wrote = self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
+            # the batch is committed: the view moves on (a failed write above left it as it was)
+            view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
             if wrote:
                 self._maybe_maintain()
             return wrote
@@ -373,67 +385,38 @@ class DeltaStateStore:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _merge_latest(
-        self, rows: pa.Table, closed: list[datetime], query_id: str, batch_id: int, dataset: str
-    ) -> bool:
-        """Replace the dataset's ``states_latest`` partition by (old rows - replaced - closed) + new.
-
-        The old rows are read from the same snapshot the overwrite commits against, so a
-        concurrent writer of the same partition makes the commit fail and retry.
-        """
-        closed_set = set(closed)
+    def _overwrite(self, name: str, rows: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
+        """Replace the dataset's partition of snapshot table ``name`` by ``rows`` (the whole view)."""
 
         def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
-            old = dt.to_pyarrow_dataset(file_pruning_predicate=f"dataset = {lit(dataset)}").to_table(
-                filter=pads.field("dataset") == dataset
-            )
-            new_keys = set(
-                zip(
-                    rows.column("scope").to_pylist(),
-                    rows.column("window_start").to_pylist(),
-                    rows.column("state_key").to_pylist(),
-                    strict=True,
-                )
-            )
-            keep = [
-                (scope, ws, key) not in new_keys and not (scope == "window" and ws in closed_set)
-                for scope, ws, key in zip(
-                    old.column("scope").to_pylist(),
-                    old.column("window_start").to_pylist(),
-                    old.column("state_key").to_pylist(),
-                    strict=True,
-                )
-            ]
-            fresh = rows.filter(pc.invert(pc.fill_null(rows.column("final"), False)))
-            merged = pa.concat_tables([old.filter(pa.array(keep, pa.bool_())), fresh])
             write_deltalake(
                 dt,
-                merged,
+                rows,
                 mode="overwrite",
                 predicate=f"dataset = {lit(dataset)}",
                 commit_properties=props,
                 post_commithook_properties=hooks,
             )
 
-        return self._write_once(S.STATES_LATEST, query_id, batch_id, dataset, write)
+        return self._write_once(name, query_id, batch_id, dataset, write)
 
-    def _merge_detectors(self, rows: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
-        def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
-            (
-                dt.merge(
-                    rows,
-                    predicate="t.dataset = s.dataset AND t.key = s.key",
-                    source_alias="s",
-                    target_alias="t",
-                    commit_properties=props,
-                    post_commithook_properties=hooks,
-                )
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute()
-            )
+    def _write_latest(self, rows: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
+        return self._overwrite(S.STATES_LATEST, rows, query_id, batch_id, dataset)
 
-        return self._write_once(S.DETECTORS, query_id, batch_id, dataset, write)
+    def _write_detectors(self, rows: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
+        return self._overwrite(S.DETECTORS, rows, query_id, batch_id, dataset)
+
+    def _view(self, dataset: str, query_id: str, last: int | None) -> _View:
+        """The dataset's latest states and detector rows as of ``query_id``'s last committed batch
+        ``last``: kept in memory across commits, rebuilt from the tables when another writer (or a
+        failed commit) left it behind."""
+        view = self._views.get(dataset)
+        if view is None or view.as_of != (query_id, last):
+            latest = self.load_state_rows(dataset)
+            detectors = self._snapshot(S.DETECTORS, dataset)
+            view = _View.of(latest, detectors, (query_id, last))
+            self._views[dataset] = view
+        return view
 
     # -- consistent snapshot reads --------------------------------------------------
     def _snapshot(self, name: str, dataset: str) -> pa.Table:
@@ -467,9 +450,33 @@ class DeltaStateStore:
         return target
 
     def load_state_rows(self, dataset: str) -> pa.Table:
-        """The ``states_latest`` rows (total + open windows) as of the last committed batch."""
-        rows = self._snapshot(S.STATES_LATEST, dataset)
-        return rows.filter(pc.invert(pc.fill_null(rows.column("final"), False)))
+        """The latest state rows (total + open windows) as of the last committed batch.
+
+        ``states_latest`` is a snapshot written every ``snapshot_every`` state-changing batches;
+        the committed ``states`` log rows after it (per query: batch ids above the snapshot's;
+        other queries: committed at or after its newest row) are laid over it, the latest per
+        key winning, and windows whose latest row is final are dropped.
+        """
+        base = self._snapshot(S.STATES_LATEST, dataset)
+        dt = self.table(S.STATES)
+        if dt is None:
+            return _live(base)
+        newest: dict[str, int] = {}
+        for q, b in zip(
+            base.column("query_id").to_pylist(), base.column("batch_id").to_pylist(), strict=True
+        ):
+            newest[q] = max(b, newest.get(q, -1))
+        expr = pads.field("dataset") == dataset
+        if base.num_rows:
+            since = pc.max(base.column("committed_at"))
+            after = pads.field("committed_at") >= since
+            for q, b in newest.items():
+                after |= (pads.field("query_id") == q) & (pads.field("batch_id") > b)
+            expr &= after
+        log_rows = self.committed_filter(
+            dt.to_pyarrow_dataset(file_pruning_predicate=f"dataset = {lit(dataset)}").to_table(filter=expr)
+        )
+        return _live(_overlay(base, log_rows))
 
     def load_states(self, dataset: str) -> dict[tuple[str, datetime | None, str], State]:
         """Latest committed state per (scope, window_start, state_key): total scope and open windows."""
@@ -581,3 +588,118 @@ class DeltaStateStore:
             if dt is not None:
                 out.append((name, dt))
         return out
+
+
+_KEY = ("scope", "window_start", "state_key")
+_SAME_STATE = ("analyzer", "state_type", "state", "format_version")
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row[c] for c in _KEY)
+
+
+def _live(rows: pa.Table) -> pa.Table:
+    return rows.filter(pc.invert(pc.fill_null(rows.column("final"), False)))
+
+
+def _overlay(base: pa.Table, log_rows: pa.Table) -> pa.Table:
+    """``base`` with each key replaced by its latest ``log_rows`` row (finals included).
+
+    Log rows are ordered by batch id within a query, queries by their first commit time."""
+    if log_rows.num_rows == 0:
+        return base
+    firsts: dict[str, datetime] = {}
+    for q, t in zip(
+        log_rows.column("query_id").to_pylist(), log_rows.column("committed_at").to_pylist(), strict=True
+    ):
+        firsts[q] = min(t, firsts.get(q, t))
+    rank = {q: i for i, q in enumerate(sorted(firsts, key=lambda q: (firsts[q], q)))}
+    ordered = log_rows.append_column(
+        "__rank", pa.array([rank[q] for q in log_rows.column("query_id").to_pylist()], pa.int64())
+    )
+    latest = queries.latest_per(ordered, list(_KEY), ["__rank", "batch_id"]).drop_columns(["__rank"])
+    replaced = set(map(_key, latest.select(list(_KEY)).to_pylist()))
+    keep = [_key(r) not in replaced for r in base.select(list(_KEY)).to_pylist()]
+    return pa.concat_tables([base.filter(pa.array(keep, pa.bool_())), latest.cast(base.schema)])
+
+
+class _View:
+    """A dataset's latest state rows and detector rows, as of one committed batch of a query.
+
+    ``advance`` gives what a batch must write: the ``states`` log rows (states whose bytes
+    changed, final rows, and a final copy of every state of a window the report closes),
+    the next ``states_latest`` snapshot and whether it is due (every ``snapshot_every``
+    state-changing batches, and on the first one after the view was built from the tables).
+    """
+
+    def __init__(
+        self,
+        latest: dict[tuple[Any, ...], dict[str, Any]],
+        detectors: dict[str, dict[str, Any]],
+        as_of: tuple[str, int | None],
+    ) -> None:
+        self.latest, self.detectors, self.as_of = latest, detectors, as_of
+        self.pending: int | None = None  # state-changing batches since the snapshot (None: unknown)
+
+    @classmethod
+    def of(cls, latest: pa.Table, detectors: pa.Table, as_of: tuple[str, int | None]) -> _View:
+        return cls(
+            {_key(r): r for r in latest.to_pylist()}, {r["key"]: r for r in detectors.to_pylist()}, as_of
+        )
+
+    def advance(
+        self, rows: pa.Table, closed: set[datetime], snapshot_every: int
+    ) -> tuple[pa.Table, pa.Table, bool]:
+        latest = dict(self.latest)
+        out: list[dict[str, Any]] = []
+        for r in rows.to_pylist():
+            key = _key(r)
+            if r["scope"] == "window" and r["window_start"] in closed:
+                r["final"] = True
+            old = latest.get(key)
+            if r["final"]:
+                latest.pop(key, None)
+                out.append(r)
+            elif old is None or any(old[c] != r[c] for c in _SAME_STATE):
+                latest[key] = r
+                out.append(r)
+        if closed:
+            template = rows.slice(0, 1).to_pylist()
+            for key in [k for k in latest if k[0] == "window" and k[1] in closed]:
+                r = dict(latest.pop(key))
+                if template:  # stamped with this batch
+                    for c in ("batch_id", "query_id", "committed_at"):
+                        r[c] = template[0][c]
+                r["final"] = True
+                out.append(r)
+        schema = rows.schema
+        log_rows = pa.Table.from_pylist(out, schema=schema) if out else schema.empty_table()
+        due = bool(out) and (self.pending is None or self.pending + 1 >= snapshot_every)
+        return log_rows, pa.Table.from_pylist(list(latest.values()), schema=schema), due
+
+    def detectors_after(self, rows: pa.Table) -> tuple[bool, pa.Table]:
+        merged = dict(self.detectors)
+        changed = False
+        for r in rows.to_pylist():
+            old = merged.get(r["key"])
+            if old is None or (old["detector"], old["state"]) != (r["detector"], r["state"]):
+                merged[r["key"]] = r
+                changed = True
+        return changed, pa.Table.from_pylist(list(merged.values()), schema=rows.schema)
+
+    def commit(
+        self,
+        query_id: str,
+        batch_id: int,
+        latest: pa.Table,
+        detectors: pa.Table,
+        logged: int,
+        snapshot: bool,
+    ) -> None:
+        self.latest = {_key(r): r for r in latest.to_pylist()}
+        self.detectors = {r["key"]: r for r in detectors.to_pylist()}
+        self.as_of = (query_id, batch_id)
+        if snapshot:
+            self.pending = 0
+        elif logged and self.pending is not None:
+            self.pending += 1

@@ -444,7 +444,9 @@ def test_a_second_writer_of_a_batch_waits_for_the_first_to_finish(tmp_path: Path
 
 
 def test_maintenance_keeps_data_readable(tmp_path: Path) -> None:
-    store = DeltaStateStore(str(tmp_path), checkpoint_every=4, compact_every=5, retention_hours=0)
+    store = DeltaStateStore(
+        str(tmp_path), checkpoint_every=4, compact_every=5, retention_hours=0, snapshot_every=4
+    )
     for b in range(12):
         commit_batch(
             store,

@@ -44,7 +44,10 @@ def _commit_files(root: Path, table: str) -> list[str]:
 
 
 def test_old_log_files_are_dropped_and_exactly_once_survives(tmp_path: Path) -> None:
-    store = DeltaStateStore(str(tmp_path), checkpoint_every=5, compact_every=1000, log_retention_hours=0)
+    # snapshot_every=1: states_latest is written by every batch too
+    store = DeltaStateStore(
+        str(tmp_path), checkpoint_every=5, compact_every=1000, log_retention_hours=0, snapshot_every=1
+    )
     for b in range(23):
         assert _commit(store, b) is True
     for table in (S.REPORTS, S.METRICS, S.STATES, S.STATES_LATEST):
