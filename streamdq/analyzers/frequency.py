@@ -14,7 +14,8 @@ the state store uses).
   UNFILTERED row count ``total``, the ratio denominator.
 
 ``compute_frequency_state(df, spec, max_groups=...)`` runs on the driver and triggers ONE
-Spark query (``bounded_query``) with ONE final aggregation of the groups: the groups
+Spark query (``bounded_query``, one job, on its own number of shuffle partitions:
+``grouping_partitions``, never the session's) with ONE final aggregation of the groups: the groups
 with the smallest key hashes (limit ``max(max_groups, k) + 3``, a TakeOrderedAndProject),
 a row of totals (unless the plan's fused scan computed them: ``totals_aggregations``)
 and, for histograms, the ``k`` heaviest keys (a second branch over the reused shuffle).
