@@ -16,7 +16,10 @@ Spec keys (a dict, e.g. the run config's ``source`` section): ``bootstrap_server
 ``topic`` (required), ``starting_offsets`` (``earliest`` default | ``latest`` | JSON string or
 dict ``{"topic": {"0": 12}}``), ``max_records_per_trigger`` (int), ``kafka_options`` (dict passed
 through: to the native source as ``kafka.<key>`` options, to kafka-python as consumer settings),
-and ``implementation`` (``auto`` default | ``native`` | ``python``). Both implementations keep
+``implementation`` (``auto`` default | ``native`` | ``python``), and ``client`` (the Python
+source's Kafka client: ``auto`` default = confluent-kafka when installed, else kafka-python |
+``kafka-python`` | ``confluent-kafka``; see :mod:`streamdq.connectors.sources.kafka_clients`).
+Both implementations keep
 offsets in the query's checkpoint (no consumer group), deliver each record exactly once into
 ``foreachBatch`` across restarts, and keep the query alive while the broker is unreachable.
 """
@@ -28,6 +31,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from streamdq.connectors.sources.kafka_clients import (
+    CLIENTS,
+    CONFLUENT,
+    FAST_EXTRA_HINT,
+    confluent_available,
+    resolve_client,
+)
 
 from streamdq.errors import ConfigError
 
@@ -64,6 +74,15 @@ def _validate(spec: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError(
             "source.implementation", f"unknown value {impl!r}", fix="use auto, native or python"
         )
+    client = spec.get("client", "auto")
+    if not isinstance(client, str) or client not in CLIENTS:
+        raise ConfigError(
+            "source.client", f"unknown value {client!r}", fix="use auto, kafka-python or confluent-kafka"
+        )
+    if client == CONFLUENT and not confluent_available():
+        raise ConfigError(
+            "source.client", "confluent-kafka is not installed", fix=f"{FAST_EXTRA_HINT}, or use auto"
+        )
     mrt = spec.get("max_records_per_trigger")
     if mrt is not None and (isinstance(mrt, bool) or not isinstance(mrt, int) or mrt <= 0):
         raise ConfigError("source.max_records_per_trigger", f"must be a positive integer, got {mrt!r}")
@@ -91,6 +110,7 @@ def _validate(spec: Mapping[str, Any]) -> dict[str, Any]:
         "max_records_per_trigger": mrt,
         "kafka_options": dict(extra),
         "implementation": impl,
+        "client": client,
     }
 
 
@@ -133,14 +153,21 @@ def read_kafka_raw(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
             "key", "value", "topic", "partition", "offset", "timestamp", "timestampType"
         )
 
+    return _python_reader(spark.readStream, spark, spec, s).load()
+
+
+def _python_reader(reader: Any, spark: SparkSession, spec: Mapping[str, Any], s: Mapping[str, Any]) -> Any:
+    """``reader`` (``spark.read`` or ``spark.readStream``) set up for the Python source."""
     from streamdq.connectors.sources.kafka_datasource import FORMAT_NAME, register
 
     register(spark)  # idempotent; cheap
     reader = (
-        spark.readStream.format(FORMAT_NAME)
+        reader.format(FORMAT_NAME)
         .option("bootstrap_servers", s["bootstrap_servers"])
         .option("topic", s["topic"])
         .option("starting_offsets", s["starting_offsets"])
+        # resolved here, on the driver, so every read task uses the same client
+        .option("client", resolve_client(s["client"]))
     )
     if s["max_records_per_trigger"] is not None:
         reader = reader.option("max_records_per_trigger", str(s["max_records_per_trigger"]))
@@ -149,4 +176,14 @@ def read_kafka_raw(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     for k in ("offset_timeout_s", "read_timeout_s", "initial_offset_wait_s"):
         if spec.get(k) is not None:
             reader = reader.option(k, str(spec[k]))
-    return reader.load()
+    return reader
+
+
+def read_kafka_batch(spark: SparkSession, spec: Mapping[str, Any], ending_offsets: Any = None) -> DataFrame:
+    """The records of ``spec['topic']`` from ``starting_offsets`` to ``ending_offsets`` as a batch
+    DataFrame with the same columns as :func:`read_kafka_raw` (Python source; any ``implementation``
+    other than ``native`` is accepted). ``ending_offsets``: None/``latest`` or ``{topic: {partition:
+    offset}}`` (-1 latest), exclusive."""
+    s = _validate(spec)
+    end = "latest" if ending_offsets is None else _starting_offsets(ending_offsets)
+    return _python_reader(spark.read, spark, spec, s).option("ending_offsets", end).load()

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
@@ -51,6 +51,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
+from streamdq.connectors.sources.kafka_clients import CONFLUENT, read_range_confluent, resolve_client
 
 log = logging.getLogger("streamdq.connectors.kafka")
 
@@ -252,6 +253,9 @@ class KafkaDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return KafkaStreamReader(dict(self.options))
 
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KafkaBatchReader(dict(self.options))
+
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets from the broker on the driver side; records read by executors (see module doc).
@@ -272,6 +276,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_records = int(max_records) if max_records not in (None, "", "None") else None
         if self.max_records is not None and self.max_records <= 0:
             raise ValueError(f"kafka source: max_records_per_trigger must be > 0, got {self.max_records}")
+        self.client = resolve_client(self.options.get("client"))
         self.offset_timeout = float(self.options.get("offset_timeout_s", "10"))
         self.read_timeout = float(self.options.get("read_timeout_s", "300"))
         self.initial_wait = float(self.options.get("initial_offset_wait_s", "60"))
@@ -300,22 +305,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         """Resolve ``starting_offsets`` against the broker (waits up to ``initial_offset_wait_s``)."""
         lo, hi = self._lookup_patiently("starting offsets")
-        out: Offsets = {}
-        for topic in self.topics:
-            out[topic] = {}
-            for p in hi.get(topic, {}):
-                earliest, latest = lo[topic][p], hi[topic][p]
-                if self.starting == "earliest":
-                    off = earliest
-                elif self.starting == "latest":
-                    off = latest
-                else:
-                    assert isinstance(self.starting, dict)
-                    wanted = self.starting.get(topic, {}).get(p, EARLIEST)
-                    off = earliest if wanted == EARLIEST else latest if wanted == LATEST else wanted
-                    off = min(max(off, earliest), latest)
-                out[topic][p] = off
-        return out
+        return resolve_offsets(self.starting, lo, hi, self.topics)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.max_records is not None:
@@ -387,7 +377,56 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- executor side -------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KafkaPartitionRange)
-        return read_range(self.cfg, partition, self.read_timeout)
+        return read_range_with(self.client, self.cfg, partition, self.read_timeout)
+
+
+def resolve_offsets(
+    wanted: str | Offsets, lo: Offsets, hi: Offsets, topics: list[str], default: int = EARLIEST
+) -> Offsets:
+    """``earliest`` | ``latest`` | ``{topic: {partition: offset}}`` (-2 earliest, -1 latest; absent
+    partitions take ``default``) -> concrete offsets, clamped into each partition's [earliest, latest]."""
+    out: Offsets = {}
+    for topic in topics:
+        out[topic] = {}
+        for p in hi.get(topic, {}):
+            earliest, latest = lo[topic][p], hi[topic][p]
+            if wanted == "earliest":
+                off = earliest
+            elif wanted == "latest":
+                off = latest
+            else:
+                assert isinstance(wanted, dict)
+                w = wanted.get(topic, {}).get(p, default)
+                off = earliest if w == EARLIEST else latest if w == LATEST else w
+                off = min(max(off, earliest), latest)
+            out[topic][p] = off
+    return out
+
+
+class KafkaBatchReader(DataSourceReader):
+    """``spark.read.format("streamdq_kafka")``: the records between two offsets, as a batch.
+
+    Options as for streaming, plus ``ending_offsets``: ``latest`` (default) | JSON
+    ``{"t": {"0": 50}}`` (-1 latest; absent partitions end at latest). Offsets are resolved when
+    Spark plans the read; one task reads one partition's range, with the chosen ``client``.
+    """
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.stream = KafkaStreamReader(options)
+        self.ending = parse_starting_offsets(options.get("ending_offsets") or "latest")
+        if self.ending == "earliest":
+            raise ValueError("kafka source: ending_offsets must be latest or JSON, not earliest")
+
+    def partitions(self) -> list[InputPartition]:
+        s = self.stream
+        lo, hi = s._lookup_patiently("offsets for a batch read")
+        start = resolve_offsets(s.starting, lo, hi, s.topics)
+        end = resolve_offsets(self.ending, lo, hi, s.topics, default=LATEST)
+        # Spark wants at least one partition: an empty range reads nothing
+        return s.partitions(start, end) or [KafkaPartitionRange(s.topics[0], 0, 0, 0)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return self.stream.read(partition)
 
 
 def arrow_schema() -> Any:
@@ -511,6 +550,15 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
     finally:
         if consumer is not None:
             consumer.close()
+
+
+def read_range_with(
+    client: str, cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0
+) -> Iterator[Any]:
+    """``read_range`` with the named client (``kafka-python`` | ``confluent-kafka``; see kafka_clients)."""
+    if client == CONFLUENT:
+        return read_range_confluent(cfg, rng, read_timeout)
+    return read_range(cfg, rng, read_timeout)
 
 
 def register(spark: Any) -> None:

@@ -1,0 +1,323 @@
+"""Which Kafka client reads the records of the Python Kafka source, and the confluent-kafka reader.
+
+Two clients can read a partition range for :mod:`streamdq.connectors.sources.kafka_datasource`:
+
+* ``kafka-python`` (always installed): pure Python. Its record decoding is the wall: ~40k
+  records/s per read task on the benchmark machine (bench/README.md, ``## kafka_source``).
+* ``confluent-kafka`` (the ``kafka-fast`` extra: ``pip install 'streamdq[kafka-fast]'``):
+  librdkafka, a C client; ~10x kafka-python's rate per read task.
+
+The source option / config key ``client`` is ``auto`` (default: confluent-kafka when it is
+importable, else kafka-python), ``kafka-python`` or ``confluent-kafka``. Both clients give the same
+records, the same Arrow schema and the same offset semantics (a range ``[start, end)`` of one
+partition, no consumer group, nothing committed); driver-side offset lookups always use
+kafka-python.
+
+``kafka_options`` are one dict for both clients: keys are Kafka's dotted (Java / librdkafka)
+names, and kafka-python's underscore spellings are accepted too. For confluent-kafka they are
+passed to librdkafka with underscores turned into dots, and kafka-python's SSL / SASL names are
+renamed to librdkafka's (:data:`LIBRDKAFKA_RENAMES`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("streamdq.connectors.kafka")
+
+CLIENTS = ("auto", "kafka-python", "confluent-kafka")
+KAFKA_PYTHON, CONFLUENT = "kafka-python", "confluent-kafka"
+FAST_EXTRA_HINT = "pip install 'streamdq[kafka-fast]' (or pip install confluent-kafka)"
+
+# kafka-python setting name -> librdkafka property
+LIBRDKAFKA_RENAMES = {
+    "ssl_cafile": "ssl.ca.location",
+    "ssl_certfile": "ssl.certificate.location",
+    "ssl_keyfile": "ssl.key.location",
+    "ssl_password": "ssl.key.password",
+    "sasl_plain_username": "sasl.username",
+    "sasl_plain_password": "sasl.password",
+    "sasl_mechanism": "sasl.mechanism",
+    "security_protocol": "security.protocol",
+}
+# kafka-python-only settings with no librdkafka meaning (dropped for confluent-kafka)
+_KAFKA_PYTHON_ONLY = {"api_version", "bootstrap_timeout_ms", "consumer_timeout_ms", "auto_offset_reset"}
+# librdkafka properties the reader owns: offsets live in Spark's checkpoint
+_OWNED = {"group.id", "enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof"}
+
+# Spark's timestampType: 0 CreateTime, 1 LogAppendTime; librdkafka: 1 create, 2 log append, 0 none
+_TS_TYPE = {0: 0, 1: 0, 2: 1}
+
+
+def confluent_available() -> bool:
+    """True if the ``confluent_kafka`` module can be imported in this Python."""
+    return importlib.util.find_spec("confluent_kafka") is not None
+
+
+def resolve_client(name: str | None) -> str:
+    """``auto``/None -> the fastest installed client; other names are returned unchanged.
+
+    Raises ValueError for an unknown name or for ``confluent-kafka`` when it is not installed.
+    """
+    value = (name or "auto").strip().lower()
+    if value not in CLIENTS:
+        raise ValueError(f"kafka source: unknown client {name!r}; use one of {', '.join(CLIENTS)}")
+    if value == "auto":
+        return CONFLUENT if confluent_available() else KAFKA_PYTHON
+    if value == CONFLUENT and not confluent_available():
+        raise ValueError(f"kafka source: client confluent-kafka is not installed; {FAST_EXTRA_HINT}")
+    return value
+
+
+def librdkafka_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """librdkafka consumer properties from kafka-python-style settings (see ``consumer_config``)."""
+    servers = cfg["bootstrap_servers"]
+    out: dict[str, Any] = {
+        "bootstrap.servers": ",".join(servers) if isinstance(servers, list | tuple) else str(servers),
+        "client.id": str(cfg.get("client_id") or "streamdq-kafka-source"),
+        "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": 100,
+        # a pooled consumer keeps prefetching the next records: bound that buffer (default 64 MB)
+        "queued.max.messages.kbytes": 16384,
+        "log_level": 3,  # errors only: a broker restart must not flood the executor log
+    }
+    for key, value in cfg.items():
+        if key in ("bootstrap_servers", "client_id", "group_id", "enable_auto_commit"):
+            continue
+        if key in _KAFKA_PYTHON_ONLY:
+            continue
+        prop = LIBRDKAFKA_RENAMES.get(key, key.replace("_", "."))
+        if prop in _OWNED:
+            continue
+        out[prop] = value
+    # librdkafka needs a group id even for assign(); nothing is ever committed to it
+    out.update(
+        {
+            "group.id": "streamdq-kafka-source",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+        }
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- consumer pool
+POOL_MAX = 16  # consumers kept per Python worker process
+POOL_IDLE_S = 120.0  # a consumer unused this long is closed on the next acquire
+
+
+@dataclass
+class _Pooled:
+    consumer: Any
+    head: int | None  # offset of the next record in the consumer's queue, None if unknown
+    last_used: float
+
+
+class ConsumerPool:
+    """confluent-kafka consumers kept across read tasks of one Python worker (Spark reuses workers).
+
+    A consumer is keyed by its settings and one topic-partition. Reading the next microbatch's
+    range then skips the connection, the metadata and the first fetch, and usually finds the
+    records already prefetched: a range that starts where the consumer's last one ended is read
+    without a seek; any other start re-assigns the partition at that offset (librdkafka drops
+    records fetched for the old position). A consumer whose read failed or stopped early is
+    closed, never pooled. Idle consumers are closed after ``POOL_IDLE_S``; at most ``POOL_MAX``
+    are kept (least recently used closed first); all are closed at interpreter exit.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[tuple, _Pooled] = {}
+
+    def acquire(self, conf: Mapping[str, Any], topic: str, partition: int, start: int) -> tuple[tuple, Any]:
+        """(key, consumer) positioned so that its next record is ``start`` (or the first after it)."""
+        import confluent_kafka as ck
+
+        key = (tuple(sorted((k, str(v)) for k, v in conf.items())), topic, partition)
+        now = time.monotonic()
+        with self._lock:
+            entry = self._idle.pop(key, None)
+            stale = [k for k, e in self._idle.items() if now - e.last_used > POOL_IDLE_S]
+            expired = [self._idle.pop(k) for k in stale]
+        for e in expired:
+            _close_quietly(e.consumer)
+        if entry is None:
+            consumer = ck.Consumer(dict(conf))
+            consumer.assign([ck.TopicPartition(topic, partition, start)])
+            return key, consumer
+        if entry.head != start:
+            entry.consumer.assign([ck.TopicPartition(topic, partition, start)])
+        return key, entry.consumer
+
+    def release(self, key: tuple, consumer: Any, head: int | None) -> None:
+        """Keep ``consumer`` for the next range of its partition; ``head``: its next queued offset."""
+        with self._lock:
+            old = self._idle.pop(key, None)
+            self._idle[key] = _Pooled(consumer, head, time.monotonic())
+            evicted = []
+            while len(self._idle) > POOL_MAX:
+                oldest = min(self._idle, key=lambda k: self._idle[k].last_used)
+                evicted.append(self._idle.pop(oldest))
+        for e in ([old] if old is not None else []) + evicted:
+            _close_quietly(e.consumer)
+
+    def close_all(self) -> None:
+        with self._lock:
+            entries = list(self._idle.values())
+            self._idle.clear()
+        for e in entries:
+            _close_quietly(e.consumer)
+
+    def __len__(self) -> int:
+        return len(self._idle)
+
+
+def _close_quietly(consumer: Any) -> None:
+    try:
+        consumer.close()
+    except Exception as e:  # a consumer of a broker that is gone: nothing to release
+        log.debug("kafka source: closing a pooled consumer: %r", e)
+
+
+POOL = ConsumerPool()
+atexit.register(POOL.close_all)
+
+
+def _clean_prefix(polled: list[Any], position: int, end: int) -> int:
+    """How many leading messages of ``polled`` are records numbered ``position, position+1, ...``
+    below ``end`` (the common case, checked with list passes, not a Python loop per record)."""
+    if not polled:
+        return 0
+    errors = [i for i, m in enumerate(polled) if m.error() is not None]
+    n = errors[0] if errors else len(polled)
+    if n == 0:
+        return 0
+    first, last = polled[0].offset(), polled[n - 1].offset()
+    if first != position or last >= end or last - first != n - 1:
+        return 0
+    return n
+
+
+def messages_to_batch(
+    messages: list[Any], topic: str, partition: int, schema: Any, offsets: list[int] | None = None
+) -> Any:
+    """confluent-kafka ``Message`` list (one partition) -> one ``pyarrow.RecordBatch`` in ``schema``."""
+    import pyarrow as pa
+
+    if offsets is None:
+        offsets = [m.offset() for m in messages]
+
+    n = len(messages)
+    stamps = [m.timestamp() for m in messages]
+    ts = pa.array([s[1] if s[0] else None for s in stamps], type=pa.int64())
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([m.key() for m in messages], type=pa.binary()),
+            pa.array([m.value() for m in messages], type=pa.binary()),
+            pa.repeat(pa.scalar(topic, pa.string()), n),
+            pa.repeat(pa.scalar(partition, pa.int32()), n),
+            pa.array(offsets, type=pa.int64()),
+            ts.cast(pa.timestamp("ms", tz="UTC")).cast(schema.field("timestamp").type),
+            pa.array([_TS_TYPE.get(s[0], 0) for s in stamps], type=pa.int32()),
+        ],
+        schema=schema,
+    )
+
+
+def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float = 300.0) -> Iterator[Any]:
+    """``read_range`` with confluent-kafka: ``pyarrow.RecordBatch``es for offsets ``[rng.start, rng.end)``.
+
+    Same contract as :func:`streamdq.connectors.sources.kafka_datasource.read_range`: assign +
+    seek, no group, nothing committed; waits for acknowledged records (e.g. across a broker
+    restart) and fails only after ``read_timeout`` seconds without progress, warning every
+    ``WAIT_REPORT_S``; records before the range start that retention removed are skipped (the
+    read starts at the earliest record); offsets missing inside or at the end of the range
+    (compaction, transaction markers) are skipped: reaching the end of the log at or past
+    ``rng.end`` ends the read.
+    """
+    import confluent_kafka as ck
+    from streamdq.connectors.sources import kafka_datasource as kd
+
+    schema = kd.arrow_schema()
+    deadline = time.monotonic() + read_timeout
+    key, consumer = POOL.acquire(librdkafka_config(cfg), rng.topic, rng.partition, rng.start)
+    head: int | None = rng.start  # the offset after the last record taken off the queue
+    done = False
+    try:
+        position = rng.start
+        waiting_since: float | None = None
+        next_report = 0.0
+        while position < rng.end:
+            polled = consumer.consume(num_messages=min(50000, max(1, rng.end - position)), timeout=0.5)
+            if polled:
+                last = polled[-1]
+                head = int(last.offset() or 0) + (0 if last.error() is not None else 1)
+                if last.error() is not None and last.error().code() != ck.KafkaError._PARTITION_EOF:
+                    head = None
+            n_clean = _clean_prefix(polled, position, rng.end)
+            keep: list[Any] = polled[:n_clean]
+            offsets = list(range(position, position + n_clean))
+            position += n_clean
+            progressed = False
+            for m in polled[n_clean:]:  # errors, EOF, gaps, out-of-range offsets: one by one
+                err = m.error()
+                if err is not None:
+                    if err.code() == ck.KafkaError._PARTITION_EOF:
+                        # the fetcher reached the log end: offsets below it are read or absent
+                        eof = int(m.offset() or 0)
+                        if eof > position:
+                            position = min(eof, rng.end)
+                            progressed = True
+                    else:
+                        log.warning("kafka source: while reading %s: %s", rng, err)
+                    continue
+                off = int(m.offset() or 0)
+                if off >= rng.end:  # a gap up to the range end
+                    position = rng.end
+                    progressed = True
+                    break
+                if off < position:
+                    continue
+                if off > position and position == rng.start:
+                    log.warning("kafka source: %s starts at offset %d (records before it are gone)", rng, off)
+                keep.append(m)
+                offsets.append(off)
+                position = off + 1
+            if keep:
+                yield messages_to_batch(keep, rng.topic, rng.partition, schema, offsets)
+                progressed = True
+            if progressed:
+                deadline = time.monotonic() + read_timeout
+                waiting_since = None
+                continue
+            now = time.monotonic()
+            if waiting_since is None:
+                waiting_since, next_report = now, now + kd.WAIT_REPORT_S
+            elif now >= next_report:
+                log.warning(
+                    "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
+                    "acknowledged (gives up after %.0fs without progress)",
+                    rng,
+                    now - waiting_since,
+                    position,
+                    read_timeout,
+                )
+                next_report = now + kd.WAIT_REPORT_S
+            if now > deadline:
+                raise RuntimeError(
+                    f"kafka source: no progress reading {rng} for {read_timeout}s (stuck at offset {position})"
+                )
+        done = True
+    finally:
+        if done and head is not None:
+            POOL.release(key, consumer, head)
+        else:  # failed, or the task stopped reading early: never reuse
+            _close_quietly(consumer)
