@@ -11,8 +11,22 @@ Baselines computing the same numbers:
   the driver) + the same grouped aggregation (uniqueness cannot be computed in one
   partition-local pass).
 
-Usage: ``make bench-engine`` (BENCH_ARGS="--rows 1000000 10000000 --repeat 3").
-Last line: ``RESULT engine rows=... ratio=... jobs_streamdq=... jobs_fused=...``.
+Uncached, as a user runs it: the same rows written to Parquet once (``--parquet-dir``), then
+every repetition reads them fresh (not cached) in a session with Spark's defaults, set
+explicitly (``spark.sql.shuffle.partitions=200``, ``spark.sql.adaptive.enabled=true``; a
+``newSession()`` of the same SparkContext), streamdq ``verify`` against the hand-written fused
+``agg`` + grouped uniqueness, interleaved (``--uncached-rows``, default 1M and 10M; ``0``
+skips it).
+
+Usage: ``make bench-engine`` (BENCH_ARGS="--rows 1000000 10000000 --repeat 3
+--uncached-rows 1000000 10000000").
+Last line: ``RESULT engine rows=... ratio=... t_streamdq=... t_fused=... t_arrow=...
+jobs_streamdq=... jobs_fused=... jobs_arrow=...`` (the last cached row count) followed by
+``ratio_<rows>=...`` per cached row count and ``ratio_uncached_<rows>=...``,
+``t_uncached_streamdq_<rows>=...``, ``t_uncached_fused_<rows>=...``,
+``jobs_uncached_streamdq_<rows>=...``, ``jobs_uncached_fused_<rows>=...`` per uncached row
+count (``<rows>`` as ``1m``, ``10m``, ``500k``), and ``load=`` (1-minute load average at the
+end).
 """
 
 from __future__ import annotations
@@ -260,17 +274,76 @@ def interleaved(
     return {k: (statistics.median(times[k]), out[k], jobs[k]) for k in fns}
 
 
+def rows_label(rows: int) -> str:
+    """``1m``, ``10m``, ``500k``, ``1500`` (the suffix of the RESULT keys)."""
+    if rows % 1_000_000 == 0:
+        return f"{rows // 1_000_000}m"
+    if rows % 1_000 == 0:
+        return f"{rows // 1_000}k"
+    return str(rows)
+
+
+#: Spark's own defaults for what matters here, set explicitly on the uncached session (the
+#: cached case runs in streamdq's session, ``get_spark(shuffle_partitions=4)``)
+SPARK_DEFAULTS = {"spark.sql.shuffle.partitions": "200", "spark.sql.adaptive.enabled": "true"}
+
+
+def default_session(spark: Any) -> Any:
+    """A session of the same SparkContext with Spark's defaults (``SPARK_DEFAULTS``)."""
+    session = spark.newSession()
+    for key, value in SPARK_DEFAULTS.items():
+        session.conf.set(key, value)
+    return session
+
+
+def write_parquet(spark: Any, rows: int, directory: Path) -> str:
+    """The benchmark rows as Parquet under ``directory`` (written once, reused if present)."""
+    path = directory / f"engine_{rows}.parquet"
+    if not (path / "_SUCCESS").exists():
+        generate(spark, rows).write.mode("overwrite").parquet(str(path))
+    return str(path)
+
+
+def run_uncached(session: Any, path: str, repeat: int) -> dict[str, tuple[float, Any, int]]:
+    """streamdq ``verify`` vs the hand-written fused ``agg`` + uniqueness, each repetition on
+    a fresh, uncached read of ``path`` in ``session``, interleaved."""
+    for key, value in SPARK_DEFAULTS.items():
+        assert session.conf.get(key) == value, (key, session.conf.get(key))
+    run_streamdq(session.read.parquet(path))  # warm-up (this session's first reads)
+    run_fused(session.read.parquet(path))
+    return interleaved(
+        {
+            "streamdq": lambda: run_streamdq(session.read.parquet(path)),
+            "fused": lambda: run_fused(session.read.parquet(path)),
+        },
+        repeat,
+        session,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--uncached-rows",
+        type=int,
+        nargs="+",
+        default=[1_000_000, 10_000_000],
+        help="row counts of the uncached Parquet case in a default session (0: skip it)",
+    )
+    parser.add_argument("--uncached-repeat", type=int, default=None, help="default: --repeat")
+    parser.add_argument(
+        "--parquet-dir", default=None, help="where the Parquet input goes (default: a temporary directory)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("STREAMDQ_DRIVER_MEMORY", "8g")
     from streamdq.spark import get_spark
 
     spark = get_spark(shuffle_partitions=4)
     last = ""
-    for rows in args.rows:
+    extra: list[str] = []
+    for rows in [r for r in args.rows if r > 0]:
         df = generate(spark, rows).cache()
         df.count()
         run_streamdq(df)  # warm-up (JIT, Python workers)
@@ -301,8 +374,37 @@ def main() -> int:
             f"RESULT engine rows={rows} ratio={ratio:.3f} t_streamdq={t_sdq:.2f} t_fused={t_fused:.2f} "
             f"t_arrow={t_arrow:.2f} jobs_streamdq={jobs_sdq} jobs_fused={jobs_fused} jobs_arrow={jobs_arrow}"
         )
+        extra.append(f"ratio_{rows_label(rows)}={ratio:.3f}")
         df.unpersist()
-    print(last)
+    uncached = [r for r in args.uncached_rows if r > 0]
+    if uncached:
+        import tempfile
+
+        session = default_session(spark)
+        with tempfile.TemporaryDirectory(prefix="bench_engine_") as tmp:
+            directory = Path(args.parquet_dir or tmp)
+            directory.mkdir(parents=True, exist_ok=True)
+            for rows in uncached:
+                path = write_parquet(spark, rows, directory)
+                print(f"uncached: {rows} rows from {path}, session defaults {SPARK_DEFAULTS}", flush=True)
+                res = run_uncached(session, path, args.uncached_repeat or args.repeat)
+                t_sdq, (_metrics, jobs_sdq), _ = res["streamdq"]
+                t_fused, _fused, jobs_fused = res["fused"]
+                ratio = t_sdq / t_fused
+                print(
+                    f"uncached rows={rows} streamdq={t_sdq:.2f}s fused_agg={t_fused:.2f}s ratio={ratio:.3f} "
+                    f"jobs streamdq={jobs_sdq} fused={jobs_fused}"
+                )
+                label = rows_label(rows)
+                extra += [
+                    f"ratio_uncached_{label}={ratio:.3f}",
+                    f"t_uncached_streamdq_{label}={t_sdq:.2f}",
+                    f"t_uncached_fused_{label}={t_fused:.2f}",
+                    f"jobs_uncached_streamdq_{label}={jobs_sdq}",
+                    f"jobs_uncached_fused_{label}={jobs_fused}",
+                ]
+    load = f"load={os.getloadavg()[0]:.1f}"
+    print(" ".join(part for part in (last or "RESULT engine", *extra, load) if part))
     return 0
 
 
