@@ -8,6 +8,7 @@ idempotent sink would), then compared with exactly what was produced.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from collections.abc import Callable
@@ -17,11 +18,21 @@ from typing import Any
 import pytest
 from kafka import KafkaProducer
 from streamdq.connectors.broker import EmbeddedBroker
-from streamdq.connectors.sources.kafka import read_kafka_raw
+from streamdq.connectors.sources.kafka import read_kafka_batch, read_kafka_raw
+from streamdq.connectors.sources.kafka_clients import CONFLUENT, KAFKA_PYTHON
 
 from tests.conftest import require_integration
 
 pytestmark = pytest.mark.integration
+CLIENTS = [
+    KAFKA_PYTHON,
+    pytest.param(
+        CONFLUENT,
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec("confluent_kafka") is None, reason="confluent-kafka not installed"
+        ),
+    ),
+]
 
 
 class Collector:
@@ -85,12 +96,18 @@ def test_schema_is_sparks_kafka_schema(spark: Any, kafka_broker: EmbeddedBroker,
     )
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 def test_exactly_once_across_stop_and_restart_from_checkpoint(
-    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, tmp_path: Path
+    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, tmp_path: Path, client: str
 ) -> None:
     kafka_broker.create_topic(topic_name, partitions=3)
     servers = kafka_broker.bootstrap_servers
-    spec = {"bootstrap_servers": servers, "topic": topic_name, "max_records_per_trigger": 15}
+    spec = {
+        "bootstrap_servers": servers,
+        "topic": topic_name,
+        "max_records_per_trigger": 15,
+        "client": client,
+    }
     first = [f"a{i}" for i in range(60)]
     produce(servers, topic_name, first)
     sink = Collector()
@@ -263,15 +280,16 @@ def test_topic_created_after_the_query_started_is_read_from_earliest(
     assert sorted(sink.values) == sorted(f"v{i}".encode() for i in range(8))
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 def test_records_deleted_before_a_range_are_skipped_not_fatal(
-    kafka_broker: EmbeddedBroker, topic_name: str
+    kafka_broker: EmbeddedBroker, topic_name: str, client: str
 ) -> None:
     from kafka import KafkaAdminClient, TopicPartition
     from streamdq.connectors.sources.kafka_datasource import (
         KafkaPartitionRange,
         KafkaStreamReader,
         consumer_config,
-        read_range,
+        read_range_with,
     )
 
     kafka_broker.create_topic(topic_name, partitions=1)
@@ -283,8 +301,8 @@ def test_records_deleted_before_a_range_are_skipped_not_fatal(
 
     rows = [
         row
-        for batch in read_range(
-            consumer_config({"bootstrap_servers": servers}), KafkaPartitionRange(topic_name, 0, 2, 10)
+        for batch in read_range_with(
+            client, consumer_config({"bootstrap_servers": servers}), KafkaPartitionRange(topic_name, 0, 2, 10)
         )
         for row in batch.to_pylist()
     ]
@@ -302,18 +320,24 @@ def test_records_deleted_before_a_range_are_skipped_not_fatal(
     assert reader.initialOffset() == {topic_name: {"0": 6}}
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 def test_a_read_task_waiting_for_missing_records_says_so_then_gives_up(
     kafka_broker: EmbeddedBroker,
     topic_name: str,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    client: str,
 ) -> None:
     """A range beyond the partition's end (records the broker no longer exposes) is a visible wait:
     a warning per WAIT_REPORT_S naming the range and offset, then an error after read_timeout."""
     import logging
 
     from streamdq.connectors.sources import kafka_datasource
-    from streamdq.connectors.sources.kafka_datasource import KafkaPartitionRange, consumer_config, read_range
+    from streamdq.connectors.sources.kafka_datasource import (
+        KafkaPartitionRange,
+        consumer_config,
+        read_range_with,
+    )
 
     kafka_broker.create_topic(topic_name, partitions=1)
     servers = kafka_broker.bootstrap_servers
@@ -328,9 +352,60 @@ def test_a_read_task_waiting_for_missing_records_says_so_then_gives_up(
         caplog.at_level(logging.WARNING, logger="streamdq.connectors.kafka"),
         pytest.raises(RuntimeError, match=r"no progress reading .* \(stuck at offset 3\)"),
     ):
-        for batch in read_range(config, missing, 3.0):
+        for batch in read_range_with(client, config, missing, 3.0):
             rows += batch.to_pylist()
     assert [r["offset"] for r in rows] == [0, 1, 2]
     waits = [r.getMessage() for r in caplog.records if "has waited" in r.getMessage()]
     assert waits, "the wait for offsets 3..4 was silent"
     assert all("at offset 3" in m and topic_name in m for m in waits)
+
+
+def test_both_clients_read_the_same_records_in_a_batch_read(
+    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str
+) -> None:
+    """read_kafka_batch (spark.read) with either client: the same rows, keys, timestamps and types;
+    ending_offsets is exclusive and partitions absent from it end at latest."""
+    pytest.importorskip("confluent_kafka")
+    kafka_broker.create_topic(topic_name, partitions=2)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(40)], partitions=2)  # keys "0".."39"
+    cols = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    got = {}
+    for client in (KAFKA_PYTHON, CONFLUENT):
+        spec = {"bootstrap_servers": servers, "topic": topic_name, "client": client}
+        df = read_kafka_batch(spark, spec, ending_offsets={topic_name: {"0": 15}})
+        assert not df.isStreaming
+        got[client] = sorted(tuple(r) for r in df.select(*cols).collect())
+    assert got[KAFKA_PYTHON] == got[CONFLUENT]
+    rows = got[CONFLUENT]
+    assert sorted((p, o) for _, _, _, p, o, _, _ in rows) == [(0, o) for o in range(15)] + [
+        (1, o) for o in range(20)
+    ]
+    assert all(r[0] is not None and r[5] is not None and r[6] == 0 for r in rows)
+
+
+def test_pooled_confluent_consumers_continue_and_replay_exact_ranges(
+    kafka_broker: EmbeddedBroker, topic_name: str
+) -> None:
+    """A read task reuses its worker's consumer for the partition: a continuing range reads on
+    without a seek, a replayed (earlier) range is re-read exactly, a range ending at the log end
+    finishes; every range gives exactly its offsets."""
+    pytest.importorskip("confluent_kafka")
+    from streamdq.connectors.sources.kafka_clients import POOL, read_range_confluent
+    from streamdq.connectors.sources.kafka_datasource import KafkaPartitionRange, consumer_config
+
+    kafka_broker.create_topic(topic_name, partitions=1)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(300)], partitions=1)
+    cfg = consumer_config({"bootstrap_servers": servers})
+    POOL.close_all()
+    for start, end in [(0, 100), (100, 180), (50, 120), (120, 300), (299, 300), (0, 300)]:
+        rows = [
+            r
+            for b in read_range_confluent(cfg, KafkaPartitionRange(topic_name, 0, start, end), 30.0)
+            for r in b.to_pylist()
+        ]
+        assert [r["offset"] for r in rows] == list(range(start, end)), (start, end)
+        assert [r["value"] for r in rows] == [f"v{i}".encode() for i in range(start, end)]
+        assert len(POOL) == 1  # one consumer, kept for the next range
+    POOL.close_all()
