@@ -59,6 +59,11 @@ def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
     return cls
 
 
+def registered_analyzers() -> dict[str, type[Analyzer]]:
+    """Every registered analyzer class by name (for suites that must cover them all)."""
+    return dict(sorted(_ANALYZERS.items()))
+
+
 def analyzer_class(name: str) -> type[Analyzer]:
     try:
         return _ANALYZERS[name]

@@ -215,7 +215,8 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
         values = _floats(x)
         sketch = ds.kll_doubles_sketch(param)
         if values.size:
-            sketch.update(values)
+            # the binding takes a writable, contiguous float64 array (Arrow's buffers are read-only)
+            sketch.update(np.array(values, dtype=np.float64, copy=True, order="C"))
         return None if sketch.is_empty() else bytes(sketch.serialize())
     if kind == "hll":
         assert param is not None

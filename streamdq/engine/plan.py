@@ -16,10 +16,10 @@ Contract:
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,36 +27,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
-from streamdq.analyzers.state import State
+from streamdq.analyzers.row_aggregate import RowAggregate
+from streamdq.engine import arrow_path
+from streamdq.engine.plan_result import PlanResult, SegmentedResult, SegmentRow
 
 DEFAULT_MAX_GROUPS = 100_000
 
-
-@dataclass
-class PlanResult:
-    """States computed by one run of a plan, failures by analyzer, and Spark job count."""
-
-    states: dict[Analyzer, State] = field(default_factory=dict)
-    failures: dict[Analyzer, str] = field(default_factory=dict)
-    jobs: int = 0
-
-
-@dataclass
-class SegmentRow:
-    """States (and extra aggregate values) of one segment of a segmented run."""
-
-    segment: Any
-    states: dict[Analyzer, State] = field(default_factory=dict)
-    extra: list[Any] = field(default_factory=list)
-
-
-@dataclass
-class SegmentedResult:
-    """``run_segmented`` output: one ``SegmentRow`` per segment value present in the data."""
-
-    segments: dict[Any, SegmentRow] = field(default_factory=dict)
-    failures: dict[Analyzer, str] = field(default_factory=dict)
-    jobs: int = 0
+log = logging.getLogger(__name__)
 
 
 def _normalize(key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -182,28 +159,67 @@ class AnalysisPlan:
         return extra, bounded
 
     def run_segmented(
-        self, df: DataFrame, segment: list[Column], extra: list[Column] | None = None
+        self,
+        df: DataFrame,
+        segment: list[Column],
+        extra: Sequence[Column | RowAggregate] | None = None,
+        *,
+        path: str = "fused",
     ) -> SegmentedResult:
         """Run the plan once, grouped by the ``segment`` columns (e.g. event-time window start).
 
         Segment keys are tuples of the segment column values.
 
-        ONE grouped aggregation computes every scan-shareable state per segment value,
-        plus the ``extra`` aggregate expressions (e.g. counts of late or bad rows), in
+        ``path="fused"``: ONE grouped aggregation computes every scan-shareable state per
+        segment value, plus the ``extra`` aggregates (e.g. counts of late or bad rows), in
         the same job. Grouping analyzers run one grouped pass per spec when the batch has
         one segment, else one per (spec, segment): microbatches rarely span many windows.
+
+        ``path="arrow"`` (small batches): ONE Spark job projects every per-row input and
+        the driver reduces them (``arrow_path``); ``extra`` must then be ``RowAggregate``
+        values. When a scan analyzer has no Arrow form, or the job or a reduction fails,
+        the fused path runs instead (and isolates a failing analyzer); ``jobs`` counts all.
+
         Empty input gives no segments.
         """
+        if path not in ("fused", "arrow"):
+            raise ValueError(f"path must be 'fused' or 'arrow', got {path!r}")
         out = SegmentedResult()
         runnable = self._runnable(df.schema, out.failures)
         scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
         grouping = [a for a in runnable if isinstance(a, GroupingAnalyzer)]
+        extras = list(extra or [])
         with count_jobs(df.sparkSession) as jobs:
-            for row in self._run_scan(df, scan, segment, list(extra or []), out.failures):
-                out.segments[row.segment] = row
-            if grouping:
-                self._run_grouping_segmented(df, grouping, segment, out)
+            arrow_done = False
+            if (
+                path == "arrow"
+                and arrow_path.supports(scan)
+                and all(isinstance(e, RowAggregate) for e in extras)
+            ):
+                attempt = SegmentedResult(failures=dict(out.failures))
+                try:
+                    arrow_path.run_arrow(
+                        df,
+                        scan,
+                        grouping,
+                        segment,
+                        [e for e in extras if isinstance(e, RowAggregate)],
+                        max_groups=self.max_groups,
+                        out=attempt,
+                    )
+                    out, arrow_done = attempt, True
+                except Exception as exc:
+                    if is_interruption(exc):
+                        raise
+                    log.info("small-batch path failed (%s); running the fused passes", _reason(exc))
+            if not arrow_done:
+                spark_extra = [e.to_spark() if isinstance(e, RowAggregate) else e for e in extras]
+                for row in self._run_scan(df, scan, segment, spark_extra, out.failures):
+                    out.segments[row.segment] = row
+                if grouping:
+                    self._run_grouping_segmented(df, grouping, segment, out)
         out.jobs = jobs[0]
+        out.path = "arrow" if arrow_done else "fused"
         return out
 
     # -- scan-shareable ----------------------------------------------------------------

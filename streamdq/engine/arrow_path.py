@@ -1,0 +1,180 @@
+"""The small-batch path: ONE Spark job per microbatch, states computed vectorized on the driver.
+
+Where it runs: the driver, inside ``foreachBatch``, for microbatches the plan judges small
+(``AnalysisPlan.run_segmented(..., path="arrow")``). The fused Spark passes (a persist, one
+segmented ``agg``, one grouped pass per grouping set) pay a fixed cost per Spark job that
+dominates a microbatch of hundreds to tens of thousands of rows; this path pays for one job.
+
+How: every analyzer's aggregates are declared as ``RowAggregate`` values (a kind over per-row
+Spark expressions). The path projects each distinct per-row input once, plus the segment
+columns (bad record?, event-time window) and the key columns of every grouping set
+(``frequency_arrow.key_projection``), in ONE ``select(...).toArrow()``. Spark evaluates every
+expression (where-filters, predicates, casts, Java regexes) exactly as in the fused path; the
+driver only reduces: per segment, ``row_aggregate.evaluate_arrow`` gives each aggregate the
+value Spark's aggregate would return and the analyzer's own ``state_from`` builds the state;
+grouping sets are grouped with pyarrow and go through ``frequency.state_from_grouped``.
+
+Contract: the result equals the fused path's for the same rows (exact states equal, up to
+floating summation order; sketches within their bounds; tests/laws/test_path_equivalence.py).
+Empty input gives no segments. An error in the job or in a reduction is raised: the plan
+then runs the fused path, which isolates a failing analyzer. A ``state_from`` error fails
+that analyzer alone, as in the fused path.
+
+>>> from streamdq.analyzers import Completeness, Size
+>>> from streamdq.engine.plan import AnalysisPlan
+>>> from streamdq.spark import get_spark
+>>> from pyspark.sql import functions as F
+>>> df = get_spark().createDataFrame([(1, "a"), (2, None)], "id INT, s STRING")
+>>> out = AnalysisPlan([Size(), Completeness("s")]).run_segmented(df, [F.lit(1)], path="arrow")
+>>> [a.metric(st).value for a, st in out.segments[(1,)].states.items()]
+[2.0, 0.5]
+>>> out.jobs
+1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame
+
+from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
+from streamdq.analyzers.frequency_arrow import key_projection, state_from_keys
+from streamdq.analyzers.row_aggregate import RowAggregate, evaluate_arrow
+from streamdq.engine.plan_result import SegmentedResult, SegmentRow
+
+# (kind, projected column names, param): one reduction of the driver
+Reduction = tuple[str, tuple[str, ...], int | None]
+
+
+class _Projection:
+    """The distinct per-row expressions of the one job, named ``_p0, _p1, ...``."""
+
+    def __init__(self) -> None:
+        self.columns: list[Column] = []
+        self._names: dict[str, str] = {}
+
+    def add(self, column: Column) -> str:
+        key = str(column)
+        name = self._names.get(key)
+        if name is None:
+            name = f"_p{len(self.columns)}"
+            self._names[key] = name
+            self.columns.append(column.alias(name))
+        return name
+
+    def reduction(self, aggregate: RowAggregate) -> Reduction:
+        return aggregate.kind, tuple(self.add(c) for c in aggregate.inputs), aggregate.param
+
+
+def supports(analyzers: Sequence[Analyzer]) -> bool:
+    """True when every scan analyzer has an Arrow form (grouping analyzers always do)."""
+    return all(a.has_arrow_form() for a in analyzers if isinstance(a, ScanShareableAnalyzer))
+
+
+def _segment_codes(arrays: Sequence[pa.Array]) -> tuple[np.ndarray, list[list[Any]], list[int]]:
+    """A code per row for the combination of segment values; the distinct values per column."""
+    n = len(arrays[0]) if arrays else 0
+    codes = np.zeros(n, dtype=np.int64)
+    values: list[list[Any]] = []
+    sizes: list[int] = []
+    for array in arrays:
+        distinct = pc.unique(array)
+        index = pc.index_in(array, value_set=distinct, skip_nulls=False)
+        codes = codes * len(distinct) + np.asarray(index.to_numpy(zero_copy_only=False), dtype=np.int64)
+        values.append(distinct.to_pylist())
+        sizes.append(len(distinct))
+    return codes, values, sizes
+
+
+def _decode(code: int, values: list[list[Any]], sizes: list[int]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for distinct, size in zip(reversed(values), reversed(sizes), strict=True):
+        code, i = divmod(code, size)
+        out.append(distinct[i])
+    return tuple(reversed(out))
+
+
+def run_arrow(
+    df: DataFrame,
+    scan: Sequence[ScanShareableAnalyzer],
+    grouping: Sequence[GroupingAnalyzer],
+    segment: Sequence[Column],
+    extra: Sequence[RowAggregate],
+    *,
+    max_groups: int | None,
+    out: SegmentedResult,
+) -> None:
+    """Fill ``out.segments`` (and ``out.failures``) from ONE Spark job over ``df``."""
+    projection = _Projection()
+    segment_names = [projection.add(c) for c in segment]
+    per_analyzer = [(a, [projection.reduction(r) for r in a.row_aggregations(df.schema)]) for a in scan]
+    extras = [projection.reduction(r) for r in extra]
+    sets: dict[Any, list[GroupingAnalyzer]] = {}
+    for g in grouping:
+        sets.setdefault(g.frequency_spec(), []).append(g)
+    keyed: list[tuple[Any, list[GroupingAnalyzer], str, list[str]]] = []
+    for spec, members in sets.items():
+        scope, keys = key_projection(df, spec)
+        keyed.append((spec, members, projection.add(scope), [projection.add(k) for k in keys]))
+    if not projection.columns:
+        return
+    projected = df.select(*projection.columns)
+    nullable = {f.name: f.nullable for f in projected.schema.fields}
+    table = projected.toArrow()
+    if table.num_rows == 0:
+        return
+    table = table.combine_chunks()
+    codes, values, sizes = _segment_codes([table[name].chunk(0) for name in segment_names])
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    for i, code in enumerate(distinct.tolist()):
+        part = table if len(distinct) == 1 else table.take(pa.array(np.flatnonzero(inverse == i)))
+        key = _decode(code, values, sizes)
+        out.segments[key] = _reduce(
+            part, key, per_analyzer, extras, keyed, max_groups, nullable, out.failures
+        )
+
+
+def _reduce(
+    part: pa.Table,
+    key: tuple[Any, ...],
+    per_analyzer: list[tuple[ScanShareableAnalyzer, list[Reduction]]],
+    extras: list[Reduction],
+    keyed: list[tuple[Any, list[GroupingAnalyzer], str, list[str]]],
+    max_groups: int | None,
+    nullable: dict[str, bool],
+    failures: dict[Analyzer, str],
+) -> SegmentRow:
+    cache: dict[Reduction, Any] = {}
+
+    def value(reduction: Reduction) -> Any:
+        if reduction not in cache:
+            kind, names, param = reduction
+            cache[reduction] = (
+                part.num_rows if kind == "rows" else evaluate_arrow(kind, [part[n] for n in names], param)
+            )
+        return cache[reduction]
+
+    row = SegmentRow(key)
+    for analyzer, reductions in per_analyzer:
+        values = [value(r) for r in reductions]
+        try:
+            row.states[analyzer] = analyzer.state_from(values, 0)
+        except Exception as exc:  # a bad aggregated value fails this analyzer alone, as in Spark
+            failures[analyzer] = f"{type(exc).__name__}: {exc}"[:500]
+    row.extra = [value(r) for r in extras]
+    for spec, members, scope, keys in keyed:
+        state = state_from_keys(
+            part[scope],
+            [part[k] for k in keys],
+            histogram=spec.histogram,
+            max_groups=max_groups,
+            nullable=[nullable[k] for k in keys],
+        )
+        for g in members:
+            row.states[g] = state
+    return row
