@@ -18,7 +18,8 @@ dict ``{"topic": {"0": 12}}``), ``max_records_per_trigger`` (int), ``kafka_optio
 through: to the native source as ``kafka.<key>`` options, to kafka-python as consumer settings),
 ``implementation`` (``auto`` default | ``native`` | ``python``), and ``client`` (the Python
 source's Kafka client: ``auto`` default = confluent-kafka when installed, else kafka-python |
-``kafka-python`` | ``confluent-kafka``; see :mod:`streamdq.connectors.sources.kafka_clients`).
+``kafka-python`` | ``confluent-kafka``; see :mod:`streamdq.connectors.sources.kafka_clients`), ``min_partitions`` (int: at least this
+many read tasks per microbatch, cutting a partition's range into pieces; Spark's ``minPartitions``).
 Both implementations keep
 offsets in the query's checkpoint (no consumer group), deliver each record exactly once into
 ``foreachBatch`` across restarts, and keep the query alive while the broker is unreachable.
@@ -86,6 +87,15 @@ def _validate(spec: Mapping[str, Any]) -> dict[str, Any]:
     mrt = spec.get("max_records_per_trigger")
     if mrt is not None and (isinstance(mrt, bool) or not isinstance(mrt, int) or mrt <= 0):
         raise ConfigError("source.max_records_per_trigger", f"must be a positive integer, got {mrt!r}")
+    min_parts = spec.get("min_partitions")
+    if min_parts is not None and (
+        isinstance(min_parts, bool) or not isinstance(min_parts, int) or min_parts <= 0
+    ):
+        raise ConfigError(
+            "source.min_partitions",
+            f"must be a positive integer, got {min_parts!r}",
+            fix="e.g. min_partitions: 4",
+        )
     extra = spec.get("kafka_options") or {}
     if not isinstance(extra, Mapping):
         raise ConfigError("source.kafka_options", f"must be a mapping, got {type(extra).__name__}")
@@ -111,6 +121,7 @@ def _validate(spec: Mapping[str, Any]) -> dict[str, Any]:
         "kafka_options": dict(extra),
         "implementation": impl,
         "client": client,
+        "min_partitions": min_parts,
     }
 
 
@@ -124,6 +135,8 @@ def native_options(s: Mapping[str, Any]) -> dict[str, str]:
     }
     if s.get("max_records_per_trigger") is not None:
         opts["maxOffsetsPerTrigger"] = str(s["max_records_per_trigger"])
+    if s.get("min_partitions") is not None:
+        opts["minPartitions"] = str(s["min_partitions"])
     for k, v in (s.get("kafka_options") or {}).items():
         opts[str(k) if str(k).startswith("kafka.") else f"kafka.{k}"] = str(v)
     return opts
@@ -171,6 +184,8 @@ def _python_reader(reader: Any, spark: SparkSession, spec: Mapping[str, Any], s:
     )
     if s["max_records_per_trigger"] is not None:
         reader = reader.option("max_records_per_trigger", str(s["max_records_per_trigger"]))
+    if s["min_partitions"] is not None:
+        reader = reader.option("min_partitions", str(s["min_partitions"]))
     if s["kafka_options"]:
         reader = reader.option("kafka_options", json.dumps(s["kafka_options"]))
     for k in ("offset_timeout_s", "read_timeout_s", "initial_offset_wait_s"):

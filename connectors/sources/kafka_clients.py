@@ -86,7 +86,10 @@ def librdkafka_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
         "fetch.wait.max.ms": 100,
         # a pooled consumer keeps prefetching the next records: bound that buffer (default 64 MB)
         "queued.max.messages.kbytes": 16384,
-        "log_level": 3,  # errors only: a broker restart must not flood the executor log
+        # librdkafka's own log through Python logging (a user can silence or raise it), errors only:
+        # an unreachable broker is reported by the reader's warnings, not by every reconnect
+        "logger": logging.getLogger("streamdq.connectors.kafka.librdkafka"),
+        "log_level": 3,
     }
     for key, value in cfg.items():
         if key in ("bootstrap_servers", "client_id", "group_id", "enable_auto_commit"):
@@ -204,6 +207,57 @@ def _clean_prefix(polled: list[Any], position: int, end: int) -> int:
     if first != position or last >= end or last - first != n - 1:
         return 0
     return n
+
+
+# librdkafka properties only a consumer understands (left out of the admin client's settings)
+_CONSUMER_ONLY = {
+    "group.id",
+    "enable.auto.commit",
+    "enable.auto.offset.store",
+    "enable.partition.eof",
+    "auto.offset.reset",
+    "fetch.wait.max.ms",
+    "fetch.min.bytes",
+    "fetch.max.bytes",
+    "max.partition.fetch.bytes",
+    "queued.max.messages.kbytes",
+    "queued.min.messages",
+    "isolation.level",
+}
+
+
+def admin_client(cfg: Mapping[str, Any]) -> Any:
+    """A confluent-kafka ``AdminClient`` with the source's connection settings (offset lookups)."""
+    from confluent_kafka.admin import AdminClient
+
+    conf = {k: v for k, v in librdkafka_config(cfg).items() if k not in _CONSUMER_ONLY}
+    return AdminClient(conf)
+
+
+def lookup_offsets_admin(admin: Any, topics: list[str], timeout: float) -> tuple[dict, dict]:
+    """(earliest, latest) offsets ``{topic: {"partition": offset}}`` of every partition of
+    ``topics``: one metadata request and two batched ListOffsets requests. A topic the broker does
+    not know (yet) has no partitions. Raises on a timeout or a broker error."""
+    import confluent_kafka as ck
+    from confluent_kafka.admin import OffsetSpec
+
+    md = admin.list_topics(timeout=timeout)
+    lo: dict[str, dict[str, int]] = {t: {} for t in topics}
+    hi: dict[str, dict[str, int]] = {t: {} for t in topics}
+    tps = []
+    for topic in topics:
+        meta = md.topics.get(topic)
+        if meta is None or meta.error is not None:
+            continue
+        tps += [ck.TopicPartition(topic, p) for p in sorted(meta.partitions)]
+    if not tps:
+        return lo, hi
+    early = admin.list_offsets({tp: OffsetSpec.earliest() for tp in tps}, request_timeout=timeout)
+    late = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, request_timeout=timeout)
+    for tp in tps:
+        lo[tp.topic][str(tp.partition)] = int(early[tp].result(timeout=timeout).offset)
+        hi[tp.topic][str(tp.partition)] = int(late[tp].result(timeout=timeout).offset)
+    return lo, hi
 
 
 def messages_to_batch(

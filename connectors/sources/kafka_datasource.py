@@ -1,16 +1,20 @@
-"""A pure-Python Kafka streaming source (PySpark Python Data Source API over kafka-python).
+"""A Python Kafka source (PySpark Python Data Source API over kafka-python or confluent-kafka).
 
 Used by :func:`streamdq.connectors.sources.kafka.read_kafka_raw` when Spark's own ``kafka``
-format (a JVM jar) is not on the classpath. Registered as format ``streamdq_kafka``; its rows
-have Spark's kafka schema: ``key BINARY, value BINARY, topic STRING, partition INT,
-offset BIGINT, timestamp TIMESTAMP, timestampType INT``.
+format (a JVM jar) is not on the classpath. Registered as format ``streamdq_kafka`` (streaming
+and batch reads); its rows have Spark's kafka schema: ``key BINARY, value BINARY, topic STRING,
+partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT``.
 
-Where it runs: :class:`KafkaStreamReader` lives in a Python worker next to the driver and only
+Where it runs: :class:`KafkaStreamReader` lives in a Python process next to the driver and only
 asks the broker for offsets (``initialOffset``/``latestOffset``); each :class:`KafkaPartitionRange`
-is read by an executor's Python worker, which opens its own ``KafkaConsumer``, ``assign``s the
-single partition, ``seek``s to the range start and reads up to (excluding) the range end. No
-consumer group is used: Spark's checkpoint holds the offsets, so every record is delivered
-exactly once into ``foreachBatch`` across restarts from the same checkpoint.
+(one per Kafka partition with new records) is one Spark task, read by an executor's Python
+worker with the ``client`` option's library (:mod:`streamdq.connectors.sources.kafka_clients`):
+it ``assign``s the single partition at the range start and yields ``pyarrow.RecordBatch``es up
+to (excluding) the range end, so Spark takes whole Arrow batches, never Python rows. With
+confluent-kafka the worker keeps its consumer for the partition's next range (``ConsumerPool``)
+and the driver side keeps one admin client for its lookups. No consumer group is used: Spark's
+checkpoint holds the offsets, so every record is delivered exactly once into ``foreachBatch``
+across restarts from the same checkpoint.
 
 Offsets are a per-partition dict ``{"<topic>": {"<partition>": next_offset}}`` (the format of
 Spark's ``startingOffsets`` JSON). Options (all strings, as Spark hands them over):
@@ -20,8 +24,13 @@ Spark's ``startingOffsets`` JSON). Options (all strings, as Spark hands them ove
   ``-2`` means earliest and ``-1`` latest; partitions absent from the JSON start at earliest;
 * ``max_records_per_trigger``: cap on records per microbatch, spread over partitions in
   proportion to their backlog (every partition with a backlog makes progress);
-* ``kafka_options``: JSON dict of extra kafka-python consumer settings (``security.protocol``
-  or ``security_protocol`` spellings both accepted);
+* ``kafka_options``: JSON dict of extra consumer settings (``security.protocol`` or
+  ``security_protocol`` spellings both accepted; mapped to librdkafka names for confluent-kafka);
+* ``client``: ``auto`` (default: confluent-kafka when installed, else kafka-python) |
+  ``kafka-python`` | ``confluent-kafka``;
+* ``min_partitions``: read tasks per microbatch at least (a partition's range is cut into pieces;
+  default one task per partition);
+* ``ending_offsets`` (batch reads only): ``latest`` (default) | JSON ``{"t": {"0": 50}}``;
 * ``offset_timeout_s`` (default 10): how long an offset lookup may take before the broker is
   considered unreachable; ``read_timeout_s`` (default 300): how long a read task waits for a
   range the broker had already acknowledged (e.g. while the broker restarts) before failing.
@@ -51,7 +60,13 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
-from streamdq.connectors.sources.kafka_clients import CONFLUENT, read_range_confluent, resolve_client
+from streamdq.connectors.sources.kafka_clients import (
+    CONFLUENT,
+    admin_client,
+    lookup_offsets_admin,
+    read_range_confluent,
+    resolve_client,
+)
 
 log = logging.getLogger("streamdq.connectors.kafka")
 
@@ -264,7 +279,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     reads up to them (respecting the per-trigger limit, without asking the broker again, so an
     outage cannot end it early) and then stops.
 
-    Picklable: holds only plain options; every consumer is opened inside the call that uses it.
+    Picklable: holds plain options; the confluent-kafka lookup client (``_admin``) is dropped when
+    pickled, and every consumer is opened (or taken from the worker's pool) by the read task.
     """
 
     def __init__(self, options: Mapping[str, str]) -> None:
@@ -277,20 +293,47 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.max_records is not None and self.max_records <= 0:
             raise ValueError(f"kafka source: max_records_per_trigger must be > 0, got {self.max_records}")
         self.client = resolve_client(self.options.get("client"))
+        min_parts = self.options.get("min_partitions")
+        self.min_partitions = int(min_parts) if min_parts not in (None, "", "None") else None
         self.offset_timeout = float(self.options.get("offset_timeout_s", "10"))
         self.read_timeout = float(self.options.get("read_timeout_s", "300"))
         self.initial_wait = float(self.options.get("initial_offset_wait_s", "60"))
+        self._admin: Any = None  # confluent-kafka only: a lookup client kept for the query's life
         self._unreachable_since: float | None = None
         self._last_latest: Offsets | None = None
         self._target: Offsets | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_admin"] = None  # a live client never travels to a read task
+        return state
+
     # -- driver side ---------------------------------------------------------
+    def _lookup(self) -> tuple[Offsets, Offsets]:
+        """(earliest, latest) offsets now. With confluent-kafka, one admin client is kept for the
+        query's life (a lookup then takes ~1-2 ms instead of a new kafka-python consumer's ~60 ms)
+        and dropped after any failure; with kafka-python, a short-lived consumer per lookup."""
+        if self.client != CONFLUENT:
+            return _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
+        if self._admin is None:
+            self._admin = admin_client(self.cfg)
+        admin = self._admin
+        try:
+            return _with_deadline(
+                lambda: lookup_offsets_admin(admin, self.topics, self.offset_timeout),
+                self.offset_timeout + 2.0,
+                "offset-lookup",
+            )
+        except Exception:
+            self._admin = None
+            raise
+
     def _lookup_patiently(self, what: str) -> tuple[Offsets, Offsets]:
         """Offsets from the broker, retrying for up to ``initial_offset_wait_s`` seconds."""
         deadline = time.monotonic() + self.initial_wait
         while True:
             try:
-                lo, hi = _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
+                lo, hi = self._lookup()
                 self._last_latest = hi
                 return lo, hi
             except Exception as e:
@@ -332,7 +375,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             }
             return spread_limit(start_t, end_t, limit.max_rows) if isinstance(limit, ReadMaxRows) else end_t
         try:
-            lo, hi = _lookup_offsets(self.cfg, self.topics, self.offset_timeout)
+            lo, hi = self._lookup()
             self._last_latest = hi
         except Exception as e:
             if self._unreachable_since is None:
@@ -362,14 +405,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return end
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        ranges: list[InputPartition] = []
+        ranges: list[KafkaPartitionRange] = []
         for topic in sorted(end):
             for p in sorted(end[topic], key=int):
                 s = int(start.get(topic, {}).get(p, 0))
                 e = int(end[topic][p])
                 if e > s:
                     ranges.append(KafkaPartitionRange(topic, int(p), s, e))
-        return ranges
+        return list(split_ranges(ranges, self.min_partitions))
 
     def commit(self, end: dict) -> None:
         """Nothing to do: offsets live in Spark's checkpoint, not in a consumer group."""
@@ -378,6 +421,24 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, KafkaPartitionRange)
         return read_range_with(self.client, self.cfg, partition, self.read_timeout)
+
+
+def split_ranges(ranges: list[KafkaPartitionRange], min_partitions: int | None) -> list[KafkaPartitionRange]:
+    """At least ``min_partitions`` ranges (Spark's ``minPartitions``): each Kafka partition's range
+    is cut into pieces in proportion to its share of the records, so one busy partition is read
+    by several tasks in parallel. Fewer records than ``min_partitions`` are never cut below one
+    record per piece; None or a count already reached returns ``ranges`` unchanged."""
+    if not min_partitions or len(ranges) >= min_partitions:
+        return ranges
+    total = sum(r.end - r.start for r in ranges)
+    out: list[KafkaPartitionRange] = []
+    for r in ranges:
+        size = r.end - r.start
+        pieces = max(1, min(size, round(size / total * min_partitions)))
+        bounds = [r.start + size * i // pieces for i in range(pieces + 1)]
+        pairs = zip(bounds, bounds[1:], strict=False)
+        out += [KafkaPartitionRange(r.topic, r.partition, a, b) for a, b in pairs]
+    return out
 
 
 def resolve_offsets(

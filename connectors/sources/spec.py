@@ -8,8 +8,8 @@ the DDL grammar); ``read_source`` parses it again in any case and raises the sam
 Keys per ``type`` (all types also take ``type``):
 
 * kafka: ``bootstrap_servers``, ``topic`` (required), ``starting_offsets``,
-  ``max_records_per_trigger``, ``kafka_options``, ``implementation``, ``client``, ``offset_timeout_s``,
-  ``read_timeout_s``, ``initial_offset_wait_s``; ``format`` json | csv | clf | raw (default json);
+  ``max_records_per_trigger``, ``kafka_options``, ``implementation``, ``client``, ``min_partitions``,
+  ``offset_timeout_s``, ``read_timeout_s``, ``initial_offset_wait_s``; ``format`` json | csv | clf | raw (default json);
   ``schema`` (required for json/csv), ``schema_file``, ``required``, ``sep``.
 * files: ``path`` (required), ``format`` json | csv | parquet | text (default json),
   ``schema`` (required except text), ``schema_file``, ``required``, ``max_files_per_trigger``,
@@ -58,6 +58,7 @@ ALLOWED_KEYS: dict[str, set[str]] = {
         "kafka_options",
         "implementation",
         "client",
+        "min_partitions",
         "offset_timeout_s",
         "read_timeout_s",
         "initial_offset_wait_s",

@@ -19,6 +19,7 @@ from streamdq.connectors.sources.kafka_datasource import (
     KafkaStreamReader,
     consumer_config,
     parse_starting_offsets,
+    split_ranges,
     spread_limit,
 )
 
@@ -41,6 +42,8 @@ def test_missing_required_key_names_it(key: str) -> None:
         ("max_records_per_trigger", 0),
         ("max_records_per_trigger", "10"),
         ("implementation", "jvm"),
+        ("min_partitions", 0),
+        ("min_partitions", True),
         ("kafka_options", ["a"]),
     ],
 )
@@ -114,8 +117,21 @@ def test_reader_and_ranges_are_picklable_and_ranges_skip_empty_partitions() -> N
     assert pickle.loads(pickle.dumps(parts[0])).end == 9
 
 
+def test_min_partitions_cuts_busy_partitions_into_contiguous_pieces() -> None:
+    reader = KafkaStreamReader({**BASE, "min_partitions": "4"})
+    parts = reader.partitions({"orders": {"0": 0, "1": 10}}, {"orders": {"0": 300, "1": 110}})
+    got = [(r.partition, r.start, r.end) for r in parts if isinstance(r, KafkaPartitionRange)]
+    # 300 of 400 records in partition 0: three pieces; partition 1: one
+    assert got == [(0, 0, 100), (0, 100, 200), (0, 200, 300), (1, 10, 110)]
+    tiny = [KafkaPartitionRange("t", 0, 5, 7)]
+    assert [(r.start, r.end) for r in split_ranges(tiny, 8)] == [(5, 6), (6, 7)]  # >= 1 record each
+    assert split_ranges(tiny, None) == tiny and split_ranges(tiny, 1) == tiny
+    assert len(KafkaStreamReader(BASE).partitions({}, {"orders": {"0": 300}})) == 1  # default: one
+
+
 def test_native_options_map_spec_keys_to_sparks_kafka_options() -> None:
     s = _validate({**BASE, "max_records_per_trigger": 500, "kafka_options": {"security.protocol": "SSL"}})
+    assert native_options({**s, "min_partitions": 4})["minPartitions"] == "4"
     assert native_options(s) == {
         "kafka.bootstrap.servers": "127.0.0.1:9092",
         "subscribe": "orders",
@@ -134,8 +150,11 @@ def test_without_the_kafka_jar_auto_uses_python_and_native_fails_fast(spark) -> 
     assert df.isStreaming and df.columns[:2] == ["key", "value"]
 
 
+@pytest.mark.parametrize("client", ["kafka-python", "confluent-kafka"])
 @pytest.mark.parametrize("listening", [False, True], ids=["refused", "silent"])
-def test_latest_offset_returns_start_quickly_when_the_broker_is_unreachable(listening: bool) -> None:
+def test_latest_offset_returns_start_quickly_when_the_broker_is_unreachable(
+    listening: bool, client: str
+) -> None:
     import socket
     import time
 
@@ -146,7 +165,11 @@ def test_latest_offset_returns_start_quickly_when_the_broker_is_unreachable(list
         if listening:
             srv.listen()  # accepts connections, never answers a request
         servers = f"127.0.0.1:{srv.getsockname()[1]}"
-        reader = KafkaStreamReader({"bootstrap_servers": servers, "topic": "t", "offset_timeout_s": "1"})
+        if client == "confluent-kafka":
+            pytest.importorskip("confluent_kafka")
+        reader = KafkaStreamReader(
+            {"bootstrap_servers": servers, "topic": "t", "offset_timeout_s": "1", "client": client}
+        )
         start = {"t": {"0": 42, "1": 7}}
         t0 = time.monotonic()
         for _ in range(3):

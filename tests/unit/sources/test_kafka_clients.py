@@ -213,3 +213,12 @@ def test_pool_closes_idle_and_surplus_consumers(
     pool.acquire({"x": 1}, "t", 8, 0)  # any acquire closes consumers idle too long
     assert c.closed and len(pool) == 0
     pool.close_all()
+
+
+def test_reader_pickles_without_its_lookup_client() -> None:
+    import pickle
+
+    reader = KafkaStreamReader({**BASE, "client": "kafka-python"})
+    reader._admin = lambda: None  # stands for a live client: not picklable
+    clone = pickle.loads(pickle.dumps(reader))
+    assert clone._admin is None and clone.topics == ["orders"]
