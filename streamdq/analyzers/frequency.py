@@ -632,20 +632,16 @@ def compute_frequency_state(
     if max_groups is not None and max_groups < 1:
         raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
     grouped, n_keys = grouped_counts(df, spec)
-    cores = df.sparkSession.sparkContext.defaultParallelism
     if max_groups is None:
-        with _one_job(df.sparkSession, grouping_partitions(cores, None, None)):
-            arrow_all = grouped.toArrow()
+        arrow_all = collect_grouping(grouped, rows=None, limit=None)
         return state_from_grouped(arrow_all, n_keys=n_keys, histogram=spec.histogram, max_groups=None)
     query = bounded_query(
         df, spec, max_groups=max_groups, grouped=(grouped, n_keys), with_totals=totals is None
     )
     names = [f"k{i}" for i in range(n_keys)]
     k = sample_size(max_groups)
-    limit = smallest_limit(max_groups)
     rows = None if totals is None else int(totals[1])
-    with _one_job(df.sparkSession, grouping_partitions(cores, rows, limit)):
-        arrow = query.toArrow()
+    arrow = collect_grouping(query, rows=rows, limit=smallest_limit(max_groups))
     part = arrow["_part"]
     if totals is None:
         row = arrow.filter(pc.equal(part, 1))
@@ -722,6 +718,19 @@ def grouping_partitions(cores: int, rows: int | None, limit: int | None) -> int:
     if rows is None or limit is None:
         return cores
     return max(1, min(cores, math.isqrt(max(int(rows), 0) // max(int(limit), 1))))
+
+
+def collect_grouping(query: DataFrame, *, rows: int | None, limit: int | None) -> pa.Table:
+    """``query.toArrow()`` for a query over grouped counts (``grouped_counts``,
+    ``bounded_query``, or a limit of them): ONE Spark job on ``grouping_partitions(cores,
+    rows, limit)`` shuffle partitions, whatever the session's settings (``_one_job``).
+
+    ``rows``: the rows that can form groups, when known; ``limit``: the per-partition limit
+    of an ordered limit in the query (``None``: none)."""
+    spark = query.sparkSession
+    partitions = grouping_partitions(spark.sparkContext.defaultParallelism, rows, limit)
+    with _one_job(spark, partitions):
+        return query.toArrow()
 
 
 @contextlib.contextmanager

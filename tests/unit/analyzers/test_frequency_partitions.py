@@ -132,3 +132,20 @@ def test_settings_restored_after_a_failing_query(default_session, spark):
     with pytest.raises(Exception, match="boom"):
         compute_frequency_state(bad, FrequencySpec(("k",)), max_groups=MAX_GROUPS)
     assert spark.conf.get(SHUFFLE) == "200" and spark.conf.get(AQE) == "true"
+
+
+def test_collect_grouping_of_a_limited_grouped_counts(default_session, df):
+    # the plan's segmented grouping collects ``grouped_counts(...).limit(n)``: the same
+    # helper runs it in one job on its own partitions
+    from streamdq.analyzers.frequency import collect_grouping, grouped_counts
+
+    spark = default_session
+    grouped, _ = grouped_counts(df, FrequencySpec(("k",)), [F.col("m") % 2])
+    query = grouped.limit(10 * KEYS)
+    with count_jobs(spark) as jobs:
+        arrow = collect_grouping(query, rows=None, limit=None)
+    assert jobs[0] == 1
+    assert arrow.num_rows == len({(i % KEYS, (i % 7) % 2) for i in range(ROWS)})
+    plan = query._jdf.queryExecution().executedPlan().toString()
+    assert set(_shuffle_partitions(plan)) == {spark.sparkContext.defaultParallelism}, plan
+    assert spark.conf.get(SHUFFLE) == "200" and spark.conf.get(AQE) == "true"
