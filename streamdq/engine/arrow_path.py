@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
 from streamdq.analyzers.frequency_arrow import key_projection, state_from_keys
@@ -108,8 +109,14 @@ def run_arrow(
     *,
     max_groups: int | None,
     out: SegmentedResult,
+    side: Sequence[tuple[str, Column]] = (),
+    side_filter: Column | None = None,
 ) -> None:
-    """Fill ``out.segments`` (and ``out.failures``) from ONE Spark job over ``df``."""
+    """Fill ``out.segments`` (and ``out.failures``) from ONE Spark job over ``df``.
+
+    ``side`` (name, column) pairs are projected in the same job, NULL except where ``side_filter`` is
+    TRUE (so rows not asked for cost a validity bit), and those rows are set as
+    ``out.side`` (a pyarrow Table with the side columns' names)."""
     projection = _Projection()
     segment_names = [projection.add(c) for c in segment]
     per_analyzer = [(a, [projection.reduction(r) for r in a.row_aggregations(df.schema)]) for a in scan]
@@ -121,14 +128,26 @@ def run_arrow(
     for spec, members in sets.items():
         scope, keys = key_projection(df, spec)
         keyed.append((spec, members, projection.add(scope), [projection.add(k) for k in keys]))
+    side_names: list[str] = []
+    side_columns: list[Column] = []
+    filter_name: str | None = None
+    if side_filter is not None and side:
+        filter_name = projection.add(F.coalesce(side_filter, F.lit(False)))
+        for i, (name, c) in enumerate(side):
+            side_names.append(name)
+            side_columns.append(F.when(side_filter, c).alias(f"_side{i}"))
     if not projection.columns:
         return
-    projected = df.select(*projection.columns)
+    projected = df.select(*projection.columns, *side_columns)
     nullable = {f.name: f.nullable for f in projected.schema.fields}
     table = projected.toArrow()
     if table.num_rows == 0:
         return
     table = table.combine_chunks()
+    if filter_name is not None:
+        rows = table.filter(table[filter_name])
+        out.side = pa.table({name: rows[f"_side{i}"] for i, name in enumerate(side_names)})
+        table = table.drop_columns([f"_side{i}" for i in range(len(side_names))])
     codes, values, sizes = _segment_codes([table[name].chunk(0) for name in segment_names])
     distinct, inverse = np.unique(codes, return_inverse=True)
     for i, code in enumerate(distinct.tolist()):

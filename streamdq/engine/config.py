@@ -63,6 +63,7 @@ KNOWN_KEYS = {
     "sinks",
     "alerts",
     "max_groups",
+    "small_batch_rows",
     "auto_validate",
     "quality_score",
     "query_name",
@@ -118,6 +119,7 @@ class RunConfig:
     sinks: list[dict[str, Any]] = field(default_factory=list)
     alerts: dict[str, Any] = field(default_factory=dict)
     max_groups: int = 100_000
+    small_batch_rows: int = 250_000
     auto_validate: dict[str, Any] | None = None
     quality_score: dict[str, Any] | None = None
     query_name: str | None = None
@@ -217,7 +219,9 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         path=_resolve(state_raw["path"], base) if state_raw.get("path") else None,
         retention_hours=float(state_raw.get("retention_hours", 168)),
         maintenance_every=int(state_raw.get("maintenance_every", 100)),
-        log_retention_hours=_non_negative(state_raw.get("log_retention_hours", 1.0), "state.log_retention_hours"),
+        log_retention_hours=_non_negative(
+            state_raw.get("log_retention_hours", 1.0), "state.log_retention_hours"
+        ),
         storage_options=dict(state_raw.get("storage_options") or {}),
     )
     checks, origin = _load_checks(raw, base)
@@ -233,6 +237,13 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
     max_groups = raw.get("max_groups", 100_000)
     if not isinstance(max_groups, int) or isinstance(max_groups, bool) or max_groups < 1:
         raise ConfigError(f"expected a positive integer, got {max_groups!r}", path="max_groups")
+    small_batch_rows = raw.get("small_batch_rows", 250_000)
+    if not isinstance(small_batch_rows, int) or isinstance(small_batch_rows, bool) or small_batch_rows < 0:
+        raise ConfigError(
+            f"expected an integer >= 0 (rows up to which a microbatch takes the one-job Arrow path; "
+            f"0 = always the fused Spark passes), got {small_batch_rows!r}",
+            path="small_batch_rows",
+        )
     alerts = raw.get("alerts") or {}
     if not isinstance(alerts, dict):
         raise ConfigError(
@@ -254,6 +265,7 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         sinks=[dict(s) for s in sinks],
         alerts=dict(alerts),
         max_groups=max_groups,
+        small_batch_rows=small_batch_rows,
         auto_validate=raw.get("auto_validate"),
         quality_score=raw.get("quality_score"),
         query_name=raw.get("query_name"),

@@ -1,25 +1,33 @@
 """The ``foreachBatch`` handler: one microbatch in, one committed ``BatchReport`` out.
 
-Runs on the driver, once per microbatch, in this order (DESIGN.md section 5):
+Runs on the driver, once per microbatch, as stages that hand each other frozen values
+(``stages.py``; DESIGN.md sections 1 and 5):
 
 1. Replay check: a batch id the state store already committed is not recomputed; its
    stored report (with its alerts) is re-emitted and sinks de-duplicate.
-2. Compute: ONE grouped pass over the microbatch (``AnalysisPlan.run_segmented``)
-   yields every scan-shareable state per (bad record?, event-time window) segment, plus
-   row counts and the max event time; one grouped pass per grouping set.
-3. Merge: batch states (all good rows) into ``total``; each window's states into its
-   open window unless the watermark already closed it (late rows: counted, quarantined,
-   kept in batch and total). Advance the watermark; close windows it passed.
-4. Judge: batch-scope constraints on batch metrics (not on an empty microbatch),
-   window-scope constraints on windows closed in this batch, total-scope constraints on
-   total metrics; detectors on the series they watch; the alert policy.
-5. Commit states, metrics, results, quarantined rows and the report in one idempotent
-   step (Delta application transaction per table, version = batch id).
-6. Emit the report and alerts to every sink (sinks never block the stream).
+2. Compute -> ``BatchStates``. ``BatchSizer`` estimates the batch's rows without a job
+   (Spark's plan statistics, the source's cap, the previous batch) and picks the path:
+   an empty microbatch runs no Spark job at all; a small one (up to ``small_batch_rows``)
+   takes the Arrow path, ONE Spark job that projects every per-row input and also brings
+   the rows to quarantine (bad, or late under the watermark before this batch), reduced
+   on the driver; a large one persists the frame and runs the fused passes (one segmented
+   ``agg``, one grouped pass per grouping set, a quarantine job when there are bad or
+   late rows). Both paths give the same states per (bad record?, event-time window).
+3. Scopes -> ``ScopeUpdate`` (``ScopeStates.advance``): the batch into ``total``, each
+   window's states into its open window unless the watermark already closed it (late rows:
+   counted, quarantined, kept in batch and total), the watermark moved, windows closed.
+4. Measure -> ``Measurement``: metrics of the batch, of open windows that took rows, of
+   closed windows (final) and of the total.
+5. Judge -> ``Judgement``: batch-scope constraints on batch metrics (not on a batch without
+   good rows), window-scope constraints and window monitors on windows closed now,
+   total-scope constraints on total metrics; detectors on the series they watch.
+6. The alert policy, then commit states, metrics, results, quarantined rows and the report
+   in one idempotent step (Delta application transaction per table, version = batch id).
+7. Emit the report and alerts to every sink (sinks never block the stream).
 
-Empty microbatch: nothing is merged, no batch-scope check is judged; total-scope
-metrics are reported as they stand and windows may still close as time advances only
-with data (the watermark moves with event time, as in Spark).
+Empty microbatch: nothing is merged, no batch-scope check is judged; total-scope metrics
+are reported as they stand and the report is committed (so exactly-once holds); windows
+close only as event time advances with data (the watermark moves with event time).
 """
 
 from __future__ import annotations
@@ -36,12 +44,15 @@ from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, col
 from streamdq.analyzers.metric import DATASET, Metric
+from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
 from streamdq.engine.analysis import metrics_from_states
+from streamdq.engine.batch_size import BatchSizer
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import MONITOR_KEY_PREFIX, WindowMonitor
 from streamdq.engine.plan import AnalysisPlan
-from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_for
+from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_by_key, states_for
+from streamdq.engine.stages import BatchStates, Judgement, Measurement, ScopeUpdate
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
 
 log = logging.getLogger(__name__)
@@ -88,6 +99,8 @@ class BatchHandler:
         alert_policy: Any = None,
         quarantine: bool = True,
         max_groups: int = 100_000,
+        small_batch_rows: int = 250_000,
+        rows_cap: int | None = None,
         extra_analyzers: Iterable[Analyzer] = (),
         maintenance_every: int = 100,
         retention_hours: float = 168.0,
@@ -111,13 +124,21 @@ class BatchHandler:
             dict.fromkeys([*judge.analyzers(), *extra_analyzers, *monitor_analyzers])
         )
         self.plan = AnalysisPlan(self.analyzers, max_groups=max_groups)
-        self.scopes = ScopeStates(self.window_length)
-        self.watermark: datetime | None = None
-        self.max_event_time: datetime | None = None
+        self.scopes = ScopeStates(self.window_length, watermark_delay=self.watermark_delay)
+        self.sizer = BatchSizer(small_batch_rows=small_batch_rows, rows_cap=rows_cap)
         self.policy_state: dict[str, Any] = {}
         self.last_report: BatchReport | None = None
         self.batches_committed = 0
         self._restored = False
+
+    @property
+    def watermark(self) -> datetime | None:
+        """The event-time watermark (max event time seen minus the delay; never goes back)."""
+        return self.scopes.watermark
+
+    @property
+    def max_event_time(self) -> datetime | None:
+        return self.scopes.max_event_time
 
     # -- restore -------------------------------------------------------------------------
     def restore(self) -> None:
@@ -131,12 +152,14 @@ class BatchHandler:
             return
         report = self.store.report(self.query_id, last)
         if report is not None:
-            self.watermark = report.watermark
-            self.max_event_time = report.event_time_max
+            self.scopes.watermark = _as_utc(report.watermark)
+            self.scopes.max_event_time = _as_utc(report.event_time_max)
             self.policy_state = dict(report.policy_state) if getattr(report, "policy_state", None) else {}
             self.last_report = report
         detector_states = self.store.load_detector_states(self.dataset)
-        judge_states = {k: r.state for k, r in detector_states.items() if not k.startswith(MONITOR_KEY_PREFIX)}
+        judge_states = {
+            k: r.state for k, r in detector_states.items() if not k.startswith(MONITOR_KEY_PREFIX)
+        }
         if judge_states:
             self.judge.load_states(judge_states)
         for monitor in self.monitors:
@@ -166,10 +189,32 @@ class BatchHandler:
                     replayed = stored.as_replayed()
                     self._emit(replayed)
                     return replayed
-        report, quarantine_rows = self._compute(df, batch_id, started)
+        processing_time = datetime.now(UTC)
+        estimate = self.sizer.estimate(df)
+        path = self.sizer.choose(estimate)
+        persisted = path == "fused"
+        if persisted:
+            df = df.persist()
+        try:
+            states, quarantine_rows = self._compute(df, batch_id, path)
+            self.sizer.learn(estimate, int(states.counters.get("input_rows", 0)))
+            update = self.scopes.advance(states)
+            if quarantine_rows is None and states.path == "fused":
+                quarantine_rows = self._quarantine_fused(df, batch_id, states, update)
+        finally:
+            if persisted:
+                df.unpersist()
+        compute_seconds = time.perf_counter() - started
+        measurement = self._measure(states, update)
+        judgement = self._judge(batch_id, processing_time, states, measurement)
+        report = self._report(
+            batch_id, processing_time, states, update, measurement, judgement, quarantine_rows
+        )
+        report = replace(report, timings={"compute": compute_seconds})
+        report = self._apply_alert_policy(report)
         commit_started = time.perf_counter()
         if self.store is not None:
-            self._commit(report, quarantine_rows)
+            self._commit(report, quarantine_rows, update.closed)
         timings = dict(report.timings)
         timings["commit"] = time.perf_counter() - commit_started
         timings["total"] = time.perf_counter() - started
@@ -178,7 +223,7 @@ class BatchHandler:
         self._emit(report)
         return report
 
-    # -- compute ------------------------------------------------------------------------
+    # -- stage 2: compute ------------------------------------------------------------------
     def _window_start(self) -> Column:
         """Start of the tumbling window of each row's event time (NULL for a NULL time).
 
@@ -190,108 +235,123 @@ class BatchHandler:
         micros = F.unix_micros(col(self.event_time).cast("timestamp"))
         return F.timestamp_micros(F.floor(micros / F.lit(length)) * F.lit(length))
 
-    def _segments(self, df: DataFrame) -> tuple[list[Column], list[Column]]:
+    def _segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
+        """Segment columns (bad record?, window start) and the extra per-segment aggregates:
+        rows, max event time, rows with each kind of schema drift."""
         cols = set(df.columns)
         bad = col(ERROR_COLUMN).isNotNull() if ERROR_COLUMN in cols else F.lit(False)
-        if self.event_time:
-            window_start = self._window_start()
-            event_max = F.max(col(self.event_time))
-        else:
-            window_start = F.lit(None).cast("timestamp")
-            event_max = F.lit(None).cast("timestamp")
-        extra = [F.count(F.lit(1)), event_max]
+        window_start = self._window_start() if self.event_time else F.lit(None).cast("timestamp")
+        extra = [RowAggregate("rows")]
+        extra.append(
+            RowAggregate("max", (col(self.event_time),))
+            if self.event_time
+            else RowAggregate("max", (F.lit(None).cast("timestamp"),))
+        )
         for name in DRIFT_COLUMNS:
-            if name in cols:
-                extra.append(F.sum(F.when(F.size(col(name)) > 0, 1).otherwise(0)))
-            else:
-                extra.append(F.lit(0))
+            present = F.size(col(name)) > 0 if name in cols else F.lit(False)
+            extra.append(RowAggregate("count_if", (present,)))
         return [bad, window_start], extra
 
-    def _compute(self, df: DataFrame, batch_id: int, started: float) -> tuple[BatchReport, Any]:
-        processing_time = datetime.now(UTC)
-        df = df.persist()
-        try:
-            segment, extra = self._segments(df)
-            result = self.plan.run_segmented(df, segment, extra)
-            watermark_before = self.watermark
-            batch: StateMap = {}
-            counters = {"input_rows": 0, "bad_rows": 0, "late_rows": 0}
-            counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
-            touched: dict[datetime, StateMap] = {}
-            late_windows: list[datetime] = []
-            batch_max: datetime | None = None
-            for (is_bad, window_start), row in result.segments.items():
-                rows, event_max = int(row.extra[0] or 0), _as_utc(row.extra[1])
-                counters["input_rows"] += rows
-                for i, name in enumerate(DRIFT_COLUMNS.values()):
-                    counters[name] += int(row.extra[2 + i] or 0)
-                if is_bad:
-                    counters["bad_rows"] += rows
-                    continue
-                if event_max is not None and (batch_max is None or event_max > batch_max):
-                    batch_max = event_max
-                keyed: StateMap = {}
-                for analyzer, state in row.states.items():
-                    keyed.setdefault(analyzer.state_key(), state)
-                batch = merge_maps(batch, keyed)
-                start = _as_utc(window_start)
-                if start is None:
-                    continue
-                if self.scopes.is_closed(start, watermark_before):
-                    counters["late_rows"] += rows
-                    late_windows.append(start)
-                    continue
-                touched[start] = merge_maps(touched.get(start, {}), keyed)
-            compute_seconds = time.perf_counter() - started
-            quarantine_rows = None
-            if self.quarantine and (counters["bad_rows"] or late_windows):
-                quarantine_rows = self._quarantine_rows(df, batch_id, late_windows)
-                counters["quarantined_rows"] = quarantine_rows.num_rows if quarantine_rows is not None else 0
-        finally:
-            df.unpersist()
-        counters["spark_jobs"] = result.jobs
-        # merge into running scopes
-        self.scopes.add_batch(batch)
-        for start, states in touched.items():
-            self.scopes.add_window(start, states)
-        if batch_max is not None and (self.max_event_time is None or batch_max > self.max_event_time):
-            self.max_event_time = batch_max
-        if self.max_event_time is not None:
-            candidate = self.max_event_time - self.watermark_delay
-            if self.watermark is None or candidate > self.watermark:
-                self.watermark = candidate
-        closed = self.scopes.close_up_to(self.watermark)
-        # metrics and judgement
-        good_rows = counters["input_rows"] - counters["bad_rows"]
+    def _late_condition(self, df: DataFrame) -> Column | None:
+        """TRUE on good rows whose window the watermark closed before this batch (late rows)."""
+        if not self.event_time or self.scopes.watermark is None:
+            return None
+        length = int(self.window_length.total_seconds() * 1_000_000)
+        watermark = int(self.scopes.watermark.timestamp() * 1_000_000)
+        micros = F.unix_micros(col(self.event_time).cast("timestamp"))
+        closed = F.floor(micros / F.lit(length)) * F.lit(length) + F.lit(length) <= F.lit(watermark)
+        good = col(ERROR_COLUMN).isNull() if ERROR_COLUMN in df.columns else F.lit(True)
+        return F.coalesce(closed, F.lit(False)) & good
+
+    def _compute(self, df: DataFrame, batch_id: int, path: str) -> tuple[BatchStates, Any]:
+        """States per (bad?, window) segment of one microbatch, and its rows to quarantine
+        when the path brought them along (the Arrow path; the fused path collects them after
+        the scope stage, on the error path only)."""
+        counters = {"input_rows": 0, "bad_rows": 0}
+        counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
+        if path == "empty":
+            return BatchStates(counters=counters, path="empty"), None
+        segment, extra = self._segments(df)
+        side: list[tuple[str, Column]] = []
+        side_filter: Column | None = None
+        if self.quarantine and path == "arrow":
+            side_filter, side = self._quarantine_selection(df, batch_id, self._late_condition(df))
+        result = self.plan.run_segmented(df, segment, extra, path=path, side=side, side_filter=side_filter)
+        batch: StateMap = {}
+        windows: dict[datetime, StateMap] = {}
+        window_rows: dict[datetime, int] = {}
+        batch_max: datetime | None = None
+        for (is_bad, window_start), row in result.segments.items():
+            rows, event_max = int(row.extra[0] or 0), _as_utc(row.extra[1])
+            counters["input_rows"] += rows
+            for i, name in enumerate(DRIFT_COLUMNS.values()):
+                counters[name] += int(row.extra[2 + i] or 0)
+            if is_bad:
+                counters["bad_rows"] += rows
+                continue
+            if event_max is not None and (batch_max is None or event_max > batch_max):
+                batch_max = event_max
+            keyed = states_by_key(row.states)
+            batch = merge_maps(batch, keyed)
+            start = _as_utc(window_start)
+            if start is None:
+                continue
+            windows[start] = merge_maps(windows.get(start, {}), keyed)
+            window_rows[start] = window_rows.get(start, 0) + rows
+        quarantine_rows = None
+        if result.path == "arrow" and result.side is not None and result.side.num_rows:
+            quarantine_rows = result.side
+        states = BatchStates(
+            batch=batch,
+            windows=windows,
+            window_rows=window_rows,
+            failures=dict(result.failures),
+            counters=counters,
+            event_time_max=batch_max,
+            path=result.path,
+            spark_jobs=result.jobs,
+        )
+        return states, quarantine_rows
+
+    # -- stage 4: measure ------------------------------------------------------------------
+    def _measure(self, states: BatchStates, update: ScopeUpdate) -> Measurement:
         metrics: list[ScopedMetric] = []
-        check_results: list[CheckResult] = []
-        batch_metrics = self._metrics(batch, result.failures)
+        batch_metrics = self._metrics(states.batch, states.failures)
         metrics += self._scoped("batch", batch_metrics)
-        metrics += self._counter_metrics(counters)
-        anomalies: list[Anomaly] = []
-        if good_rows > 0:
-            results, found = self.judge.evaluate(batch_metrics, "batch", seq=batch_id, time=processing_time)
-            check_results += results
-            anomalies += found
-        for start in sorted(touched):
+        for start in update.touched:
             if start in self.scopes.windows:
                 window = Window(start, start + self.window_length)
                 metrics += self._scoped("window", self._metrics(self.scopes.windows[start], {}), window)
-        closed_windows: list[Window] = []
-        self._closed_states: list[tuple[Window, StateMap]] = []
-        for start, states in closed:
-            window = Window(start, start + self.window_length)
-            closed_windows.append(window)
-            self._closed_states.append((window, states))
-            window_metrics = self._metrics(states, {})
+        closed = []
+        for window, window_states in update.closed:
+            window_metrics = self._metrics(window_states, {})
             metrics += self._scoped("window", window_metrics, window, final=True)
-            seq = self._window_index(start)
+            closed.append((window, window_metrics, window_states))
+        total_metrics = self._metrics(self.scopes.total, {})
+        metrics += self._scoped("total", total_metrics)
+        return Measurement(tuple(metrics), batch_metrics, total_metrics, tuple(closed))
+
+    # -- stage 5: judge --------------------------------------------------------------------
+    def _judge(
+        self, batch_id: int, processing_time: datetime, states: BatchStates, measurement: Measurement
+    ) -> Judgement:
+        check_results: list[CheckResult] = []
+        anomalies: list[Anomaly] = []
+        metrics: list[ScopedMetric] = []
+        if states.good_rows > 0:
+            results, found = self.judge.evaluate(
+                measurement.batch, "batch", seq=batch_id, time=processing_time
+            )
+            check_results += results
+            anomalies += found
+        for window, window_metrics, window_states in measurement.closed:
+            seq = self._window_index(window.start)
             results, found = self.judge.evaluate(window_metrics, "window", window, seq=seq, time=window.end)
             check_results += results
             anomalies += found
             for monitor in self.monitors:
                 try:
-                    out = monitor.observe(window, seq, window_metrics, states)
+                    out = monitor.observe(window, seq, window_metrics, window_states)
                 except Exception:  # a monitor never stops the stream
                     log.exception("monitor %s failed on window %s", monitor.key, window.start)
                     continue
@@ -301,33 +361,51 @@ class BatchHandler:
                 ]
                 check_results += out.check_results
                 anomalies += out.anomalies
-        total_metrics = self._metrics(self.scopes.total, {})
-        metrics += self._scoped("total", total_metrics)
-        results, found = self.judge.evaluate(total_metrics, "total", seq=batch_id, time=processing_time)
+        results, found = self.judge.evaluate(measurement.total, "total", seq=batch_id, time=processing_time)
         check_results += results
         anomalies += found
-        report = BatchReport(
+        return Judgement(tuple(check_results), tuple(anomalies), tuple(metrics))
+
+    def _report(
+        self,
+        batch_id: int,
+        processing_time: datetime,
+        states: BatchStates,
+        update: ScopeUpdate,
+        measurement: Measurement,
+        judgement: Judgement,
+        quarantine_rows: Any,
+    ) -> BatchReport:
+        counters = dict(states.counters)
+        counters["late_rows"] = update.late_rows
+        counters["spark_jobs"] = states.spark_jobs
+        counters["arrow_path"] = int(states.path == "arrow")
+        if quarantine_rows is not None:
+            counters["quarantined_rows"] = quarantine_rows.num_rows
+        metrics = list(measurement.metrics)
+        metrics += self._counter_metrics(counters)
+        metrics += judgement.metrics
+        return BatchReport(
             dataset=self.dataset,
             query_id=self.query_id,
             batch_id=batch_id,
             processing_time=processing_time,
             metrics=tuple(metrics),
-            check_results=tuple(check_results),
-            anomalies=tuple(anomalies),
-            timings={"compute": compute_seconds},
+            check_results=judgement.check_results,
+            anomalies=judgement.anomalies,
             counters=counters,
-            closed_windows=tuple(closed_windows),
-            event_time_max=self.max_event_time,
-            watermark=self.watermark,
+            closed_windows=tuple(window for window, _ in update.closed),
+            event_time_max=update.event_time_max,
+            watermark=update.watermark,
         )
-        report = self._apply_alert_policy(report)
-        return report, quarantine_rows
 
     def _window_index(self, start: datetime) -> int:
         """Position of a window in its series: window start // window length (strictly increasing)."""
         return int(start.timestamp() // self.window_length.total_seconds())
 
-    def _metrics(self, by_key: StateMap, failures: Mapping[Analyzer, str]) -> dict[Analyzer, Metric]:
+    def _metrics(
+        self, by_key: Mapping[str, State], failures: Mapping[Analyzer, str]
+    ) -> dict[Analyzer, Metric]:
         return metrics_from_states(self.analyzers, states_for(self.analyzers, by_key), failures)
 
     @staticmethod
@@ -355,23 +433,23 @@ class BatchHandler:
             for key, name in names.items()
         ]
 
-    def _quarantine_rows(self, df: DataFrame, batch_id: int, late_windows: list[datetime]) -> Any:
-        """Collect bad and late rows (raw payload + reason) as an Arrow table: the error path only."""
+    # -- quarantine --------------------------------------------------------------------------
+    def _quarantine_selection(
+        self, df: DataFrame, batch_id: int, late: Column | None
+    ) -> tuple[Column | None, list[tuple[str, Column]]]:
+        """(which rows, their quarantine columns): bad rows and ``late`` rows, raw payload,
+        reason, source coordinates and event time. None when no row can be quarantined."""
         cols = set(df.columns)
         conds = []
         reason = F.lit(None).cast("string")
         if ERROR_COLUMN in cols:
             conds.append(col(ERROR_COLUMN).isNotNull())
             reason = col(ERROR_COLUMN)
-        if late_windows and self.event_time:
-            wstart = self._window_start()
-            is_late = wstart.isin([F.lit(w) for w in late_windows])
-            if ERROR_COLUMN in cols:
-                is_late = is_late & col(ERROR_COLUMN).isNull()
-            conds.append(is_late)
-            reason = F.when(is_late, F.lit("late: event time behind the watermark")).otherwise(reason)
+        if late is not None:
+            conds.append(late)
+            reason = F.when(late, F.lit("late: event time behind the watermark")).otherwise(reason)
         if not conds:
-            return None
+            return None, []
         cond = conds[0]
         for c in conds[1:]:
             cond = cond | c
@@ -385,19 +463,36 @@ class BatchHandler:
         for name, meta, dtype in QUARANTINE_SOURCE_COLUMNS:
             found = meta if meta in cols else name if name in cols else None
             if found is not None:
-                coordinates.append(col(found).cast(dtype).alias(name))
+                coordinates.append((name, col(found).cast(dtype)))
         position = list(coordinates)
         if self.event_time and self.event_time in cols:
-            position.append(col(self.event_time).cast("timestamp").alias("event_time"))
-        selected = df.filter(cond).select(
-            F.lit(self.dataset).alias("dataset"),
-            F.lit(batch_id).cast("long").alias("batch_id"),
-            reason.alias("reason"),
-            raw.cast("string").alias("raw"),
-            F.to_json(F.struct(*coordinates or [F.lit(None)])).alias("source"),
+            position.append(("event_time", col(self.event_time).cast("timestamp")))
+        source = F.to_json(F.struct(*[c.alias(n) for n, c in coordinates] or [F.lit(None)]))
+        selected = [
+            ("dataset", F.lit(self.dataset)),
+            ("batch_id", F.lit(batch_id).cast("long")),
+            ("reason", reason),
+            ("raw", raw.cast("string")),
+            ("source", source),
             *position,
-        )
-        return selected.toArrow()
+        ]
+        return cond, selected
+
+    def _quarantine_fused(
+        self, df: DataFrame, batch_id: int, states: BatchStates, update: ScopeUpdate
+    ) -> Any:
+        """Collect bad and late rows (raw payload + reason) as an Arrow table: the error path only."""
+        if not self.quarantine or not (states.counters.get("bad_rows") or update.late):
+            return None
+        late = None
+        if update.late and self.event_time:
+            late = self._window_start().isin([F.lit(w) for w in update.late])
+            if ERROR_COLUMN in df.columns:
+                late = late & col(ERROR_COLUMN).isNull()
+        cond, selected = self._quarantine_selection(df, batch_id, late)
+        if cond is None:
+            return None
+        return df.filter(cond).select(*[c.alias(name) for name, c in selected]).toArrow()
 
     # -- alerts, commit, emit -----------------------------------------------------------
     def _apply_alert_policy(self, report: BatchReport) -> BatchReport:
@@ -407,10 +502,11 @@ class BatchHandler:
         self.policy_state = new_state
         return replace(report, alerts=tuple(a.to_dict() for a in alerts), policy_state=dict(new_state))
 
-    def _commit(self, report: BatchReport, quarantine_rows: Any) -> None:
+    def _commit(
+        self, report: BatchReport, quarantine_rows: Any, closed: Sequence[tuple[Window, Mapping[str, State]]]
+    ) -> None:
         from streamdq.state.records import records_for_batch
 
-        closed = getattr(self, "_closed_states", [])
         records = records_for_batch(
             report,
             total=self.scopes.total,

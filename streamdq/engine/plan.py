@@ -165,6 +165,8 @@ class AnalysisPlan:
         extra: Sequence[Column | RowAggregate] | None = None,
         *,
         path: str = "fused",
+        side: Sequence[tuple[str, Column]] = (),
+        side_filter: Column | None = None,
     ) -> SegmentedResult:
         """Run the plan once, grouped by the ``segment`` columns (e.g. event-time window start).
 
@@ -179,6 +181,9 @@ class AnalysisPlan:
         the driver reduces them (``arrow_path``); ``extra`` must then be ``RowAggregate``
         values. When a scan analyzer has no Arrow form, or the job or a reduction fails,
         the fused path runs instead (and isolates a failing analyzer); ``jobs`` counts all.
+        ``side`` (name, column) pairs are projected in the same job on the rows where
+        ``side_filter`` is TRUE and returned as ``out.side`` (the handler's rows to
+        quarantine); the fused path ignores them (``out.side`` stays None).
 
         Empty input gives no segments.
         """
@@ -206,6 +211,8 @@ class AnalysisPlan:
                         [e for e in extras if isinstance(e, RowAggregate)],
                         max_groups=self.max_groups,
                         out=attempt,
+                        side=side,
+                        side_filter=side_filter,
                     )
                     out, arrow_done = attempt, True
                 except Exception as exc:

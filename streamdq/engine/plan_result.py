@@ -39,3 +39,4 @@ class SegmentedResult:
     failures: dict[Analyzer, str] = field(default_factory=dict)
     jobs: int = 0
     path: str = "fused"  # which path computed it: "fused" (Spark passes) or "arrow" (one job)
+    side: Any = None  # the arrow path's side rows (a pyarrow Table), when side columns were asked for

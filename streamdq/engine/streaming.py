@@ -124,6 +124,8 @@ class StreamRunner:
             alert_policy=self.alert_policy,
             quarantine=cfg.quarantine,
             max_groups=cfg.max_groups,
+            small_batch_rows=cfg.small_batch_rows,
+            rows_cap=_rows_cap(cfg.source),
             maintenance_every=cfg.state.maintenance_every,
             retention_hours=cfg.state.retention_hours,
             monitors=self.monitors,
@@ -157,6 +159,12 @@ class StreamRunner:
                 sink.close()
             except Exception:
                 log.exception("closing sink %s failed", type(sink).__name__)
+
+
+def _rows_cap(source: dict[str, Any]) -> int | None:
+    """The most rows one microbatch of this source can hold, when its config caps it."""
+    cap = source.get("max_records_per_trigger")
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
 def stream(spark: SparkSession, config: RunConfig | dict[str, Any] | str) -> StreamRunner:

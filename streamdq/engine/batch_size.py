@@ -1,0 +1,104 @@
+"""Which path a microbatch takes: none (empty), the one-job Arrow path, or the fused passes.
+
+Runs on the driver, before any Spark job of the batch. The choice needs the batch's row
+count, which is not known without a job; the estimate comes, cheapest first, from:
+
+1. Spark's own statistics of the batch's optimized plan (``sizeInBytes``, computed by the
+   planner, no job): 0 bytes for a file source's empty file, the files' bytes otherwise.
+   An empty-looking batch is confirmed by its physical plan having no partition (still no
+   job); then no metric job runs at all.
+2. The source's cap on a trigger (``max_records_per_trigger``: Kafka, the generator).
+3. The previous microbatch's row count, for sources whose size Spark cannot state.
+
+Bytes become rows through the bytes per row observed on earlier batches of this query
+(``learn``); before the first observation a conservative 40 bytes per row is assumed (a JSON
+event is usually 100-300 bytes), so a first large batch is not mistaken for a small one.
+``small_batch_rows = 0`` always takes the fused path. An unknown estimate takes the fused
+path: it is safe at any size, while the Arrow path brings the projected rows to the driver.
+
+>>> sizer = BatchSizer(small_batch_rows=1000)
+>>> sizer.choose(RowEstimate(rows=0, size_bytes=0, source="plan statistics")), sizer.choose(RowEstimate(500))
+('empty', 'arrow')
+>>> sizer.choose(RowEstimate(None)), sizer.choose(RowEstimate(5000))
+('fused', 'fused')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+ASSUMED_BYTES_PER_ROW = 40.0
+_UNKNOWN_SIZE = 1 << 62  # Spark's "no idea" (defaultSizeInBytes is Long.MaxValue)
+
+
+@dataclass(frozen=True)
+class RowEstimate:
+    """A batch's estimated row count (None = unknown), its plan size, and where both came from."""
+
+    rows: int | None
+    size_bytes: int | None = None
+    source: str = "unknown"
+
+
+def plan_size_bytes(df: DataFrame) -> int | None:
+    """Spark's size estimate of the optimized plan (no job), or None when it has none."""
+    try:
+        size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+    except Exception:  # Spark Connect, or a plan without statistics
+        return None
+    return size if 0 <= size < _UNKNOWN_SIZE else None
+
+
+def has_no_partition(df: DataFrame) -> bool:
+    """True when the physical plan reads no partition at all (planned, not run: no job)."""
+    try:
+        return int(df._jdf.queryExecution().executedPlan().execute().getNumPartitions()) == 0
+    except Exception:
+        return False
+
+
+class BatchSizer:
+    """Estimates each microbatch's rows and picks its path (``empty``, ``arrow``, ``fused``)."""
+
+    def __init__(self, *, small_batch_rows: int = 250_000, rows_cap: int | None = None) -> None:
+        if small_batch_rows < 0:
+            raise ValueError(f"small_batch_rows must be >= 0, got {small_batch_rows}")
+        self.small_batch_rows = small_batch_rows
+        self.rows_cap = rows_cap
+        self.bytes_per_row: float | None = None
+        self.last_rows: int | None = None
+
+    def estimate(self, df: DataFrame) -> RowEstimate:
+        size = plan_size_bytes(df)
+        if size == 0 and has_no_partition(df):
+            return RowEstimate(0, 0, "plan statistics")
+        if size:
+            per_row = self.bytes_per_row or ASSUMED_BYTES_PER_ROW
+            rows = int(size / per_row) + 1
+            if self.rows_cap is not None:
+                rows = min(rows, self.rows_cap)
+            return RowEstimate(rows, size, "plan statistics")
+        if self.rows_cap is not None:
+            return RowEstimate(self.rows_cap, None, "source cap")
+        return RowEstimate(self.last_rows, None, "previous batch")
+
+    def choose(self, estimate: RowEstimate) -> str:
+        if estimate.rows == 0 and estimate.size_bytes == 0:
+            return "empty"
+        if estimate.rows is None or self.small_batch_rows == 0:
+            return "fused"
+        return "arrow" if estimate.rows <= self.small_batch_rows else "fused"
+
+    def learn(self, estimate: RowEstimate, rows: int) -> None:
+        """Record a batch's real row count (and, with its plan size, the bytes per row)."""
+        self.last_rows = rows
+        if estimate.size_bytes and rows > 0:
+            observed = estimate.size_bytes / rows
+            # the smallest width seen: estimates err towards more rows (the safe side)
+            self.bytes_per_row = observed if self.bytes_per_row is None else min(self.bytes_per_row, observed)
+
+    def describe(self) -> dict[str, Any]:
+        return {"small_batch_rows": self.small_batch_rows, "rows_cap": self.rows_cap}

@@ -1,0 +1,91 @@
+"""The frozen values the streaming handler's stages hand each other (DESIGN.md section 1).
+
+One microbatch flows through ``BatchHandler``'s stages, each returning one of these:
+
+* compute -> ``BatchStates``: the good rows' states of the whole batch and of each event-time
+  window it touches, counters (rows, bad rows, drift), the batch's max event time, the path
+  taken and the Spark jobs run;
+* ``ScopeStates.advance`` -> ``ScopeUpdate``: the windows that took rows, the windows the
+  watermark closed (with their final states), the late windows and rows, the watermark;
+* measure -> ``Measurement``: the metrics of every scope, and per-scope metric maps to judge;
+* judge -> ``Judgement``: check results and anomalies (window monitors included);
+* then the alert policy, the commit and the emit, which work on the ``BatchReport``.
+
+No stage reads another's leftovers from the handler: what it needs is in these values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.state import State
+from streamdq.report import Anomaly, CheckResult, ScopedMetric, Window
+
+StateMap = Mapping[str, State]
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class BatchStates:
+    """What the compute stage found in one microbatch (good rows only in the states).
+
+    ``windows`` maps a window start to the states of this batch's good rows in it (rows with
+    no event time are in ``batch`` only). ``counters`` hold ``input_rows``, ``bad_rows`` and
+    the drift counts. An empty microbatch is ``BatchStates.empty()``: no state, zero counts.
+    """
+
+    batch: StateMap = field(default_factory=dict)
+    windows: Mapping[datetime, StateMap] = field(default_factory=dict)
+    window_rows: Mapping[datetime, int] = field(default_factory=dict)
+    failures: Mapping[Analyzer, str] = field(default_factory=dict)
+    counters: Mapping[str, int] = field(default_factory=dict)
+    event_time_max: datetime | None = None
+    path: str = "empty"
+    spark_jobs: int = 0
+
+    @property
+    def good_rows(self) -> int:
+        return int(self.counters.get("input_rows", 0)) - int(self.counters.get("bad_rows", 0))
+
+
+@dataclass(frozen=True)
+class ScopeUpdate:
+    """How one batch moved the running scopes.
+
+    ``touched``: open windows that took rows; ``closed``: (window, final states) of every
+    window the watermark passed, oldest first; ``late``: windows already closed before this
+    batch whose rows arrived now (``late_rows`` of them: counted, quarantined, kept in the
+    batch and total scopes only); ``watermark`` and ``event_time_max`` after the batch.
+    """
+
+    touched: tuple[datetime, ...] = ()
+    closed: tuple[tuple[Window, StateMap], ...] = ()
+    late: tuple[datetime, ...] = ()
+    late_rows: int = 0
+    watermark: datetime | None = None
+    event_time_max: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Metrics of one batch: everything reported, and the per-scope maps the judge reads."""
+
+    metrics: tuple[ScopedMetric, ...]
+    batch: Mapping[Analyzer, Metric]
+    total: Mapping[Analyzer, Metric]
+    closed: tuple[tuple[Window, Mapping[Analyzer, Metric], StateMap], ...] = ()
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Check results and anomalies of one batch, plus metrics the window monitors published."""
+
+    check_results: tuple[CheckResult, ...] = ()
+    anomalies: tuple[Anomaly, ...] = ()
+    metrics: tuple[ScopedMetric, ...] = ()
