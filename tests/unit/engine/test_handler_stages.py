@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from streamdq.state import InMemoryStateStore
 
 from streamdq.analyzers import Completeness, Size
 from streamdq.analyzers.basic_states import NumMatches
@@ -18,7 +19,6 @@ from streamdq.engine.judge import BatchJudge
 from streamdq.engine.plan import count_jobs
 from streamdq.engine.scopes import ScopeStates
 from streamdq.engine.stages import BatchStates
-from streamdq.state import InMemoryStateStore
 
 SCHEMA = "ts timestamp, name string, x double, _streamdq_error string, _streamdq_raw string"
 
