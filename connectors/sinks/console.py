@@ -1,9 +1,13 @@
 """Console sink: a compact human summary per batch (and per closed window) plus the alerts.
 
 Runs in the driver and writes to stdout (or stderr). Idempotent per ``(query_id,
-batch_id)`` within the process. An empty batch prints one short line. Example::
+batch_id)`` within the process. An empty batch prints one short line. The rate is the
+stream's: the rows of this batch over the time since the previous batch's report (processing
+time to processing time, so it includes Spark's own trigger work and any idle wait of a
+processing-time trigger), not rows per handler second; the handler's own time follows it.
+The first batch a sink sees has no previous one: it shows the handler time only. Example::
 
-    orders batch 12 [Error] rows=1000 bad=3 late=2 2.31s (433 rows/s)
+    orders batch 12 [Error] rows=1000 bad=3 late=2 433 rows/s (2.31 s since batch 11) handler 0.42s
       window 12:00..12:01 closed: Size=5400 Completeness(amount)=0.91
       FAILED [Error] orders: Completeness(amount) >= 0.95 -> 0.91 (window)
       ALERT violation [Error] orders: 'Completeness(amount) >= 0.95' failed (...)
@@ -40,9 +44,15 @@ def _metric_text(m: ScopedMetric) -> str:
 
 
 def format_report(
-    report: BatchReport, alerts: list[Alert], *, verbose: bool = False, max_items: int = 8
+    report: BatchReport,
+    alerts: list[Alert],
+    *,
+    verbose: bool = False,
+    max_items: int = 8,
+    previous: BatchReport | None = None,
 ) -> str:
-    """The summary text of one report (no trailing newline)."""
+    """The summary text of one report (no trailing newline); ``previous`` (the query's
+    previous batch) gives the stream's rows/s."""
     counters = report.counters
     rows = counters.get("input_rows")
     total_s = report.timings.get("total")
@@ -52,10 +62,12 @@ def format_report(
     for key in ("bad_rows", "late_rows", "quarantined_rows", "unknown_field_rows"):
         if counters.get(key):
             head += f" {key.removesuffix('_rows')}={counters[key]}"
+    if previous is not None and rows is not None:
+        elapsed = (report.processing_time - previous.processing_time).total_seconds()
+        if elapsed > 0:
+            head += f" {rows / elapsed:.0f} rows/s ({elapsed:.2f} s since batch {previous.batch_id})"
     if total_s is not None:
-        head += f" {total_s:.2f}s"
-        if rows and total_s > 0:
-            head += f" ({rows / total_s:.0f} rows/s)"
+        head += f" handler {total_s:.2f}s"
     if report.replayed:
         head += " (replayed)"
     lines = [head]
@@ -102,17 +114,22 @@ class ConsoleSink:
         self.verbose = verbose
         self.only_changes = only_changes
         self._seen = SeenBatches()
+        self._previous: dict[str, BatchReport] = {}
 
     def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
         if not self._seen.first_time(report.query_id, report.batch_id):
             return
+        previous = None if report.replayed else self._previous.get(report.query_id)
+        if not report.replayed:
+            self._previous[report.query_id] = report
         quiet = not (report.closed_windows or report.failed_constraints() or report.anomalies or alerts)
         if self.only_changes and quiet:
             return
         out = self._stream or sys.stdout
+        text = format_report(report, alerts, verbose=self.verbose, previous=previous)
         # a closed pipe or stream must not kill the stream
         with contextlib.suppress(OSError, ValueError):
-            print(format_report(report, alerts, verbose=self.verbose), file=out, flush=True)
+            print(text, file=out, flush=True)
 
     def close(self) -> None:
         pass

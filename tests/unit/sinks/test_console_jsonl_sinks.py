@@ -20,10 +20,28 @@ def test_console_prints_summary_window_failures_and_alerts_once(report_and_alert
     sink.emit(report.as_replayed(), alerts)
     text = out.getvalue()
     assert text.count("orders batch 3 [Error]") == 1
-    assert "rows=1000" in text and "late=4" in text and "500 rows/s" in text
+    assert "rows=1000" in text and "late=4" in text and "handler 2.00s" in text
+    assert "rows/s" not in text  # the first batch a sink sees has no previous one
     assert "window 2026-11-22 12:00:00..12:01:00 closed: Size=5400" in text
     assert "FAILED [Error] orders-basic: Completeness(amount) >= 0.95 -> 0.8 (batch)" in text
     assert "ALERT violation [Error]" in text and "ALERT anomaly" in text
+
+
+def test_console_rate_is_the_streams_not_the_handlers():
+    """rows over the time between two batches' reports (trigger work and idle wait included)."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    out = io.StringIO()
+    sink = ConsoleSink(stream=out)
+    first = make_report(3)
+    second = replace(make_report(4), processing_time=first.processing_time + timedelta(seconds=4))
+    sink.emit(first, [])
+    sink.emit(second, [])
+    last = out.getvalue().strip().splitlines()
+    head = [line for line in last if line.startswith("orders batch 4")][0]
+    assert "250 rows/s (4.00 s since batch 3)" in head  # 1000 rows in 4 s, the handler took 2 s
+    assert "handler 2.00s" in head
 
 
 def test_console_only_changes_skips_quiet_batches():
