@@ -149,6 +149,8 @@ def spark_query_rows_s(spark: Any, spec: dict, work: str, n: int) -> float:
         q.processAllAvailable()
         q.stop()
     progress = [p for p in q.recentProgress if p["numInputRows"]]
+    phases = {k: med([p["durationMs"].get(k, 0) for p in progress]) for k in progress[0]["durationMs"]}
+    print(f"  {spec.get('client')} {len(progress)} triggers, median ms per phase: {phases}", flush=True)
     assert sum(seen) == n, f"source delivered {sum(seen)} rows, expected {n}"
     shutil.rmtree(ck, ignore_errors=True)
     return n / (sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000)
