@@ -34,7 +34,8 @@ that analyzer alone, as in the fused path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,18 @@ class _Projection:
     def __init__(self) -> None:
         self.columns: list[Column] = []
         self._names: dict[str, str] = {}
+        self._by_name: dict[str, Column] = {}
+
+    def copy(self) -> _Projection:
+        other = _Projection()
+        other.columns = list(self.columns)
+        other._names = dict(self._names)
+        other._by_name = dict(self._by_name)
+        return other
+
+    def column(self, name: str) -> Column:
+        """The aliased projected column ``name``."""
+        return self._by_name[name]
 
     def add(self, column: Column) -> str:
         key = str(column)
@@ -65,7 +78,8 @@ class _Projection:
         if name is None:
             name = f"_p{len(self.columns)}"
             self._names[key] = name
-            self.columns.append(column.alias(name))
+            self._by_name[name] = column.alias(name)
+            self.columns.append(self._by_name[name])
         return name
 
     def reduction(self, aggregate: RowAggregate) -> Reduction:
@@ -100,10 +114,45 @@ def _decode(code: int, values: list[list[Any]], sizes: list[int]) -> tuple[Any, 
     return tuple(reversed(out))
 
 
+@dataclass(frozen=True)
+class ArrowProgram:
+    """The analyzers' part of the projection, compiled once per input schema and reused by
+    every microbatch with that schema (building Spark expressions costs a py4j round trip
+    each: hundreds per batch for a suite of checks)."""
+
+    projection: _Projection
+    per_analyzer: tuple[tuple[ScanShareableAnalyzer, tuple[Reduction, ...]], ...]
+    keyed: tuple[tuple[Any, tuple[GroupingAnalyzer, ...], str, tuple[str, ...]], ...]
+    nullable: Mapping[str, bool]
+
+
+def compile_program(
+    df: DataFrame, scan: Sequence[ScanShareableAnalyzer], grouping: Sequence[GroupingAnalyzer]
+) -> ArrowProgram:
+    """The projection and reductions of ``scan`` and ``grouping`` over ``df``'s schema (no job)."""
+    projection = _Projection()
+    schema = df.schema
+    per_analyzer = tuple(
+        (a, tuple(projection.reduction(r) for r in a.row_aggregations(schema))) for a in scan
+    )
+    sets: dict[Any, list[GroupingAnalyzer]] = {}
+    for g in grouping:
+        sets.setdefault(g.frequency_spec(), []).append(g)
+    keyed = []
+    for spec, members in sets.items():
+        scope, keys = key_projection(df, spec)
+        keyed.append((spec, tuple(members), projection.add(scope), tuple(projection.add(k) for k in keys)))
+    key_names = sorted({k for *_, keys in keyed for k in keys})
+    nullable: dict[str, bool] = {}
+    if key_names:
+        chosen = [projection.column(n) for n in key_names]
+        nullable = {f.name: f.nullable for f in df.select(*chosen).schema.fields}  # analysis only
+    return ArrowProgram(projection, per_analyzer, tuple(keyed), nullable)
+
+
 def run_arrow(
     df: DataFrame,
-    scan: Sequence[ScanShareableAnalyzer],
-    grouping: Sequence[GroupingAnalyzer],
+    program: ArrowProgram,
     segment: Sequence[Column],
     extra: Sequence[RowAggregate],
     *,
@@ -114,20 +163,15 @@ def run_arrow(
 ) -> None:
     """Fill ``out.segments`` (and ``out.failures``) from ONE Spark job over ``df``.
 
-    ``side`` (name, column) pairs are projected in the same job, NULL except where ``side_filter`` is
-    TRUE (so rows not asked for cost a validity bit), and those rows are set as
-    ``out.side`` (a pyarrow Table with the side columns' names)."""
-    projection = _Projection()
+    ``side`` (name, column) pairs are projected in the same job, NULL except where
+    ``side_filter`` is TRUE (so rows not asked for cost a validity bit), and those rows are
+    set as ``out.side`` (a pyarrow Table with the side columns' names)."""
+    projection = program.projection.copy()
     segment_names = [projection.add(c) for c in segment]
-    per_analyzer = [(a, [projection.reduction(r) for r in a.row_aggregations(df.schema)]) for a in scan]
     extras = [projection.reduction(r) for r in extra]
-    sets: dict[Any, list[GroupingAnalyzer]] = {}
-    for g in grouping:
-        sets.setdefault(g.frequency_spec(), []).append(g)
-    keyed: list[tuple[Any, list[GroupingAnalyzer], str, list[str]]] = []
-    for spec, members in sets.items():
-        scope, keys = key_projection(df, spec)
-        keyed.append((spec, members, projection.add(scope), [projection.add(k) for k in keys]))
+    per_analyzer = program.per_analyzer
+    keyed = program.keyed
+    nullable = program.nullable
     side_names: list[str] = []
     side_columns: list[Column] = []
     filter_name: str | None = None
@@ -138,9 +182,7 @@ def run_arrow(
             side_columns.append(F.when(side_filter, c).alias(f"_side{i}"))
     if not projection.columns:
         return
-    projected = df.select(*projection.columns, *side_columns)
-    nullable = {f.name: f.nullable for f in projected.schema.fields}
-    table = projected.toArrow()
+    table = df.select(*projection.columns, *side_columns).toArrow()
     if table.num_rows == 0:
         return
     table = table.combine_chunks()
@@ -161,11 +203,11 @@ def run_arrow(
 def _reduce(
     part: pa.Table,
     key: tuple[Any, ...],
-    per_analyzer: list[tuple[ScanShareableAnalyzer, list[Reduction]]],
+    per_analyzer: Sequence[tuple[ScanShareableAnalyzer, Sequence[Reduction]]],
     extras: list[Reduction],
-    keyed: list[tuple[Any, list[GroupingAnalyzer], str, list[str]]],
+    keyed: Sequence[tuple[Any, Sequence[GroupingAnalyzer], str, Sequence[str]]],
     max_groups: int | None,
-    nullable: dict[str, bool],
+    nullable: Mapping[str, bool],
     failures: dict[Analyzer, str],
 ) -> SegmentRow:
     cache: dict[Reduction, Any] = {}

@@ -4,9 +4,9 @@ Runs on the driver, before any Spark job of the batch. The choice needs the batc
 count, which is not known without a job; the estimate comes, cheapest first, from:
 
 1. Spark's own statistics of the batch's optimized plan (``sizeInBytes``, computed by the
-   planner, no job): 0 bytes for a file source's empty file, the files' bytes otherwise.
-   An empty-looking batch is confirmed by its physical plan having no partition (still no
-   job); then no metric job runs at all.
+   planner, no job): about 0 bytes for a file source's empty file, the files' bytes
+   otherwise. A tiny plan is checked for having no partition at all (planned, still no
+   job); then the batch is empty and no metric job runs.
 2. The source's cap on a trigger (``max_records_per_trigger``: Kafka, the generator).
 3. The previous microbatch's row count, for sources whose size Spark cannot state.
 
@@ -31,6 +31,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 ASSUMED_BYTES_PER_ROW = 40.0
+TINY_PLAN_BYTES = 4096
 _UNKNOWN_SIZE = 1 << 62  # Spark's "no idea" (defaultSizeInBytes is Long.MaxValue)
 
 
@@ -73,7 +74,8 @@ class BatchSizer:
 
     def estimate(self, df: DataFrame) -> RowEstimate:
         size = plan_size_bytes(df)
-        if size == 0 and has_no_partition(df):
+        # Spark floors a projection's size at a few bytes: a tiny plan may still read nothing
+        if size is not None and size < TINY_PLAN_BYTES and has_no_partition(df):
             return RowEstimate(0, 0, "plan statistics")
         if size:
             per_row = self.bytes_per_row or ASSUMED_BYTES_PER_ROW

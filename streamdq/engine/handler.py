@@ -39,6 +39,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -126,6 +127,7 @@ class BatchHandler:
         self.plan = AnalysisPlan(self.analyzers, max_groups=max_groups)
         self.scopes = ScopeStates(self.window_length, watermark_delay=self.watermark_delay)
         self.sizer = BatchSizer(small_batch_rows=small_batch_rows, rows_cap=rows_cap)
+        self._segment_cache: dict[str, tuple[list[Column], list[RowAggregate]]] = {}
         self.policy_state: dict[str, Any] = {}
         self.last_report: BatchReport | None = None
         self.batches_committed = 0
@@ -237,7 +239,15 @@ class BatchHandler:
 
     def _segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
         """Segment columns (bad record?, window start) and the extra per-segment aggregates:
-        rows, max event time, rows with each kind of schema drift."""
+        rows, max event time, rows with each kind of schema drift (built once per schema:
+        each Spark expression costs a py4j round trip)."""
+        key = df.schema.json()
+        cached = self._segment_cache.get(key)
+        if cached is None:
+            cached = self._segment_cache[key] = self._build_segments(df)
+        return cached
+
+    def _build_segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
         cols = set(df.columns)
         bad = col(ERROR_COLUMN).isNotNull() if ERROR_COLUMN in cols else F.lit(False)
         window_start = self._window_start() if self.event_time else F.lit(None).cast("timestamp")
@@ -300,7 +310,15 @@ class BatchHandler:
             window_rows[start] = window_rows.get(start, 0) + rows
         quarantine_rows = None
         if result.path == "arrow" and result.side is not None and result.side.num_rows:
-            quarantine_rows = result.side
+            side_rows: pa.Table = result.side
+            n = side_rows.num_rows
+            quarantine_rows = pa.table(
+                {
+                    "dataset": pa.array([self.dataset] * n, pa.string()),
+                    "batch_id": pa.array([batch_id] * n, pa.int64()),
+                    **{name: side_rows[name] for name in side_rows.column_names},
+                }
+            )
         states = BatchStates(
             batch=batch,
             windows=windows,
@@ -437,8 +455,9 @@ class BatchHandler:
     def _quarantine_selection(
         self, df: DataFrame, batch_id: int, late: Column | None
     ) -> tuple[Column | None, list[tuple[str, Column]]]:
-        """(which rows, their quarantine columns): bad rows and ``late`` rows, raw payload,
-        reason, source coordinates and event time. None when no row can be quarantined."""
+        """(which rows, their per-row quarantine columns): bad rows and ``late`` rows, raw
+        payload, reason, source coordinates and event time (the dataset and batch id are
+        added by the caller). None when no row can be quarantined."""
         cols = set(df.columns)
         conds = []
         reason = F.lit(None).cast("string")
@@ -469,8 +488,6 @@ class BatchHandler:
             position.append(("event_time", col(self.event_time).cast("timestamp")))
         source = F.to_json(F.struct(*[c.alias(n) for n, c in coordinates] or [F.lit(None)]))
         selected = [
-            ("dataset", F.lit(self.dataset)),
-            ("batch_id", F.lit(batch_id).cast("long")),
             ("reason", reason),
             ("raw", raw.cast("string")),
             ("source", source),
@@ -492,7 +509,8 @@ class BatchHandler:
         cond, selected = self._quarantine_selection(df, batch_id, late)
         if cond is None:
             return None
-        return df.filter(cond).select(*[c.alias(name) for name, c in selected]).toArrow()
+        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
+        return df.filter(cond).select(*constants, *[c.alias(name) for name, c in selected]).toArrow()
 
     # -- alerts, commit, emit -----------------------------------------------------------
     def _apply_alert_policy(self, report: BatchReport) -> BatchReport:

@@ -76,6 +76,7 @@ class AnalysisPlan:
     def __init__(self, analyzers: Iterable[Analyzer], *, max_groups: int = DEFAULT_MAX_GROUPS) -> None:
         self.analyzers: list[Analyzer] = list(dict.fromkeys(analyzers))
         self.max_groups = max_groups
+        self._programs: dict[Any, arrow_path.ArrowProgram] = {}
         self.scan = [a for a in self.analyzers if isinstance(a, ScanShareableAnalyzer)]
         self.grouping = [a for a in self.analyzers if isinstance(a, GroupingAnalyzer)]
         unknown = [a for a in self.analyzers if not isinstance(a, ScanShareableAnalyzer | GroupingAnalyzer)]
@@ -205,8 +206,7 @@ class AnalysisPlan:
                 try:
                     arrow_path.run_arrow(
                         df,
-                        scan,
-                        grouping,
+                        self._arrow_program(df, scan, grouping),
                         segment,
                         [e for e in extras if isinstance(e, RowAggregate)],
                         max_groups=self.max_groups,
@@ -228,6 +228,19 @@ class AnalysisPlan:
         out.jobs = jobs[0]
         out.path = "arrow" if arrow_done else "fused"
         return out
+
+    def _arrow_program(
+        self, df: DataFrame, scan: list[ScanShareableAnalyzer], grouping: list[GroupingAnalyzer]
+    ) -> arrow_path.ArrowProgram:
+        """The compiled projection for this schema (cached: microbatches share a schema)."""
+        key = (df.schema.json(), tuple(scan), tuple(grouping))
+        program = self._programs.get(key)
+        if program is None:
+            program = arrow_path.compile_program(df, scan, grouping)
+            if len(self._programs) > 16:  # a drifting schema must not grow the cache forever
+                self._programs.clear()
+            self._programs[key] = program
+        return program
 
     # -- scan-shareable ----------------------------------------------------------------
     def _run_scan(
