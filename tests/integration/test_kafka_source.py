@@ -409,3 +409,18 @@ def test_pooled_confluent_consumers_continue_and_replay_exact_ranges(
         assert [r["value"] for r in rows] == [f"v{i}".encode() for i in range(start, end)]
         assert len(POOL) == 1  # one consumer, kept for the next range
     POOL.close_all()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_min_partitions_reads_one_partition_in_several_tasks_exactly_once(
+    spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, client: str
+) -> None:
+    kafka_broker.create_topic(topic_name, partitions=1)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(100)], partitions=1)
+    spec = {"bootstrap_servers": servers, "topic": topic_name, "client": client, "min_partitions": 4}
+    df = read_kafka_batch(spark, spec)
+    assert df.rdd.getNumPartitions() == 4
+    rows = df.select("offset", "value").collect()
+    assert sorted(r.offset for r in rows) == list(range(100))
+    assert sorted(r.value for r in rows) == sorted(f"v{i}".encode() for i in range(100))
