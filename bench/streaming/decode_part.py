@@ -1,0 +1,132 @@
+"""Decoded source frame vs Spark's plain reader (issue 15: ``decode_x_plain_50k``).
+
+The same ``rows`` JSON lines in one file (bench/engine/data.py's ``generate``, the schema of
+bench/streaming/run.py), two readers, each ending in one ``toArrow()`` (what the small-batch path
+does with a microbatch):
+
+* plain: ``spark.read.schema(SCHEMA).json(path)`` (Spark's JSON reader, typed columns only);
+* decoded: ``spark.read.text(path)`` + :func:`streamdq.connectors.sources.decode.decode_json`
+  (typed columns plus the error, raw payload and drift columns).
+
+Interleaved (plain, decoded, decoded, plain, ...) ``repeats`` times after one warm-up of each;
+medians. Puts ``decode_plain_ms_50k``, ``decode_ms_50k``, ``decode_x_plain_50k`` and ``load_avg``
+into ``results`` (the suffix names 50k whatever ``rows`` is, so that run.py's keys stay stable).
+
+Run alone: ``python bench/streaming/decode_part.py [--rows N] [--repeats N]``; last line
+``RESULT streaming_decode key=value ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import pathlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+HERE = pathlib.Path(__file__).resolve().parent
+ENGINE = HERE.parent / "engine"
+
+
+def _load(name: str, path: pathlib.Path) -> Any:
+    """A module loaded by path (bench folders are not on sys.path: their run.py would shadow)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# bench/streaming/run.py's SCHEMA_DDL (not imported: run.py builds its whole suite on import).
+SCHEMA_DDL = (
+    "id BIGINT, user_id BIGINT, email STRING, country STRING, device STRING, status INT, "
+    "amount DOUBLE, score DOUBLE, quantity INT, ts TIMESTAMP, discount DOUBLE, name STRING"
+)
+
+
+def write_json_lines(spark: Any, rows: int, path: pathlib.Path) -> pathlib.Path:
+    """``rows`` generated order events as one JSON-lines file at ``path``; returns the file."""
+    from pyspark.sql import functions as F
+
+    generate = _load("bench_engine_data", ENGINE / "data.py").generate
+    staging = path.with_name(path.name + "-staging")
+    generate(spark, rows, partitions=2).orderBy(F.col("id")).coalesce(1).write.json(str(staging))
+    part = next(staging.glob("part-*.json"))
+    part.rename(path)
+    shutil.rmtree(staging, ignore_errors=True)
+    return path
+
+
+def _time_ms(fn: Any) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def decode_vs_plain(
+    spark: Any, work: pathlib.Path, results: dict[str, float], rows: int = 50_000, repeats: int = 5
+) -> None:
+    """Median ms of one ``toArrow()`` of the plain reader and of the decoded frame (see module doc)."""
+    from streamdq.connectors.sources.decode import decode_json
+
+    work.mkdir(parents=True, exist_ok=True)
+    path = write_json_lines(spark, rows, work / f"decode-{rows}.json")
+
+    def plain() -> int:
+        return int(spark.read.schema(SCHEMA_DDL).json(str(path)).toArrow().num_rows)
+
+    def decoded() -> int:
+        return int(decode_json(spark.read.text(str(path)), SCHEMA_DDL).toArrow().num_rows)
+
+    for fn in (plain, decoded):  # warm-up: JIT, file cache
+        n = fn()
+        assert n == rows, (fn.__name__, n, rows)
+    times: dict[str, list[float]] = {"plain": [], "decoded": []}
+    for r in range(repeats):
+        order = (plain, decoded) if r % 2 == 0 else (decoded, plain)
+        for fn in order:
+            ms = _time_ms(fn)
+            times[fn.__name__].append(ms)
+            print(f"decode rows={rows} repeat={r} {fn.__name__}_ms={ms:.0f}", flush=True)
+    plain_ms = statistics.median(times["plain"])
+    decoded_ms = statistics.median(times["decoded"])
+    results["decode_plain_ms_50k"] = plain_ms
+    results["decode_ms_50k"] = decoded_ms
+    results["decode_x_plain_50k"] = decoded_ms / plain_ms
+    results["load_avg"] = os.getloadavg()[0]
+    print(
+        f"decode rows={rows} plain_ms={plain_ms:.0f} decoded_ms={decoded_ms:.0f} "
+        f"x_plain={decoded_ms / plain_ms:.2f} load_avg={results['load_avg']:.2f}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", type=int, default=50_000)
+    p.add_argument("--repeats", type=int, default=5)
+    args = p.parse_args()
+    from streamdq.spark import get_spark
+
+    spark = get_spark(shuffle_partitions=2)
+    results: dict[str, float] = {}
+    work = pathlib.Path(tempfile.mkdtemp(prefix="bench-decode-"))
+    try:
+        decode_vs_plain(spark, work, results, rows=args.rows, repeats=args.repeats)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("RESULT streaming_decode " + " ".join(f"{k}={v:.2f}" for k, v in results.items()))
+
+
+if __name__ == "__main__":
+    main()
