@@ -49,6 +49,8 @@ LIBRDKAFKA_RENAMES = {
 }
 # kafka-python-only settings with no librdkafka meaning (dropped for confluent-kafka)
 _KAFKA_PYTHON_ONLY = {"api_version", "bootstrap_timeout_ms", "consumer_timeout_ms", "auto_offset_reset"}
+# librdkafka properties whose own name has an underscore
+_UNDERSCORE_PROPS = {"log_level"}
 # librdkafka properties the reader owns: offsets live in Spark's checkpoint
 _OWNED = {"group.id", "enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof"}
 
@@ -96,7 +98,7 @@ def librdkafka_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if key in _KAFKA_PYTHON_ONLY:
             continue
-        prop = LIBRDKAFKA_RENAMES.get(key, key.replace("_", "."))
+        prop = key if key in _UNDERSCORE_PROPS else LIBRDKAFKA_RENAMES.get(key, key.replace("_", "."))
         if prop in _OWNED:
             continue
         out[prop] = value

@@ -79,6 +79,7 @@ def test_librdkafka_config_maps_kafka_python_names_and_owns_offsets() -> None:
     assert conf["fetch.max.bytes"] == 1000
     assert conf["queued.max.messages.kbytes"] == 4096  # user settings win over the reader's defaults
     assert "api.version" not in conf and "api_version" not in conf
+    assert librdkafka_config({**cfg, "log_level": 6})["log_level"] == 6  # librdkafka's own underscore
     # offsets live in Spark's checkpoint: the reader's own settings cannot be overridden
     assert conf["group.id"] == "streamdq-kafka-source"
     assert conf["enable.auto.commit"] is False and conf["enable.auto.offset.store"] is False
