@@ -5,8 +5,8 @@ count, which is not known without a job; the estimate comes, cheapest first, fro
 
 1. Spark's own statistics of the batch's optimized plan (``sizeInBytes``, computed by the
    planner, no job): about 0 bytes for a file source's empty file, the files' bytes
-   otherwise. A tiny plan is checked for having no partition at all (planned, still no
-   job); then the batch is empty and no metric job runs.
+   otherwise (Spark floors a projection's size at a few bytes, so a tiny plan's leaves are
+   checked: all of 0 bytes means the batch is empty, and no metric job runs).
 2. The source's cap on a trigger (``max_records_per_trigger``: Kafka, the generator).
 3. The previous microbatch's row count, for sources whose size Spark cannot state.
 
@@ -53,10 +53,21 @@ def plan_size_bytes(df: DataFrame) -> int | None:
     return size if 0 <= size < _UNKNOWN_SIZE else None
 
 
-def has_no_partition(df: DataFrame) -> bool:
-    """True when the physical plan reads no partition at all (planned, not run: no job)."""
+def _leaf_is_empty(leaf: Any) -> bool:
+    if leaf.getClass().getSimpleName() == "LogicalRDD":
+        # foreachBatch hands over the microbatch as a LogicalRDD over its already planned
+        # RDD: its partitions are known without a job
+        return int(leaf.rdd().getNumPartitions()) == 0
+    return int(leaf.stats().sizeInBytes()) == 0
+
+
+def reads_nothing(df: DataFrame) -> bool:
+    """True when every leaf of the optimized plan is empty: an RDD without partitions (a
+    microbatch over an empty file), a relation of 0 bytes. Planner facts, no job."""
     try:
-        return int(df._jdf.queryExecution().executedPlan().execute().getNumPartitions()) == 0
+        leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
+        n = int(leaves.size())
+        return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
     except Exception:
         return False
 
@@ -75,7 +86,7 @@ class BatchSizer:
     def estimate(self, df: DataFrame) -> RowEstimate:
         size = plan_size_bytes(df)
         # Spark floors a projection's size at a few bytes: a tiny plan may still read nothing
-        if size is not None and size < TINY_PLAN_BYTES and has_no_partition(df):
+        if size is not None and size < TINY_PLAN_BYTES and reads_nothing(df):
             return RowEstimate(0, 0, "plan statistics")
         if size:
             per_row = self.bytes_per_row or ASSUMED_BYTES_PER_ROW
