@@ -9,19 +9,25 @@ Parts (``--parts``, default all):
   far. The incremental line must stay flat; the batch line grows with the data.
   Also ``state bytes``: ``len(State.to_bytes())`` of every analyzer's total state after the
   last batch (per column for single-column analyzers), grouped by analyzer family.
-* ``overhead``: per-microbatch cost of the streamdq handler (standard suite, 1-hour windows,
-  Delta state store, jsonl sink) on a JSON file source fed one file per trigger
-  (``availableNow``, ``maxFilesPerTrigger=1``), for empty files and for 1,000-row files, beside
-  the same source and trigger with a no-op ``foreachBatch`` (Spark's own trigger overhead)
-  and with a hand-written fused ``agg`` of the same metrics (the fastest hand-made
-  validator). Medians of ``durationMs.triggerExecution`` over the batches after the first, of
-  ``--rounds`` runs per consumer in ABBA order (A B C, C B A) so that a change of the machine's
-  load during the run hits every consumer alike.
-* ``files`` / ``kafka``: sustained rows/s of the hand-written validator and of streamdq over ``--stream-rows`` rows in batches of ``--stream-batch`` rows, from JSON files
-  and from a topic (2 partitions) on the embedded Kafka broker (Python Kafka source), both with
-  ``availableNow``. Steady state leaves out the first batch (Python worker start-up). Also the
-  share of the trigger time spent inside streamdq's handler, split into compute (Spark jobs of
-  the fused pass, driver merge/judge) and commit (Delta state store).
+* ``overhead`` (issue 15): per-microbatch cost of the streamdq handler (standard suite, 1-hour
+  windows, Delta state store, jsonl sink) on a JSON file source fed one file per trigger
+  (``availableNow``, ``maxFilesPerTrigger=1``), for files of ``--sizes`` rows (default 0, 500,
+  5,000 and 50,000), beside the same source and trigger with a no-op ``foreachBatch`` (Spark's
+  own trigger cost) and with the hand-written small-batch validator: ONE ``toArrow()`` of the
+  decoded frame and the suite's metrics with pyarrow.compute (``arrow_consumer``). Medians of
+  ``durationMs.triggerExecution`` over the batches after the first, of ``--rounds`` runs per
+  consumer in ABBA order (A B C, C B A) so that a change of the machine's load during the run
+  hits every consumer alike. Keys ``x_arrow_<size>`` (streamdq / hand-written) and
+  ``x_noop_0`` (streamdq / no-op on empty batches).
+* ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
+  rows (``decode_part.py``: ``decode_x_plain_50k``).
+* ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
+  over ``--stream-rows`` rows in batches of ``--stream-batch`` rows, from JSON files and from a
+  topic (2 partitions) on the embedded Kafka broker (Python Kafka source), both with
+  ``availableNow``. Steady state leaves out the first batch (Python worker start-up). Keys
+  ``files_rows_s``, ``kafka_rows_s`` (streamdq) and ``files_x_arrow``, ``kafka_x_arrow``
+  (streamdq / hand-written). Also the share of the trigger time spent inside streamdq's
+  handler, split into compute and commit (Delta state store).
 
 Ratios are against baselines measured in the same run, on the same source and trigger. Last
 line: ``RESULT streaming key=value ...``.
@@ -58,6 +64,18 @@ def _engine_module(name: str) -> Any:
     return module
 
 
+def _load_local(name: str) -> Any:
+    """A module of this folder, loaded by path."""
+    spec = importlib.util.spec_from_file_location(
+        f"bench_streaming_{name}", Path(__file__).parent / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _standard_checks() -> list[Any]:
     """bench/engine/run.py's standard suite."""
     checks: list[Any] = _ENGINE_RUN.standard_checks()
@@ -72,13 +90,16 @@ from streamdq.spark import get_spark  # noqa: E402
 
 _DATA = _engine_module("data")
 generate = _DATA.generate
-_ENGINE_RUN = _engine_module("run")  # its standard suite and hand-written fused scan
+_ENGINE_RUN = _engine_module("run")  # its standard suite
+# the suite's email regex for pyarrow (RE2: no lookarounds or backreferences, as EMAIL has none)
+EMAIL_RE2 = _ENGINE_RUN.EMAIL
 
 SCHEMA_DDL = (
     "id BIGINT, user_id BIGINT, email STRING, country STRING, device STRING, status INT, "
     "amount DOUBLE, score DOUBLE, quantity INT, ts TIMESTAMP, discount DOUBLE, name STRING"
 )
-CONSUMERS = ("noop", "fused", "streamdq")
+CONSUMERS = ("noop", "arrow", "streamdq")
+SIZE_KEYS = {0: "0", 500: "500", 5000: "5k", 50000: "50k"}
 
 
 def incremental(spark: Any, args: argparse.Namespace, results: dict[str, float]) -> None:
@@ -126,15 +147,41 @@ def incremental(spark: Any, args: argparse.Namespace, results: dict[str, float])
 
 
 # -- the streaming parts -----------------------------------------------------------------------
-FUSED_ROWS: dict[int, int] = {}  # batch id -> rows the hand-written validator counted
+CONSUMER_ROWS: dict[int, int] = {}  # batch id -> rows the hand-written validator counted
 
 
-def hand_fused(df: DataFrame, batch_id: int) -> None:
-    """The hand-written validator: one fused ``agg`` of the suite's scan metrics plus the
-    ``id`` uniqueness group-by (bench/engine's baseline: its ``fused_scan`` and grouping)."""
-    row = _ENGINE_RUN.fused_scan(df)
-    FUSED_ROWS[batch_id] = int(row[0])
-    df.groupBy("id").count().agg(F.sum(F.when(F.col("count") == 1, 1).otherwise(0)), F.sum("count")).collect()
+def arrow_consumer(df: DataFrame, batch_id: int) -> None:
+    """The hand-written small-batch validator: ONE ``toArrow()`` of the decoded frame, then the
+    standard suite's metrics with pyarrow.compute (good rows only, as streamdq judges them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = df.toArrow()
+    CONSUMER_ROWS[batch_id] = table.num_rows
+    if "_streamdq_error" in table.column_names:
+        table = table.filter(pc.is_null(table["_streamdq_error"]))
+    n = table.num_rows
+    if n == 0:
+        return
+    amount, country, score = table["amount"], table["country"], table["score"]
+    counts = table.group_by("id").aggregate([([], "count_all")])["count_all"]
+    _ = (
+        n - table["id"].null_count,
+        n - table["email"].null_count,
+        n - country.null_count,
+        pc.sum(pc.greater_equal(pc.fill_null(amount, 0.0), 0.0)),
+        pc.sum(pc.or_kleene(pc.is_null(country), pc.is_in(country, pa.array(_DATA.COUNTRIES)))),
+        pc.mean(amount),
+        pc.min_max(amount),
+        pc.stddev(amount),
+        pc.count_distinct(table["user_id"]),
+        pc.quantile(amount, q=[0.5, 0.9, 0.99]),
+        pc.sum(pc.match_substring_regex(pc.fill_null(table["email"], ""), EMAIL_RE2)),
+        pc.sum(
+            pc.or_kleene(pc.is_null(score), pc.and_(pc.greater_equal(score, 0), pc.less_equal(score, 100)))
+        ),
+        pc.sum(pc.equal(counts, 1)),
+    )
 
 
 def noop(df: DataFrame, batch_id: int) -> None:
@@ -181,7 +228,7 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
         shutil.rmtree(config["checkpoint"], ignore_errors=True)
         if consumer == "streamdq":
             return runner.start()
-        fn = noop if consumer == "noop" else hand_fused
+        fn = noop if consumer == "noop" else arrow_consumer
         return (
             runner.source_frame()
             .writeStream.foreachBatch(fn)
@@ -202,6 +249,7 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
         runner.stop()
     timings: dict[int, dict[str, float]] = {}
     rows: dict[int, int] = {}
+    paths: dict[int, int] = {}
     reports = Path(config["sinks"][0]["path"])
     if consumer == "streamdq" and reports.exists():
         from streamdq.connectors.sinks.jsonl import read_lines
@@ -209,12 +257,13 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
         for line in read_lines(reports):
             timings[int(line["batch_id"])] = line["report"]["timings"]
             rows[int(line["batch_id"])] = int(line["report"]["counters"]["input_rows"])
-    elif consumer == "fused":
-        rows = dict(FUSED_ROWS)
-    FUSED_ROWS.clear()
+            paths[int(line["batch_id"])] = int(line["report"]["counters"].get("arrow_path", 0))
+    elif consumer == "arrow":
+        rows = dict(CONSUMER_ROWS)
+    CONSUMER_ROWS.clear()
     # numInputRows counts every scan of the batch (a consumer may scan twice): use the
     # consumer's own row count per batch instead
-    return {"progress": progress, "timings": timings, "rows": rows, "wall": wall}
+    return {"progress": progress, "timings": timings, "rows": rows, "paths": paths, "wall": wall}
 
 
 def _steady(run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -240,7 +289,9 @@ def _handler_share(runs: list[dict[str, Any]]) -> dict[str, float]:
     handler = sum(x.get("total", 0.0) for x in t)
     commit = sum(x.get("commit", 0.0) for x in t)
     compute = sum(x.get("compute", 0.0) for x in t)
+    arrow = [r["paths"].get(int(p["batchId"]), 0) for r in runs for p in _steady(r)]
     return {
+        "arrow_share": sum(arrow) / len(arrow) if arrow else 0.0,
         "handler": handler / trigger_s,
         "compute": compute / trigger_s,
         "commit": commit / trigger_s,
@@ -280,18 +331,22 @@ def file_source(inbox: Path, files_per_trigger: int) -> dict[str, Any]:
 
 
 def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str, float]) -> None:
-    """Per-microbatch cost: empty and 1k-row batches, no-op vs hand-written vs streamdq."""
-    empty_in, rows_in = work / "in-empty", work / "in-1k"
-    empty_in.mkdir(parents=True)
-    for i in range(args.overhead_batches):
-        (empty_in / f"{i:05d}.json").touch()
-    _json_files(spark, 1000 * args.overhead_batches, args.overhead_batches, rows_in, work)
+    """Per-microbatch cost at each size: no-op vs hand-written Arrow validator vs streamdq."""
+    sizes = [int(x) for x in args.sizes.split(",")]
     print(
         f"overhead: {args.overhead_batches} batches per run, {args.rounds} rounds (ABBA),"
         " medians of the steady batches (ms)",
         flush=True,
     )
-    for label, inbox in (("empty", empty_in), ("1k", rows_in)):
+    for size in sizes:
+        label = SIZE_KEYS.get(size, str(size))
+        inbox = work / f"in-{label}"
+        if size == 0:
+            inbox.mkdir(parents=True)
+            for i in range(args.overhead_batches):
+                (inbox / f"{i:05d}.json").touch()
+        else:
+            _json_files(spark, size * args.overhead_batches, args.overhead_batches, inbox, work)
         runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for i, consumer in enumerate(_rounds(CONSUMERS, args.rounds)):
             cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}-{i}")
@@ -299,23 +354,30 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
         medians: dict[str, float] = {}
         for consumer in CONSUMERS:
             medians[consumer] = _median_ms(runs[consumer])
-            add = _median_ms(runs[consumer], "addBatch")
             extra = ""
             if consumer == "streamdq":
                 share = _handler_share(runs[consumer])
                 extra = (
-                    f"  (handler compute {share['compute_ms']:.0f} ms, commit {share['commit_ms']:.0f} ms)"
+                    f"  (handler compute {share['compute_ms']:.0f} ms, commit {share['commit_ms']:.0f} ms,"
+                    f" arrow path {share['arrow_share']:.0%} of batches)"
                 )
-                results[f"ovh_{label}_commit_ms"] = share["commit_ms"]
+                results[f"commit_ms_{label}"] = share["commit_ms"]
+                results[f"handler_compute_ms_{label}"] = share["compute_ms"]
             print(
-                f"  {label:5s} {consumer:8s} trigger {medians[consumer]:7.0f}  addBatch {add:7.0f}"
+                f"  {label:5s} {consumer:8s} trigger {medians[consumer]:7.0f}"
                 f"  batches {sum(len(r['progress']) for r in runs[consumer])}{extra}",
                 flush=True,
             )
-            results[f"ovh_{label}_{consumer}_ms"] = medians[consumer]
-        results[f"ovh_{label}_handler_ms"] = medians["streamdq"] - medians["noop"]
-        results[f"ovh_{label}_x_noop"] = medians["streamdq"] / medians["noop"]
-        results[f"ovh_{label}_x_fused"] = medians["streamdq"] / medians["fused"]
+            results[f"{consumer}_ms_{label}"] = medians[consumer]
+        results[f"x_arrow_{label}"] = medians["streamdq"] / medians["arrow"]
+        if size == 0:
+            results["x_noop_0"] = medians["streamdq"] / medians["noop"]
+        print(
+            f"  {label:5s} streamdq / hand-written arrow = {results[f'x_arrow_{label}']:.2f}"
+            f"  streamdq / no-op = {medians['streamdq'] / medians['noop']:.2f}"
+            f"  (load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
 
 
 def throughput(
@@ -370,7 +432,7 @@ def _throughput_runs(
 ) -> None:
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     # a no-op never reads the rows: no rows/s to compare with
-    for i, consumer in enumerate(_rounds(("fused", "streamdq"), rounds)):
+    for i, consumer in enumerate(_rounds(("arrow", "streamdq"), rounds)):
         cfg = run_config(source, work, f"{kind}-{consumer}-{i}")
         run = run_consumer(spark, cfg, consumer)
         delivered = sum(run["rows"].values())
@@ -394,19 +456,22 @@ def _throughput_runs(
             )
             results[f"{kind}_handler_share"] = share["handler"]
             results[f"{kind}_commit_share"] = share["commit"]
+            results[f"{kind}_arrow_path_share"] = share["arrow_share"]
         print(line, flush=True)
         results[f"{kind}_{consumer}_rows_s"] = rates[consumer]
-    results[f"{kind}_x_fused"] = rates["streamdq"] / rates["fused"]
+    results[f"{kind}_rows_s"] = rates["streamdq"]
+    results[f"{kind}_x_arrow"] = rates["streamdq"] / rates["arrow"]
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--parts", default="incremental,overhead,files,kafka")
+    p.add_argument("--parts", default="overhead,decode,files,kafka,incremental")
+    p.add_argument("--sizes", default="0,500,5000,50000", help="overhead: rows per microbatch")
     p.add_argument("--batch-rows", type=int, default=2000, help="incremental: rows per microbatch")
     p.add_argument("--checkpoints", default="1,10,50,100", help="incremental: batch counts measured")
-    p.add_argument("--overhead-batches", type=int, default=6, help="overhead: batches per run")
-    p.add_argument("--stream-rows", type=int, default=80_000, help="files/kafka: rows in total")
-    p.add_argument("--stream-batch", type=int, default=20_000, help="files/kafka: rows per microbatch")
+    p.add_argument("--overhead-batches", type=int, default=5, help="overhead: batches per run")
+    p.add_argument("--stream-rows", type=int, default=300_000, help="files/kafka: rows in total")
+    p.add_argument("--stream-batch", type=int, default=50_000, help="files/kafka: rows per microbatch")
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
     p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
     args = p.parse_args()
@@ -422,6 +487,8 @@ def main() -> None:
             incremental(spark, args, results)
         if "overhead" in parts:
             overhead(spark, args, work, results)
+        if "decode" in parts:
+            _load_local("decode_part").decode_vs_plain(spark, work, results)
         for kind in ("files", "kafka"):
             if kind in parts:
                 throughput(spark, args, work, results, kind)
