@@ -4,13 +4,25 @@
 ANSI mode off (so ``CAST('abc' AS DOUBLE)`` is NULL, as the Deequ semantics assume), UTC
 session time zone, few shuffle partitions (the aggregated states are tiny), Arrow enabled,
 and the executors' Python set to this interpreter (``PYSPARK_PYTHON``).
+
+Start-up (docs/streaming.md, "Start-up"): the first task that needs a Python worker (a Python
+data source such as the generator or the Python Kafka source, a ``mapInArrow``) pays for the
+Python daemon and the workers' imports. ``prewarm_python_workers`` runs that cost in a
+background job while the driver does its own start-up work; ``get_spark(prewarm=True)`` (or
+``STREAMDQ_PREWARM=1``) starts it with a new session.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import sys
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
 
+from pyspark import InheritableThread
 from pyspark.sql import SparkSession
 
 STREAMDQ_CONF = {
@@ -32,13 +44,63 @@ def _submitted_with_master() -> bool:
     return SparkConf().contains("spark.master")
 
 
+PREWARM_JOB_GROUP = "streamdq-prewarm"
+
+
+def _warm(modules: Sequence[str]) -> Any:
+    def warm(batches: Iterator[Any]) -> Iterator[Any]:
+        for name in modules:
+            # a module the worker cannot import is the real task's problem, not the pre-warm's
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+        yield from batches
+
+    return warm
+
+
+def prewarm_python_workers(
+    spark: SparkSession, modules: Sequence[str] = (), tasks: int | None = None
+) -> threading.Thread:
+    """Start Python workers (and import ``modules`` in them) in a background job; returns its thread.
+
+    One ``mapInArrow`` task per core (``tasks``, default ``defaultParallelism``) over one row
+    each: the daemon starts, each task's worker imports ``modules``, and the workers stay alive
+    for reuse (``spark.python.worker.reuse``, Spark's default). Never raises: a failed
+    pre-warm leaves the cost to the first real task, as without it."""
+    n = tasks or max(int(spark.sparkContext.defaultParallelism), 1)
+    warm = _warm(tuple(modules))
+
+    def run() -> None:
+        try:
+            spark.sparkContext.setJobGroup(PREWARM_JOB_GROUP, "streamdq: pre-warm Python workers")
+            spark.range(n, numPartitions=n).mapInArrow(warm, "id BIGINT").collect()
+        except Exception:
+            pass
+
+    # InheritableThread: the job group stays on this thread's JVM thread (pinned thread mode).
+    thread = InheritableThread(target=run, name="streamdq-prewarm", daemon=True)
+    thread.start()
+    return thread
+
+
+def _prewarm_wanted(prewarm: bool | None) -> bool:
+    if prewarm is not None:
+        return prewarm
+    return os.environ.get("STREAMDQ_PREWARM", "0").strip().lower() in ("1", "true", "yes")
+
+
 def get_spark(
-    master: str | None = None, app_name: str = "streamdq", shuffle_partitions: int = 4
+    master: str | None = None,
+    app_name: str = "streamdq",
+    shuffle_partitions: int = 4,
+    prewarm: bool | None = None,
+    prewarm_modules: Sequence[str] = (),
 ) -> SparkSession:
     """The active SparkSession, or a new one configured for streamdq.
 
     The master is ``master``, else ``$STREAMDQ_MASTER``, else the one spark-submit chose,
-    else ``local[2]``."""
+    else ``local[2]``. With ``prewarm`` (default: ``$STREAMDQ_PREWARM``) a new session starts
+    :func:`prewarm_python_workers` (importing ``prewarm_modules``) in the background."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -53,4 +115,6 @@ def get_spark(
     builder = builder.config("spark.driver.memory", os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("STREAMDQ_SPARK_LOG_LEVEL", "ERROR"))
+    if _prewarm_wanted(prewarm):
+        prewarm_python_workers(spark, prewarm_modules)
     return spark
