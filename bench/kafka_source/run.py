@@ -21,7 +21,7 @@ back to back in alternating order (ABBA), so load from other jobs hits them alik
   pyarrow's JSON reader over the same payloads in this process (a floor for bulk decoding in the
   source itself, which could not give per-record reasons).
 
-Usage: ``make bench-kafka_source [BENCH_ARGS="--rows 50000 --reps 3"]``. Last line:
+Usage: ``make bench-kafka_source [BENCH_ARGS="--rows 50000 --reps 3 --parts ceiling,spark,decode"]``. Last line:
 ``RESULT kafka_source key=value ...`` with ``load_avg`` (1-minute load average at the end).
 """
 
@@ -161,7 +161,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=50000)
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--parts", default="ceiling,spark,decode", help="comma-separated subset to run")
     args = ap.parse_args()
+    parts_run = set(args.parts.split(","))
     n, parts = args.rows, args.partitions
 
     import pyarrow as pa
@@ -204,7 +206,7 @@ def main() -> None:
 
         ceil_fns = {KAFKA_PYTHON: ceiling_kafka_python, CONFLUENT: ceiling_confluent}
         cands: dict[str, Callable[[], float]] = {}
-        for c in clients:
+        for c in clients if "ceiling" in parts_run else []:
             cands[f"{short[c]}_ceiling_rows_s"] = lambda c=c: ceil_fns[c](servers, "orders", n, parts)  # type: ignore[misc]
             cands[f"{short[c]}_range_rows_s"] = lambda c=c: range_rate(c)  # type: ignore[misc]
         for k, v in abba(args.reps, cands).items():
@@ -214,9 +216,10 @@ def main() -> None:
         # -- the Spark source, per client
         spark = get_spark(shuffle_partitions=2)
         base = {"bootstrap_servers": servers, "topic": "orders"}
-        spark_query_rows_s(spark, {**base, "client": KAFKA_PYTHON}, work, n)  # warm-up: Python workers
+        if parts_run & {"spark", "decode"}:  # warm-up: Python workers
+            spark_query_rows_s(spark, {**base, "client": KAFKA_PYTHON}, work, n)
         cands = {}
-        for c in clients:
+        for c in clients if "spark" in parts_run else []:
             cands[f"{short[c]}_spark_rows_s"] = lambda c=c: spark_query_rows_s(  # type: ignore[misc]
                 spark, {**base, "client": c}, work, n
             )
@@ -226,55 +229,56 @@ def main() -> None:
         for k, v in abba(args.reps, cands).items():
             res[k] = med(v)
             print(f"{k}: {[round(x) for x in v]}", flush=True)
-        for c in clients:
+        for c in clients if parts_run >= {"spark", "ceiling"} else []:
             res[f"{short[c]}_spark_x_ceiling"] = (
                 res[f"{short[c]}_spark_rows_s"] / res[f"{short[c]}_ceiling_rows_s"]
             )
-        if CONFLUENT in clients:
+        if CONFLUENT in clients and "spark" in parts_run:
             res["confluent_x_kafka_python_spark"] = (
                 res["confluent_spark_rows_s"] / res["kafka_python_spark_rows_s"]
             )
 
-        # -- decoded frame vs Spark's plain JSON reader, same payloads
-        path = os.path.join(work, "payloads")
-        os.makedirs(path)
-        lines = b"\n".join(payload(i) for i in range(n)) + b"\n"
-        with open(os.path.join(path, "part-0.json"), "wb") as fh:
-            fh.write(lines)
-        best = clients[-1]
-        print(f"decoded frame read with client {best}", flush=True)
-        spec = {**base, "client": best}
+        if "decode" in parts_run:
+            # -- decoded frame vs Spark's plain JSON reader, same payloads
+            path = os.path.join(work, "payloads")
+            os.makedirs(path)
+            lines = b"\n".join(payload(i) for i in range(n)) + b"\n"
+            with open(os.path.join(path, "part-0.json"), "wb") as fh:
+                fh.write(lines)
+            best = clients[-1]
+            print(f"decoded frame read with client {best}", flush=True)
+            spec = {**base, "client": best}
 
-        def timed(build: Callable[[], Any]) -> Callable[[], float]:
-            def run() -> float:
-                t = time.perf_counter()
-                table = build().toArrow()
-                assert table.num_rows == n, table.num_rows
-                return (time.perf_counter() - t) * 1000
+            def timed(build: Callable[[], Any]) -> Callable[[], float]:
+                def run() -> float:
+                    t = time.perf_counter()
+                    table = build().toArrow()
+                    assert table.num_rows == n, table.num_rows
+                    return (time.perf_counter() - t) * 1000
 
-            return run
+                return run
 
-        decoders = {
-            "plain_ms": timed(lambda: spark.read.schema(SCHEMA).json(path)),
-            "kafka_decode_ms": timed(
-                lambda: decode_json(read_kafka_batch(spark, spec), SCHEMA, keep=KAFKA_KEEP)
-            ),
-            "kafka_raw_ms": timed(lambda: read_kafka_batch(spark, spec)),
-            "text_decode_ms": timed(lambda: decode_json(spark.read.text(path), SCHEMA)),
-        }
-        for f in decoders.values():  # warm-up (plans, JIT of the codegen paths)
-            f()
-        for k, v in abba(args.reps + 2, decoders).items():
-            res[k] = med(v)
-            print(f"{k}: {[round(x) for x in v]}", flush=True)
-        t = time.perf_counter()
-        parsed = pajson.read_json(pa.py_buffer(lines))
-        res["pyarrow_json_ms"] = (time.perf_counter() - t) * 1000
-        assert parsed.num_rows == n
-        suffix = "50k" if n == 50000 else str(n)
-        res[f"kafka_decode_x_plain_{suffix}"] = res["kafka_decode_ms"] / res["plain_ms"]
-        res["kafka_raw_x_plain"] = res["kafka_raw_ms"] / res["plain_ms"]
-        res["text_decode_x_plain"] = res["text_decode_ms"] / res["plain_ms"]
+            decoders = {
+                "plain_ms": timed(lambda: spark.read.schema(SCHEMA).json(path)),
+                "kafka_decode_ms": timed(
+                    lambda: decode_json(read_kafka_batch(spark, spec), SCHEMA, keep=KAFKA_KEEP)
+                ),
+                "kafka_raw_ms": timed(lambda: read_kafka_batch(spark, spec)),
+                "text_decode_ms": timed(lambda: decode_json(spark.read.text(path), SCHEMA)),
+            }
+            for f in decoders.values():  # warm-up (plans, JIT of the codegen paths)
+                f()
+            for k, v in abba(args.reps + 2, decoders).items():
+                res[k] = med(v)
+                print(f"{k}: {[round(x) for x in v]}", flush=True)
+            t = time.perf_counter()
+            parsed = pajson.read_json(pa.py_buffer(lines))
+            res["pyarrow_json_ms"] = (time.perf_counter() - t) * 1000
+            assert parsed.num_rows == n
+            suffix = "50k" if n == 50000 else str(n)
+            res[f"kafka_decode_x_plain_{suffix}"] = res["kafka_decode_ms"] / res["plain_ms"]
+            res["kafka_raw_x_plain"] = res["kafka_raw_ms"] / res["plain_ms"]
+            res["text_decode_x_plain"] = res["text_decode_ms"] / res["plain_ms"]
         if CONFLUENT in clients:  # this process's pooled consumers go before their broker does
             from streamdq.connectors.sources.kafka_clients import POOL
 
