@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -55,6 +55,11 @@ from streamdq.engine.plan import AnalysisPlan
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_by_key, states_for
 from streamdq.engine.stages import BatchStates, Judgement, Measurement, ScopeUpdate
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
+
+if TYPE_CHECKING:  # the protocols the handler drives (wired in by the runner)
+    from streamdq.alerts.policy import AlertPolicy
+    from streamdq.connectors.sinks.base import Sink
+    from streamdq.state.protocol import StateStore
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +100,9 @@ class BatchHandler:
         window_seconds: float,
         watermark_seconds: float = 0.0,
         event_time: str | None = None,
-        store: Any = None,
-        sinks: Sequence[Any] = (),
-        alert_policy: Any = None,
+        store: StateStore | None = None,
+        sinks: Sequence[Sink] = (),
+        alert_policy: AlertPolicy | None = None,
         quarantine: bool = True,
         max_groups: int = 100_000,
         small_batch_rows: int = 250_000,
@@ -525,6 +530,7 @@ class BatchHandler:
     ) -> None:
         from streamdq.state.records import records_for_batch
 
+        assert self.store is not None
         records = records_for_batch(
             report,
             total=self.scopes.total,

@@ -317,7 +317,12 @@ class AnalysisPlan:
         ``max_groups + 3`` rows per segment present); a segment that exceeds the bound is
         recomputed alone through the bounded-sketch path.
         """
-        from streamdq.analyzers.frequency import compute_frequency_state, grouped_counts, state_from_grouped
+        from streamdq.analyzers.frequency import (
+            collect_grouping,
+            compute_frequency_state,
+            grouped_counts,
+            state_from_grouped,
+        )
 
         sets: dict[Any, list[GroupingAnalyzer]] = {}
         for a in analyzers:
@@ -329,7 +334,7 @@ class AnalysisPlan:
                 grouped, n_keys = grouped_counts(df, spec, segment)
                 per_segment = self.max_groups + 3
                 limit = per_segment * max(len(segments), 1)
-                arrow = grouped.limit(limit).toArrow()
+                arrow = collect_grouping(grouped.limit(limit), rows=None, limit=None)
                 keys = arrow.select([f"s{i}" for i in range(k)]).to_pylist()
                 rows_of: dict[tuple[Any, ...], list[int]] = {}
                 for i, key in enumerate(keys):
