@@ -137,6 +137,10 @@ class BatchHandler:
         self.last_report: BatchReport | None = None
         self.batches_committed = 0
         self._restored = False
+        # the last batch id committed for this query: read from the store once (restore), then
+        # kept by this handler (Spark runs one instance of a query per checkpoint), which saves
+        # a Delta log refresh per microbatch
+        self._last_committed: int | None = None
 
     @property
     def watermark(self) -> datetime | None:
@@ -155,6 +159,7 @@ class BatchHandler:
             return
         self._restored = True
         last = self.store.last_committed_batch(self.query_id)
+        self._last_committed = last
         if last is None:
             return
         report = self.store.report(self.query_id, last)
@@ -189,7 +194,7 @@ class BatchHandler:
         started = time.perf_counter()
         self.restore()
         if self.store is not None:
-            last = self.store.last_committed_batch(self.query_id)
+            last = self._last_committed
             if last is not None and batch_id <= last:
                 stored = self.store.report(self.query_id, batch_id)
                 if stored is not None:
@@ -551,6 +556,8 @@ class BatchHandler:
             quarantine=quarantine_rows,
             detector_states=self._detector_records(report.batch_id),
         )
+        if self._last_committed is None or report.batch_id > self._last_committed:
+            self._last_committed = report.batch_id
         self.batches_committed += 1
         if self.maintenance_every and self.batches_committed % self.maintenance_every == 0:
             try:
