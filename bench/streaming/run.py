@@ -200,7 +200,8 @@ def run_config(source: dict[str, Any], work: Path, name: str) -> dict[str, Any]:
         "checkpoint": str(work / f"chk-{name}"),
         "state": {"path": str(work / f"state-{name}")},
         "checks": suite_to_dict(_standard_checks())["checks"],
-        "sinks": [{"type": "jsonl", "path": str(work / f"reports-{name}.jsonl")}],
+        # the production sink: an in-memory exporter (a jsonl sink would add an fsync per batch)
+        "sinks": [{"type": "prometheus", "port": 0, "host": "127.0.0.1"}],
     }
 
 
@@ -218,11 +219,26 @@ def _start(start: Callable[[], Any], attempts: int = 3) -> Any:
     raise AssertionError("unreachable")
 
 
+class _Collect:
+    """A sink that keeps the reports in memory (the bench reads their timings)."""
+
+    def __init__(self) -> None:
+        self.reports: list[Any] = []
+
+    def emit(self, report: Any, alerts: Any) -> None:
+        self.reports.append(report)
+
+    def close(self) -> None:
+        pass
+
+
 def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: float = 1800) -> dict[str, Any]:
     """Run one availableNow query to the end; its per-batch progress (and streamdq timings)."""
     from streamdq.engine.streaming import stream
 
     runner = stream(spark, config)
+    collected = _Collect()
+    runner.sinks.append(collected)  # the final reports (with commit and total timings), in memory
 
     def start() -> Any:
         shutil.rmtree(config["checkpoint"], ignore_errors=True)
@@ -250,14 +266,11 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
     timings: dict[int, dict[str, float]] = {}
     rows: dict[int, int] = {}
     paths: dict[int, int] = {}
-    reports = Path(config["sinks"][0]["path"])
-    if consumer == "streamdq" and reports.exists():
-        from streamdq.connectors.sinks.jsonl import read_lines
-
-        for line in read_lines(reports):
-            timings[int(line["batch_id"])] = line["report"]["timings"]
-            rows[int(line["batch_id"])] = int(line["report"]["counters"]["input_rows"])
-            paths[int(line["batch_id"])] = int(line["report"]["counters"].get("arrow_path", 0))
+    if consumer == "streamdq":
+        for report in collected.reports:
+            timings[report.batch_id] = dict(report.timings)
+            rows[report.batch_id] = int(report.counters["input_rows"])
+            paths[report.batch_id] = int(report.counters.get("arrow_path", 0))
     elif consumer == "arrow":
         rows = dict(CONSUMER_ROWS)
     CONSUMER_ROWS.clear()
@@ -308,10 +321,17 @@ def _rounds(consumers: tuple[str, ...], rounds: int) -> list[str]:
     return order
 
 
+def _stream_events(spark: Any, rows: int) -> DataFrame:
+    """bench/engine's order events with event times in arrival order, 100 events per second
+    (bench/engine's ``ts`` wraps every 86,400 ids: a stream of it would be mostly late rows)."""
+    ts = F.timestamp_seconds(F.lit(1_700_000_000) + F.floor(F.col("id") / 100))
+    return generate(spark, rows, partitions=2).withColumn("ts", ts)
+
+
 def _json_files(spark: Any, rows: int, files: int, inbox: Path, work: Path, first_id: int = 0) -> None:
     """``files`` JSON-lines files of ``rows // files`` rows each (ids from ``first_id``), in order."""
     staging = work / f"staging-{first_id}"
-    data = generate(spark, first_id + rows, partitions=2).filter(F.col("id") >= first_id)
+    data = _stream_events(spark, first_id + rows).filter(F.col("id") >= first_id)
     data.repartitionByRange(files, "id").sortWithinPartitions("id").write.json(str(staging))
     parts = sorted(staging.glob("part-*.json"), key=lambda p: int(p.name.split("-")[1]))
     inbox.mkdir(parents=True, exist_ok=True)
@@ -414,7 +434,7 @@ def _produce(spark: Any, servers: str, rows: int) -> None:
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=servers, linger_ms=20, batch_size=256 * 1024)
-    values = generate(spark, rows, partitions=2).select(F.to_json(F.struct("*")).alias("v"))
+    values = _stream_events(spark, rows).select(F.to_json(F.struct("*")).alias("v"))
     for i, row in enumerate(values.toLocalIterator()):
         producer.send("orders", value=row.v.encode(), partition=i % 2)
     producer.flush()
