@@ -82,6 +82,15 @@ QUARANTINE_SOURCE_COLUMNS = (
 )
 
 
+def _concat(first: pa.Table | None, second: pa.Table | None) -> pa.Table | None:
+    """Two quarantine tables as one (either may be None)."""
+    if first is None or first.num_rows == 0:
+        return second
+    if second is None or second.num_rows == 0:
+        return first
+    return pa.concat_tables([first, second.select(first.column_names).cast(first.schema)])
+
+
 def _as_utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
@@ -133,6 +142,7 @@ class BatchHandler:
         self.scopes = ScopeStates(self.window_length, watermark_delay=self.watermark_delay)
         self.sizer = BatchSizer(small_batch_rows=small_batch_rows, rows_cap=rows_cap)
         self._segment_cache: dict[str, tuple[list[Column], list[RowAggregate]]] = {}
+        self._bad_selection_cache: dict[str, tuple[Column | None, list[tuple[str, Column]]]] = {}
         self.policy_state: dict[str, Any] = {}
         self.last_report: BatchReport | None = None
         self.batches_committed = 0
@@ -211,8 +221,12 @@ class BatchHandler:
             states, quarantine_rows = self._compute(df, batch_id, path)
             self.sizer.learn(estimate, int(states.counters.get("input_rows", 0)))
             update = self.scopes.advance(states)
-            if quarantine_rows is None and states.path == "fused":
+            if states.path == "fused":
                 quarantine_rows = self._quarantine_fused(df, batch_id, states, update)
+            elif states.path == "arrow" and update.late:
+                # late rows are known only after the scope stage: the error path's own job
+                late_rows = self._quarantine_fused(df, batch_id, states, update, bad=False)
+                quarantine_rows = _concat(quarantine_rows, late_rows)
         finally:
             if persisted:
                 df.unpersist()
@@ -272,17 +286,6 @@ class BatchHandler:
             extra.append(RowAggregate("count_if", (present,)))
         return [bad, window_start], extra
 
-    def _late_condition(self, df: DataFrame) -> Column | None:
-        """TRUE on good rows whose window the watermark closed before this batch (late rows)."""
-        if not self.event_time or self.scopes.watermark is None:
-            return None
-        length = int(self.window_length.total_seconds() * 1_000_000)
-        watermark = int(self.scopes.watermark.timestamp() * 1_000_000)
-        micros = F.unix_micros(col(self.event_time).cast("timestamp"))
-        closed = F.floor(micros / F.lit(length)) * F.lit(length) + F.lit(length) <= F.lit(watermark)
-        good = col(ERROR_COLUMN).isNull() if ERROR_COLUMN in df.columns else F.lit(True)
-        return F.coalesce(closed, F.lit(False)) & good
-
     def _compute(self, df: DataFrame, batch_id: int, path: str) -> tuple[BatchStates, Any]:
         """States per (bad?, window) segment of one microbatch, and its rows to quarantine
         when the path brought them along (the Arrow path; the fused path collects them after
@@ -295,7 +298,7 @@ class BatchHandler:
         side: list[tuple[str, Column]] = []
         side_filter: Column | None = None
         if self.quarantine and path == "arrow":
-            side_filter, side = self._quarantine_selection(df, batch_id, self._late_condition(df))
+            side_filter, side = self._bad_row_selection(df)
         result = self.plan.run_segmented(df, segment, extra, path=path, side=side, side_filter=side_filter)
         batch: StateMap = {}
         windows: dict[datetime, StateMap] = {}
@@ -463,7 +466,7 @@ class BatchHandler:
 
     # -- quarantine --------------------------------------------------------------------------
     def _quarantine_selection(
-        self, df: DataFrame, batch_id: int, late: Column | None
+        self, df: DataFrame, late: Column | None
     ) -> tuple[Column | None, list[tuple[str, Column]]]:
         """(which rows, their per-row quarantine columns): bad rows and ``late`` rows, raw
         payload, reason, source coordinates and event time (the dataset and batch id are
@@ -505,18 +508,36 @@ class BatchHandler:
         ]
         return cond, selected
 
+    def _bad_row_selection(self, df: DataFrame) -> tuple[Column | None, list[tuple[str, Column]]]:
+        """``_quarantine_selection`` of the bad rows alone (cached per schema): what the Arrow
+        path's one job brings along for the quarantine table."""
+        key = df.schema.json()
+        cached = self._bad_selection_cache.get(key)
+        if cached is None:
+            cached = self._bad_selection_cache[key] = self._quarantine_selection(df, None)
+        return cached
+
     def _quarantine_fused(
-        self, df: DataFrame, batch_id: int, states: BatchStates, update: ScopeUpdate
+        self, df: DataFrame, batch_id: int, states: BatchStates, update: ScopeUpdate, *, bad: bool = True
     ) -> Any:
-        """Collect bad and late rows (raw payload + reason) as an Arrow table: the error path only."""
-        if not self.quarantine or not (states.counters.get("bad_rows") or update.late):
+        """Collect bad (unless ``bad=False``) and late rows (raw payload + reason) as an Arrow
+        table, in a job of their own: the error path only."""
+        has_bad = bad and bool(states.counters.get("bad_rows"))
+        if not self.quarantine or not (has_bad or update.late):
             return None
+        if not has_bad and ERROR_COLUMN in df.columns and update.late and self.event_time:
+            late_only = (
+                self._window_start().isin([F.lit(w) for w in update.late]) & col(ERROR_COLUMN).isNull()
+            )
+            _, selected = self._quarantine_selection(df, late_only)
+            constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
+            return df.filter(late_only).select(*constants, *[c.alias(n) for n, c in selected]).toArrow()
         late = None
         if update.late and self.event_time:
             late = self._window_start().isin([F.lit(w) for w in update.late])
             if ERROR_COLUMN in df.columns:
                 late = late & col(ERROR_COLUMN).isNull()
-        cond, selected = self._quarantine_selection(df, batch_id, late)
+        cond, selected = self._quarantine_selection(df, late)
         if cond is None:
             return None
         constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
