@@ -35,7 +35,7 @@ that analyzer alone, as in the fused path.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -114,6 +114,50 @@ def _decode(code: int, values: list[list[Any]], sizes: list[int]) -> tuple[Any, 
     return tuple(reversed(out))
 
 
+@dataclass
+class _Layout:
+    """One batch shape's full projection: the program's columns plus segment, extra and side."""
+
+    projection: _Projection
+    segment_names: list[str]
+    extras: list[Reduction]
+    side_names: list[str]
+    side_columns: list[Column]
+    filter_name: str | None
+    keep: Any = None  # the objects whose ids key this layout, kept alive
+
+    def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
+        return (
+            self.projection,
+            self.segment_names,
+            self.extras,
+            self.side_names,
+            self.side_columns,
+            self.filter_name,
+        )
+
+
+def _layout(
+    program: ArrowProgram,
+    segment: Sequence[Column],
+    extra: Sequence[RowAggregate],
+    side: Sequence[tuple[str, Column]],
+    side_filter: Column | None,
+) -> _Layout:
+    projection = program.projection.copy()
+    segment_names = [projection.add(c) for c in segment]
+    extras = [projection.reduction(r) for r in extra]
+    side_names: list[str] = []
+    side_columns: list[Column] = []
+    filter_name: str | None = None
+    if side_filter is not None and side:
+        filter_name = projection.add(F.coalesce(side_filter, F.lit(False)))
+        for i, (name, c) in enumerate(side):
+            side_names.append(name)
+            side_columns.append(F.when(side_filter, c).alias(f"_side{i}"))
+    return _Layout(projection, segment_names, extras, side_names, side_columns, filter_name)
+
+
 @dataclass(frozen=True)
 class ArrowProgram:
     """The analyzers' part of the projection, compiled once per input schema and reused by
@@ -124,6 +168,7 @@ class ArrowProgram:
     per_analyzer: tuple[tuple[ScanShareableAnalyzer, tuple[Reduction, ...]], ...]
     keyed: tuple[tuple[Any, tuple[GroupingAnalyzer, ...], str, tuple[str, ...]], ...]
     nullable: Mapping[str, bool]
+    layouts: dict[Any, _Layout] = field(default_factory=dict)  # per batch shape (run_arrow)
 
 
 def compile_program(
@@ -166,20 +211,20 @@ def run_arrow(
     ``side`` (name, column) pairs are projected in the same job, NULL except where
     ``side_filter`` is TRUE (so rows not asked for cost a validity bit), and those rows are
     set as ``out.side`` (a pyarrow Table with the side columns' names)."""
-    projection = program.projection.copy()
-    segment_names = [projection.add(c) for c in segment]
-    extras = [projection.reduction(r) for r in extra]
+    # the same segment, extra and side objects come back every batch (the handler caches them
+    # per schema): their projection is built once (each Spark expression is a py4j round trip)
+    key = (tuple(map(id, segment)), tuple(map(id, extra)), tuple(id(c) for _, c in side), id(side_filter))
+    layout = program.layouts.get(key)
+    if layout is None:
+        layout = _layout(program, segment, extra, side, side_filter)
+        if len(program.layouts) > 64:
+            program.layouts.clear()
+        program.layouts[key] = layout
+        layout.keep = (tuple(segment), tuple(extra), tuple(side), side_filter)  # ids stay valid
+    projection, segment_names, extras, side_names, side_columns, filter_name = layout.parts()
     per_analyzer = program.per_analyzer
     keyed = program.keyed
     nullable = program.nullable
-    side_names: list[str] = []
-    side_columns: list[Column] = []
-    filter_name: str | None = None
-    if side_filter is not None and side:
-        filter_name = projection.add(F.coalesce(side_filter, F.lit(False)))
-        for i, (name, c) in enumerate(side):
-            side_names.append(name)
-            side_columns.append(F.when(side_filter, c).alias(f"_side{i}"))
     if not projection.columns:
         return
     table = df.select(*projection.columns, *side_columns).toArrow()
