@@ -9,8 +9,8 @@ Runs on the driver, once per microbatch, as stages that hand each other frozen v
    (Spark's plan statistics, the source's cap, the previous batch) and picks the path:
    an empty microbatch runs no Spark job at all; a small one (up to ``small_batch_rows``)
    takes the Arrow path, ONE Spark job that projects every per-row input and also brings
-   the rows to quarantine (bad, or late under the watermark before this batch), reduced
-   on the driver; a large one persists the frame and runs the fused passes (one segmented
+   the bad rows to quarantine, reduced on the driver (late rows, known after the scope
+   stage, are collected by a job of their own when there are any); a large one persists the frame and runs the fused passes (one segmented
    ``agg``, one grouped pass per grouping set, a quarantine job when there are bad or
    late rows). Both paths give the same states per (bad record?, event-time window).
 3. Scopes -> ``ScopeUpdate`` (``ScopeStates.advance``): the batch into ``total``, each
