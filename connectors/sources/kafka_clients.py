@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -122,7 +123,6 @@ POOL_IDLE_S = 120.0  # a consumer unused this long is closed on the next acquire
 @dataclass
 class _Pooled:
     consumer: Any
-    head: int | None  # offset of the next record in the consumer's queue, None if unknown
     last_used: float
 
 
@@ -130,17 +130,30 @@ class ConsumerPool:
     """confluent-kafka consumers kept across read tasks of one Python worker (Spark reuses workers).
 
     A consumer is keyed by its settings and one topic-partition. Reading the next microbatch's
-    range then skips the connection, the metadata and the first fetch, and usually finds the
-    records already prefetched: a range that starts where the consumer's last one ended is read
-    without a seek; any other start re-assigns the partition at that offset (librdkafka drops
-    records fetched for the old position). A consumer whose read failed or stopped early is
-    closed, never pooled. Idle consumers are closed after ``POOL_IDLE_S``; at most ``POOL_MAX``
-    are kept (least recently used closed first); all are closed at interpreter exit.
+    range then skips creating the client, connecting and the metadata round trip: the pooled
+    consumer is assigned the partition at the range start (exact offset, also for a replayed
+    range) and fetches from there. A consumer released to the pool is *unassigned*: an idle
+    pooled consumer fetches nothing. (Kept assigned, librdkafka goes on fetching at the log end
+    for as long as the consumer lives; against a broker that answers an empty fetch at once,
+    e.g. the embedded test broker, every idle consumer then spins a core's fraction in its
+    broker thread and the broker with it, until a stopped query's consumers starved the next
+    query's Python processes of CPU: "Python worker failed to connect back".) A consumer whose
+    read failed or stopped early is closed, never pooled. Idle consumers are closed after
+    ``POOL_IDLE_S``; at most ``POOL_MAX`` are kept (least recently used closed first); all are
+    closed at interpreter exit. A forked child never uses (or closes) its parent's consumers:
+    the pool belongs to the process that filled it.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: dict[tuple, _Pooled] = {}
+        self._pid = os.getpid()
+
+    def _own(self) -> None:
+        """Forget consumers inherited through fork (their threads stayed in the parent); caller holds the lock."""
+        if self._pid != os.getpid():
+            self._idle = {}
+            self._pid = os.getpid()
 
     def acquire(self, conf: Mapping[str, Any], topic: str, partition: int, start: int) -> tuple[tuple, Any]:
         """(key, consumer) positioned so that its next record is ``start`` (or the first after it)."""
@@ -149,24 +162,29 @@ class ConsumerPool:
         key = (tuple(sorted((k, str(v)) for k, v in conf.items())), topic, partition)
         now = time.monotonic()
         with self._lock:
+            self._own()
             entry = self._idle.pop(key, None)
             stale = [k for k, e in self._idle.items() if now - e.last_used > POOL_IDLE_S]
             expired = [self._idle.pop(k) for k in stale]
         for e in expired:
             _close_quietly(e.consumer)
-        if entry is None:
-            consumer = ck.Consumer(dict(conf))
-            consumer.assign([ck.TopicPartition(topic, partition, start)])
-            return key, consumer
-        if entry.head != start:
-            entry.consumer.assign([ck.TopicPartition(topic, partition, start)])
-        return key, entry.consumer
+        consumer = ck.Consumer(dict(conf)) if entry is None else entry.consumer
+        consumer.assign([ck.TopicPartition(topic, partition, start)])
+        return key, consumer
 
-    def release(self, key: tuple, consumer: Any, head: int | None) -> None:
-        """Keep ``consumer`` for the next range of its partition; ``head``: its next queued offset."""
+    def release(self, key: tuple, consumer: Any) -> None:
+        """Keep ``consumer`` for the next range of its partition, unassigned (it fetches nothing
+        while idle; a consumer that cannot be unassigned is closed instead)."""
+        try:
+            consumer.unassign()
+        except Exception as err:
+            log.debug("kafka source: unassigning a consumer for the pool: %r", err)
+            _close_quietly(consumer)
+            return
         with self._lock:
+            self._own()
             old = self._idle.pop(key, None)
-            self._idle[key] = _Pooled(consumer, head, time.monotonic())
+            self._idle[key] = _Pooled(consumer, time.monotonic())
             evicted = []
             while len(self._idle) > POOL_MAX:
                 oldest = min(self._idle, key=lambda k: self._idle[k].last_used)
@@ -176,6 +194,7 @@ class ConsumerPool:
 
     def close_all(self) -> None:
         with self._lock:
+            self._own()
             entries = list(self._idle.values())
             self._idle.clear()
         for e in entries:
@@ -305,7 +324,7 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
     schema = kd.arrow_schema()
     deadline = time.monotonic() + read_timeout
     key, consumer = POOL.acquire(librdkafka_config(cfg), rng.topic, rng.partition, rng.start)
-    head: int | None = rng.start  # the offset after the last record taken off the queue
+    healthy = True  # False once the last message polled was an error other than end-of-partition
     done = False
     try:
         position = rng.start
@@ -314,10 +333,8 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
         while position < rng.end:
             polled = consumer.consume(num_messages=min(50000, max(1, rng.end - position)), timeout=0.5)
             if polled:
-                last = polled[-1]
-                head = int(last.offset() or 0) + (0 if last.error() is not None else 1)
-                if last.error() is not None and last.error().code() != ck.KafkaError._PARTITION_EOF:
-                    head = None
+                last_err = polled[-1].error()
+                healthy = last_err is None or last_err.code() == ck.KafkaError._PARTITION_EOF
             n_clean = _clean_prefix(polled, position, rng.end)
             keep: list[Any] = polled[:n_clean]
             offsets = list(range(position, position + n_clean))
@@ -373,7 +390,7 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
                 )
         done = True
     finally:
-        if done and head is not None:
-            POOL.release(key, consumer, head)
+        if done and healthy:
+            POOL.release(key, consumer)
         else:  # failed, or the task stopped reading early: never reuse
             _close_quietly(consumer)

@@ -12,7 +12,8 @@ worker with the ``client`` option's library (:mod:`streamdq.connectors.sources.k
 it ``assign``s the single partition at the range start and yields ``pyarrow.RecordBatch``es up
 to (excluding) the range end, so Spark takes whole Arrow batches, never Python rows. With
 confluent-kafka the worker keeps its consumer for the partition's next range (``ConsumerPool``)
-and the driver side keeps one admin client for its lookups. No consumer group is used: Spark's
+(unassigned between ranges, so an idle pooled consumer fetches nothing) and the driver side
+keeps one admin client for its lookups, dropped when the query stops. No consumer group is used: Spark's
 checkpoint holds the offsets, so every record is delivered exactly once into ``foreachBatch``
 across restarts from the same checkpoint.
 
@@ -416,6 +417,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         """Nothing to do: offsets live in Spark's checkpoint, not in a consumer group."""
+
+    def stop(self) -> None:
+        """The query stopped (Spark's streaming source runner calls this): drop the lookup client,
+        so its librdkafka threads and connections end with the query, not with the process."""
+        self._admin = None
 
     # -- executor side -------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[Any]:

@@ -411,6 +411,40 @@ def test_pooled_confluent_consumers_continue_and_replay_exact_ranges(
     POOL.close_all()
 
 
+def test_idle_pooled_confluent_consumers_fetch_nothing(kafka_broker: EmbeddedBroker, topic_name: str) -> None:
+    """Consumers waiting in the pool (e.g. of a query that stopped) cost no CPU. Kept assigned
+    they fetched at the log end without pause (the embedded broker answers an empty fetch at
+    once): 3 of them burnt ~1.1 cores in this process plus the broker's, and on a 2-core machine
+    the next query's streaming source process then failed to connect back to Spark in time."""
+    pytest.importorskip("confluent_kafka")
+    import resource
+
+    from streamdq.connectors.sources.kafka_clients import POOL, read_range_confluent
+    from streamdq.connectors.sources.kafka_datasource import KafkaPartitionRange, consumer_config
+
+    kafka_broker.create_topic(topic_name, partitions=3)
+    servers = kafka_broker.bootstrap_servers
+    produce(servers, topic_name, [f"v{i}" for i in range(30)])
+    cfg = consumer_config({"bootstrap_servers": servers})
+    POOL.close_all()
+    try:
+        for p in range(3):  # each range ends at the log end, as a caught-up microbatch does
+            list(read_range_confluent(cfg, KafkaPartitionRange(topic_name, p, 0, 10), 30.0))
+        assert len(POOL) == 3
+        assert all(e.consumer.assignment() == [] for e in POOL._idle.values())
+
+        def cpu() -> float:
+            r = resource.getrusage(resource.RUSAGE_SELF)
+            return r.ru_utime + r.ru_stime
+
+        time.sleep(0.5)
+        before = cpu()
+        time.sleep(3.0)
+        assert cpu() - before < 0.6, "idle pooled consumers are busy (fetching while idle?)"
+    finally:
+        POOL.close_all()
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_min_partitions_reads_one_partition_in_several_tasks_exactly_once(
     spark: Any, kafka_broker: EmbeddedBroker, topic_name: str, client: str

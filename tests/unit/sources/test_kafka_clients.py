@@ -157,11 +157,16 @@ class FakeConsumer:
     def __init__(self, conf: dict) -> None:
         self.conf = conf
         self.assigned: list[tuple[str, int, int]] = []
+        self.assignment: list[tuple[str, int, int]] = []
         self.closed = False
         FakeConsumer.created.append(self)
 
     def assign(self, tps: list[Any]) -> None:
-        self.assigned += [(tp.topic, tp.partition, tp.offset) for tp in tps]
+        self.assignment = [(tp.topic, tp.partition, tp.offset) for tp in tps]
+        self.assigned += self.assignment
+
+    def unassign(self) -> None:
+        self.assignment = []
 
     def close(self) -> None:
         self.closed = True
@@ -176,23 +181,47 @@ def fake_consumers(monkeypatch: pytest.MonkeyPatch) -> type[FakeConsumer]:
     return FakeConsumer
 
 
-def test_pool_reuses_a_consumer_and_seeks_only_when_the_range_does_not_continue(
+def test_pool_reuses_a_consumer_assigned_at_each_range_start_and_idle_unassigned(
     fake_consumers: type[FakeConsumer],
 ) -> None:
+    """A pooled consumer is unassigned while idle: an assigned one keeps fetching at the log end
+    for as long as the worker lives (after its query stopped too), and against a broker that
+    answers empty fetches at once that starved the next query's Python processes of CPU."""
     pool = ConsumerPool()
     conf = {"bootstrap.servers": "h:1"}
     key, c1 = pool.acquire(conf, "t", 0, 0)
-    assert c1.assigned == [("t", 0, 0)]
-    pool.release(key, c1, head=100)
-    key2, c2 = pool.acquire(conf, "t", 0, 100)  # the next microbatch: no seek
-    assert c2 is c1 and c1.assigned == [("t", 0, 0)]
-    pool.release(key2, c2, head=200)
-    _, c3 = pool.acquire(conf, "t", 0, 50)  # a replayed range: re-assigned at its start
-    assert c3 is c1 and c1.assigned[-1] == ("t", 0, 50)
+    assert c1.assignment == [("t", 0, 0)]
+    pool.release(key, c1)
+    assert c1.assignment == [] and not c1.closed  # idle in the pool: fetches nothing
+    key2, c2 = pool.acquire(conf, "t", 0, 100)  # the next microbatch: same consumer, exact start
+    assert c2 is c1 and c1.assignment == [("t", 0, 100)]
+    pool.release(key2, c2)
+    _, c3 = pool.acquire(conf, "t", 0, 50)  # a replayed range: assigned at its start
+    assert c3 is c1 and c1.assignment == [("t", 0, 50)]
     _, other = pool.acquire(conf, "t", 1, 0)  # another partition: its own consumer
     _, other_conf = pool.acquire({"bootstrap.servers": "h:2"}, "t", 0, 0)
     assert len({id(c1), id(other), id(other_conf)}) == 3
     assert len(pool) == 0  # all three are in use
+
+
+def test_pool_never_hands_a_forked_child_its_parents_consumers(
+    fake_consumers: type[FakeConsumer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = ConsumerPool()
+    key, c1 = pool.acquire({"x": 1}, "t", 0, 0)
+    pool.release(key, c1)
+    monkeypatch.setattr(kafka_clients.os, "getpid", lambda: -1)  # as in a forked child
+    _, c2 = pool.acquire({"x": 1}, "t", 0, 0)
+    assert c2 is not c1 and not c1.closed  # the parent's consumer is neither used nor closed here
+    pool.close_all()
+    assert not c1.closed
+
+
+def test_reader_stop_drops_its_lookup_client() -> None:
+    reader = KafkaStreamReader({**BASE, "client": "kafka-python"})
+    reader._admin = object()
+    reader.stop()
+    assert reader._admin is None
 
 
 def test_pool_closes_idle_and_surplus_consumers(
@@ -202,14 +231,14 @@ def test_pool_closes_idle_and_surplus_consumers(
     monkeypatch.setattr(kafka_clients, "POOL_MAX", 2)
     held = [pool.acquire({"x": 1}, "t", p, 0) for p in range(3)]
     for key, c in held:
-        pool.release(key, c, head=0)
+        pool.release(key, c)
     assert len(pool) == 2 and held[0][1].closed  # least recently used closed first
     pool.close_all()
     assert held[1][1].closed and held[2][1].closed and len(pool) == 0
     clock = [1000.0]
     monkeypatch.setattr(kafka_clients.time, "monotonic", lambda: clock[0])
     key, c = pool.acquire({"x": 1}, "t", 9, 0)
-    pool.release(key, c, head=0)
+    pool.release(key, c)
     clock[0] += kafka_clients.POOL_IDLE_S + 1
     pool.acquire({"x": 1}, "t", 8, 0)  # any acquire closes consumers idle too long
     assert c.closed and len(pool) == 0
