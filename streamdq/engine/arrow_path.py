@@ -213,13 +213,13 @@ def run_arrow(
     set as ``out.side`` (a pyarrow Table with the side columns' names)."""
     # the same segment, extra and side objects come back every batch (the handler caches them
     # per schema): their projection is built once (each Spark expression is a py4j round trip)
-    key = (tuple(map(id, segment)), tuple(map(id, extra)), tuple(id(c) for _, c in side), id(side_filter))
-    layout = program.layouts.get(key)
+    shape = (tuple(map(id, segment)), tuple(map(id, extra)), tuple(id(c) for _, c in side), id(side_filter))
+    layout = program.layouts.get(shape)
     if layout is None:
         layout = _layout(program, segment, extra, side, side_filter)
         if len(program.layouts) > 64:
             program.layouts.clear()
-        program.layouts[key] = layout
+        program.layouts[shape] = layout
         layout.keep = (tuple(segment), tuple(extra), tuple(side), side_filter)  # ids stay valid
     projection, segment_names, extras, side_names, side_columns, filter_name = layout.parts()
     per_analyzer = program.per_analyzer
