@@ -565,6 +565,25 @@ def estimate_kwargs(state: FrequencyState, bound: float) -> dict[str, Any]:
     return {"approximate": True, "error_bound": float(bound)}
 
 
+def key_projection(df: DataFrame, spec: FrequencySpec) -> tuple[Column, list[Column]]:
+    """(scope flag, key columns) of ``spec`` as per-row Spark expressions over ``df``: what
+    ``grouped_counts`` groups by, and what the small-batch path projects and groups itself.
+
+    Histogram keys are cast to string with NULL as ``"NullValue"``; keys are NULL out of scope.
+    """
+    columns = spec.resolve_columns(df.columns)
+    scope = in_scope(spec.where)
+    if spec.histogram:
+        if len(columns) != 1:
+            raise ValueError(f"a histogram groups exactly one column, got {columns}")
+        keys = [F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE))]
+    else:
+        keys = [col(c) for c in columns]
+    if spec.where is not None:
+        keys = [F.when(scope, k) for k in keys]
+    return scope, keys
+
+
 def grouped_counts(
     df: DataFrame, spec: FrequencySpec, segment: Sequence[Column] = ()
 ) -> tuple[DataFrame, int]:
@@ -575,15 +594,8 @@ def grouped_counts(
     event-time window), when given, lead the grouping as ``s0..`` so one pass yields the
     counts of every segment.
     """
-    columns = spec.resolve_columns(df.columns)
-    scope = in_scope(spec.where)
-    if spec.histogram:
-        if len(columns) != 1:
-            raise ValueError(f"a histogram groups exactly one column, got {columns}")
-        keys = [F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE))]
-    else:
-        keys = [col(c) for c in columns]
-    named = [(F.when(scope, k) if spec.where is not None else k).alias(f"k{i}") for i, k in enumerate(keys)]
+    scope, keys = key_projection(df, spec)
+    named = [k.alias(f"k{i}") for i, k in enumerate(keys)]
     segs = [c.alias(f"s{i}") for i, c in enumerate(segment)]
     grouped = df.groupBy(*segs, scope.alias("in_scope"), *named).agg(
         F.count(F.lit(1)).cast("long").alias("count")

@@ -1,7 +1,7 @@
 """The Arrow form of a grouping: per-row key columns projected by Spark, grouped on the driver.
 
-Where it runs: the small-batch path of the engine. ``key_projection(df, spec)`` gives the
-per-row Spark expressions of ``frequency.grouped_counts`` *before* its ``groupBy``: the
+Where it runs: the small-batch path of the engine. ``frequency.key_projection(df, spec)``
+gives the per-row Spark expressions ``frequency.grouped_counts`` groups by: the
 scope flag (``where`` evaluated by Spark) and the key columns (histogram keys cast to
 string with NULL as ``"NullValue"``, plain keys NULL out of scope). The plan projects them in
 its one Spark job; ``state_from_keys`` groups the collected columns with pyarrow and hands
@@ -26,26 +26,8 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
-from streamdq.analyzers.base import col, in_scope
-from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec, FrequencyState, state_from_grouped
-
-
-def key_projection(df: DataFrame, spec: FrequencySpec) -> tuple[Column, list[Column]]:
-    """(scope flag, key columns) of ``spec`` as per-row Spark expressions over ``df``."""
-    columns = spec.resolve_columns(df.columns)
-    scope = in_scope(spec.where)
-    if spec.histogram:
-        if len(columns) != 1:
-            raise ValueError(f"a histogram groups exactly one column, got {columns}")
-        keys = [F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE))]
-    else:
-        keys = [col(c) for c in columns]
-    if spec.where is not None:
-        keys = [F.when(scope, k) for k in keys]
-    return scope, keys
+from streamdq.analyzers.frequency import FrequencyState, state_from_grouped
 
 
 def _normalized(key: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

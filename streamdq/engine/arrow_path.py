@@ -8,7 +8,7 @@ dominates a microbatch of hundreds to tens of thousands of rows; this path pays 
 How: every analyzer's aggregates are declared as ``RowAggregate`` values (a kind over per-row
 Spark expressions). The path projects each distinct per-row input once, plus the segment
 columns (bad record?, event-time window) and the key columns of every grouping set
-(``frequency_arrow.key_projection``), in ONE ``select(...).toArrow()``. Spark evaluates every
+(``frequency.key_projection``), in ONE ``select(...).toArrow()``. Spark evaluates every
 expression (where-filters, predicates, casts, Java regexes) exactly as in the fused path; the
 driver only reduces: per segment, ``row_aggregate.evaluate_arrow`` gives each aggregate the
 value Spark's aggregate would return and the analyzer's own ``state_from`` builds the state;
@@ -45,7 +45,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
-from streamdq.analyzers.frequency_arrow import key_projection, state_from_keys
+from streamdq.analyzers.frequency import key_projection
+from streamdq.analyzers.frequency_arrow import state_from_keys
 from streamdq.analyzers.row_aggregate import RowAggregate, evaluate_arrow
 from streamdq.engine.plan_result import SegmentedResult, SegmentRow
 
