@@ -90,13 +90,8 @@ def conditional(value: Column, where: str | None) -> Column:
     return F.when(in_scope(where), value)
 
 
-def count_in_scope(where: str | None) -> Column:
-    """Number of rows in scope, as a BIGINT aggregate (0, never NULL)."""
-    return F.sum(F.when(in_scope(where), F.lit(1)).otherwise(F.lit(0))).cast("long")
-
-
 def rows_in_scope(where: str | None) -> RowAggregate:
-    """``count_in_scope`` as a row aggregate (``rows`` when there is no filter)."""
+    """The number of rows in scope, as a row aggregate (``rows`` when there is no filter)."""
     if where is None:
         return RowAggregate("rows")
     return RowAggregate("count_if", (in_scope(where),))

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -58,10 +57,6 @@ class DataTypeState(JsonState):
         return sum(self.counts())
 
 
-def _count(condition: Column) -> RowAggregate:
-    return count_if(condition)
-
-
 @register_analyzer
 @dataclass(frozen=True)
 class DataType(ScanShareableAnalyzer):
@@ -77,7 +72,7 @@ class DataType(ScanShareableAnalyzer):
         integ = ~frac & F.coalesce(text.rlike(INTEGRAL), F.lit(False))
         boolean = ~frac & ~integ & F.coalesce(text.rlike(BOOLEAN), F.lit(False))
         string = text.isNotNull() & ~frac & ~integ & ~boolean
-        return [_count(text.isNull()), _count(frac), _count(integ), _count(boolean), _count(string)]
+        return [count_if(text.isNull()), count_if(frac), count_if(integ), count_if(boolean), count_if(string)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return DataTypeState(*(int(row[offset + i] or 0) for i in range(5)))
