@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,17 @@ QUARANTINE_SOURCE_COLUMNS = (
     ("offset", "_streamdq_kafka_offset", "long"),
     ("file", "_streamdq_file", "string"),
 )
+
+
+@dataclass(frozen=True)
+class _BatchShape:
+    """The compute stage's own expressions for one input schema: the segment columns, the
+    extra per-segment aggregates, and which rows are bad with their quarantine columns."""
+
+    segment: list[Column]
+    extra: list[RowAggregate]
+    bad_filter: Column | None
+    bad_columns: list[tuple[str, Column]]
 
 
 def _concat(first: pa.Table | None, second: pa.Table | None) -> pa.Table | None:
@@ -141,8 +152,7 @@ class BatchHandler:
         self.plan = AnalysisPlan(self.analyzers, max_groups=max_groups)
         self.scopes = ScopeStates(self.window_length, watermark_delay=self.watermark_delay)
         self.sizer = BatchSizer(small_batch_rows=small_batch_rows, rows_cap=rows_cap)
-        self._segment_cache: dict[str, tuple[list[Column], list[RowAggregate]]] = {}
-        self._bad_selection_cache: dict[str, tuple[Column | None, list[tuple[str, Column]]]] = {}
+        self._shapes: dict[str, _BatchShape] = {}
         self.policy_state: dict[str, Any] = {}
         self.last_report: BatchReport | None = None
         self.batches_committed = 0
@@ -261,17 +271,20 @@ class BatchHandler:
         micros = F.unix_micros(col(self.event_time).cast("timestamp"))
         return F.timestamp_micros(F.floor(micros / F.lit(length)) * F.lit(length))
 
+    def _shape(self, df: DataFrame) -> _BatchShape:
+        """The Spark expressions the compute stage adds to the analyzers', built once per
+        schema (each Spark expression costs a py4j round trip)."""
+        key = df.schema.json()
+        shape = self._shapes.get(key)
+        if shape is None:
+            segment, extra = self._segments(df)
+            bad_filter, bad_columns = self._quarantine_selection(df, None)
+            shape = self._shapes[key] = _BatchShape(segment, extra, bad_filter, bad_columns)
+        return shape
+
     def _segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
         """Segment columns (bad record?, window start) and the extra per-segment aggregates:
-        rows, max event time, rows with each kind of schema drift (built once per schema:
-        each Spark expression costs a py4j round trip)."""
-        key = df.schema.json()
-        cached = self._segment_cache.get(key)
-        if cached is None:
-            cached = self._segment_cache[key] = self._build_segments(df)
-        return cached
-
-    def _build_segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
+        rows, max event time, rows with each kind of schema drift."""
         cols = set(df.columns)
         bad = col(ERROR_COLUMN).isNotNull() if ERROR_COLUMN in cols else F.lit(False)
         window_start = self._window_start() if self.event_time else F.lit(None).cast("timestamp")
@@ -294,12 +307,14 @@ class BatchHandler:
         counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
         if path == "empty":
             return BatchStates(counters=counters, path="empty"), None
-        segment, extra = self._segments(df)
+        shape = self._shape(df)
         side: list[tuple[str, Column]] = []
         side_filter: Column | None = None
-        if self.quarantine and path == "arrow":
-            side_filter, side = self._bad_row_selection(df)
-        result = self.plan.run_segmented(df, segment, extra, path=path, side=side, side_filter=side_filter)
+        if self.quarantine and path == "arrow":  # the bad rows come along in the one job
+            side_filter, side = shape.bad_filter, shape.bad_columns
+        result = self.plan.run_segmented(
+            df, shape.segment, shape.extra, path=path, side=side, side_filter=side_filter
+        )
         batch: StateMap = {}
         windows: dict[datetime, StateMap] = {}
         window_rows: dict[datetime, int] = {}
@@ -507,15 +522,6 @@ class BatchHandler:
             *position,
         ]
         return cond, selected
-
-    def _bad_row_selection(self, df: DataFrame) -> tuple[Column | None, list[tuple[str, Column]]]:
-        """``_quarantine_selection`` of the bad rows alone (cached per schema): what the Arrow
-        path's one job brings along for the quarantine table."""
-        key = df.schema.json()
-        cached = self._bad_selection_cache.get(key)
-        if cached is None:
-            cached = self._bad_selection_cache[key] = self._quarantine_selection(df, None)
-        return cached
 
     def _quarantine_fused(
         self, df: DataFrame, batch_id: int, states: BatchStates, update: ScopeUpdate, *, bad: bool = True
