@@ -322,14 +322,12 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
     from streamdq.connectors.sources import kafka_datasource as kd
 
     schema = kd.arrow_schema()
-    deadline = time.monotonic() + read_timeout
+    watch = kd.ProgressWatch(rng, read_timeout)
     key, consumer = POOL.acquire(librdkafka_config(cfg), rng.topic, rng.partition, rng.start)
     healthy = True  # False once the last message polled was an error other than end-of-partition
     done = False
     try:
         position = rng.start
-        waiting_since: float | None = None
-        next_report = 0.0
         while position < rng.end:
             polled = consumer.consume(num_messages=min(50000, max(1, rng.end - position)), timeout=0.5)
             if polled:
@@ -368,26 +366,10 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
                 yield messages_to_batch(keep, rng.topic, rng.partition, schema, offsets)
                 progressed = True
             if progressed:
-                deadline = time.monotonic() + read_timeout
-                waiting_since = None
+                watch.progressed()
                 continue
-            now = time.monotonic()
-            if waiting_since is None:
-                waiting_since, next_report = now, now + kd.WAIT_REPORT_S
-            elif now >= next_report:
-                log.warning(
-                    "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
-                    "acknowledged (gives up after %.0fs without progress)",
-                    rng,
-                    now - waiting_since,
-                    position,
-                    read_timeout,
-                )
-                next_report = now + kd.WAIT_REPORT_S
-            if now > deadline:
-                raise RuntimeError(
-                    f"kafka source: no progress reading {rng} for {read_timeout}s (stuck at offset {position})"
-                )
+            watch.waiting(position)
+            watch.check(position)
         done = True
     finally:
         if done and healthy:

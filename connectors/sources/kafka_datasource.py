@@ -541,6 +541,47 @@ def records_to_batch(records: list[Any], schema: Any) -> Any:
     )
 
 
+class ProgressWatch:
+    """The read task's watchdog over one offset range, shared by both clients' readers.
+
+    ``progressed()`` after records or gaps moved the position; ``waiting(position)`` after a
+    poll that moved nothing (logs a warning every ``WAIT_REPORT_S`` seconds of such a wait: a
+    silent stall looks like a hung job); ``check(position)`` raises once ``read_timeout``
+    seconds passed without progress (the deadline starts when the watch is made)."""
+
+    def __init__(self, rng: KafkaPartitionRange, read_timeout: float) -> None:
+        self.rng = rng
+        self.read_timeout = read_timeout
+        self.deadline = time.monotonic() + read_timeout
+        self._waiting_since: float | None = None
+        self._next_report = 0.0
+
+    def progressed(self) -> None:
+        self.deadline = time.monotonic() + self.read_timeout
+        self._waiting_since = None
+
+    def waiting(self, position: int) -> None:
+        now = time.monotonic()
+        if self._waiting_since is None:
+            self._waiting_since, self._next_report = now, now + WAIT_REPORT_S
+        elif now >= self._next_report:
+            log.warning(
+                "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
+                "acknowledged (gives up after %.0fs without progress)",
+                self.rng,
+                now - self._waiting_since,
+                position,
+                self.read_timeout,
+            )
+            self._next_report = now + WAIT_REPORT_S
+
+    def check(self, position: int) -> None:
+        if time.monotonic() > self.deadline:
+            raise RuntimeError(
+                f"kafka source: no progress reading {self.rng} for {self.read_timeout}s (stuck at offset {position})"
+            )
+
+
 def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0) -> Iterator[Any]:
     """Yield ``pyarrow.RecordBatch``es (Spark kafka schema) for offsets ``[rng.start, rng.end)``.
 
@@ -554,22 +595,20 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
 
     schema = arrow_schema()
     tp = TopicPartition(rng.topic, rng.partition)
-    deadline = time.monotonic() + read_timeout
+    watch = ProgressWatch(rng, read_timeout)
     consumer = None
     try:
         while consumer is None:
             try:
                 consumer = KafkaConsumer(**{"bootstrap_timeout_ms": 10000, **cfg})
             except Exception as e:
-                if time.monotonic() > deadline:
+                if time.monotonic() > watch.deadline:
                     raise RuntimeError(f"kafka source: cannot connect to read {rng}: {e!r}") from e
                 log.warning("kafka source: cannot connect to read %s (%r); retrying", rng, e)
                 time.sleep(1.0)
         consumer.assign([tp])
         consumer.seek(tp, rng.start)
         position = rng.start
-        waiting_since: float | None = None
-        next_report = 0.0
         while position < rng.end:
             polled = consumer.poll(timeout_ms=500, max_records=min(10000, rng.end - position))
             records = polled.get(tp, [])
@@ -589,31 +628,15 @@ def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: floa
             if keep:
                 yield records_to_batch(keep, schema)
             if records:
-                deadline = time.monotonic() + read_timeout
-                waiting_since = None
+                watch.progressed()
                 continue
-            now = time.monotonic()
-            if waiting_since is None:
-                waiting_since, next_report = now, now + WAIT_REPORT_S
-            elif now >= next_report:
-                log.warning(
-                    "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
-                    "acknowledged (gives up after %.0fs without progress)",
-                    rng,
-                    now - waiting_since,
-                    position,
-                    read_timeout,
-                )
-                next_report = now + WAIT_REPORT_S
+            watch.waiting(position)
             # no records: gaps (compaction, transaction markers) advance the position silently
             try:
                 position = max(position, int(consumer.position(tp, timeout_ms=2000) or position))
             except Exception as e:
                 log.warning("kafka source: waiting for broker while reading %s (%r)", rng, e)
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"kafka source: no progress reading {rng} for {read_timeout}s (stuck at offset {position})"
-                )
+            watch.check(position)
     finally:
         if consumer is not None:
             consumer.close()
