@@ -10,11 +10,22 @@ Two call forms are accepted (both are used across the code base):
 
 * ``ConfigError(key, problem, fix=None, file=None)`` — structured;
 * ``ConfigError(message, file=..., path=...)`` — a free-form message with an optional key path.
+
+Mistakes are reported all at once: ``ErrorCollector`` gathers the ``ConfigError`` raised by
+independent validation steps (``collector.get(fn, *args, default=...)`` or ``with
+collector.catch(): ...``) and ``collector.raise_if_any()`` raises one ``ConfigErrors`` holding
+them all. ``ConfigErrors`` is itself a ``ConfigError`` (its key, problem and fix are the first
+error's), so every ``except ConfigError`` keeps working; ``str()`` is one line per error.
+``ConfigError.line()`` is the one-line report form ``file: key: problem; fix: ...``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -69,3 +80,93 @@ class ConfigError(ValueError):
         )
 
     in_file = with_file
+
+    def line(self) -> str:
+        """The report line ``file: key: problem; fix: <fix>`` (file, key and fix only where known)."""
+        parts = [p for p in (self.file, self.key) if p]
+        problem = self.problem
+        if self.key and problem.startswith(f"{self.key}: "):
+            problem = problem[len(self.key) + 2 :]
+        text = ": ".join([*parts, problem])
+        return f"{text}; fix: {self.fix}" if self.fix else text
+
+    def errors_list(self) -> tuple[ConfigError, ...]:
+        """The individual errors: this one alone (``ConfigErrors`` overrides it)."""
+        return (self,)
+
+
+class ConfigErrors(ConfigError):
+    """Several configuration mistakes found in one run (at least one).
+
+    ``errors`` holds them in the order found; ``key``/``problem``/``fix``/``file`` are the
+    first one's; ``str()`` and ``lines()`` give one ``file: key: problem; fix`` line each.
+    """
+
+    def __init__(self, errors: Iterable[ConfigError]) -> None:
+        flat: list[ConfigError] = []
+        for error in errors:
+            flat.extend(error.errors_list())
+        if not flat:
+            raise ValueError("ConfigErrors needs at least one error")
+        self.errors: tuple[ConfigError, ...] = tuple(flat)
+        first = flat[0]
+        super().__init__(first.key, first.problem or "invalid", first.fix, first.file)
+        self.args = ("\n".join(self.lines()),)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def lines(self) -> list[str]:
+        return [e.line() for e in self.errors]
+
+    def errors_list(self) -> tuple[ConfigError, ...]:
+        return self.errors
+
+    def with_file(self, file: str) -> ConfigErrors:
+        return ConfigErrors(e.with_file(file) for e in self.errors)
+
+    in_file = with_file
+
+
+class ErrorCollector:
+    """Gathers ConfigErrors from independent validation steps, to report them all at once."""
+
+    def __init__(self, file: str | None = None) -> None:
+        self.file = file
+        self.errors: list[ConfigError] = []
+
+    def add(self, error: ConfigError) -> None:
+        """Record ``error`` (a ``ConfigErrors`` adds each of its errors), naming ``file``."""
+        for one in error.errors_list():
+            self.errors.append(one.with_file(self.file) if self.file else one)
+
+    def extend(self, errors: Iterable[ConfigError]) -> None:
+        for error in errors:
+            self.add(error)
+
+    @contextmanager
+    def catch(self) -> Iterator[None]:
+        """``with collector.catch(): step()`` records the step's ConfigError and goes on."""
+        try:
+            yield
+        except ConfigError as exc:
+            self.add(exc)
+
+    def get(self, fn: Callable[..., T], *args: Any, default: T, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, or ``default`` after recording its ConfigError."""
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as exc:
+            self.add(exc)
+            return default
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def __len__(self) -> int:
+        return len(self.errors)
+
+    def raise_if_any(self) -> None:
+        """Raise one ``ConfigErrors`` with everything recorded (nothing when all was fine)."""
+        if self.errors:
+            raise ConfigErrors(self.errors)

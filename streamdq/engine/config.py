@@ -1,7 +1,14 @@
 """The run config of a streaming job (YAML), validated at start-up.
 
-Every mistake raises ``ConfigError`` naming the file, the key path and the fix, before
-any Spark job starts. Relative paths are resolved against the config file's folder.
+Every mistake is reported before any Spark job starts, all of them at once: ``load_run_config``
+raises one ``ConfigErrors`` (a ``ConfigError``) with a ``file: key: problem; fix`` line per
+mistake; ``read_run_config`` returns the config as far as it is valid plus the errors (the
+whole-config check in ``config_check.py`` goes on from there: schema, columns, paths).
+Relative paths are resolved against the config file's folder.
+
+Adding a key: name it in ``KNOWN_KEYS``, give ``RunConfig`` a field, and parse it in
+``_validate`` with ``errs.get(parser, raw.get("key"), "key", default=...)`` so that a mistake
+in it is collected with the others instead of hiding them.
 See docs/streaming.md for the full reference; a minimal config::
 
     dataset: orders
@@ -25,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, ErrorCollector
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
 _UNITS = {
@@ -67,6 +74,7 @@ KNOWN_KEYS = {
     "auto_validate",
     "quality_score",
     "query_name",
+    "supervision",
 }
 
 
@@ -102,6 +110,36 @@ class StateConfig:
 
 
 @dataclass(frozen=True)
+class SupervisionConfig:
+    """``supervision:`` of a run config: how the supervisor restarts a failed query.
+
+    At most ``max_restarts`` restarts within any ``window`` seconds, each after an exponential
+    backoff from ``backoff_initial`` to ``backoff_max`` seconds with jitter; a batch that fails
+    ``poison_after`` times (not counting transient failures) is a poison batch, handled by
+    ``poison``: ``quarantine`` (its rows go to quarantine, the stream moves on) or ``stop``."""
+
+    enabled: bool = True
+    max_restarts: int = 10
+    backoff_initial: float = 1.0
+    backoff_max: float = 60.0
+    window: float = 600.0
+    poison: str = "quarantine"
+    poison_after: int = 3
+
+
+SUPERVISION_KEYS = (
+    "enabled",
+    "max_restarts",
+    "backoff_initial",
+    "backoff_max",
+    "window",
+    "poison",
+    "poison_after",
+)
+POISON_POLICIES = ("quarantine", "stop")
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """A validated run config. ``checks`` holds the raw checks spec (list of dicts)."""
 
@@ -123,6 +161,7 @@ class RunConfig:
     auto_validate: dict[str, Any] | None = None
     quality_score: dict[str, Any] | None = None
     query_name: str | None = None
+    supervision: SupervisionConfig = field(default_factory=SupervisionConfig)
     file: str | None = None
 
     @property
@@ -148,39 +187,80 @@ def _resolve(path: str, base: Path) -> str:
 def load_run_config(
     source: str | os.PathLike[str] | dict[str, Any], *, base_dir: str | None = None
 ) -> RunConfig:
-    """Load and validate a run config from a YAML file path or an already-parsed dict."""
+    """Load and validate a run config from a YAML file path or an already-parsed dict.
+
+    Raises ``ConfigErrors`` (a ``ConfigError``) listing every mistake found in the file.
+    """
+    config, errors = read_run_config(source, base_dir=base_dir)
+    errors.raise_if_any()
+    assert config is not None
+    return config
+
+
+def read_run_config(
+    source: str | os.PathLike[str] | dict[str, Any], *, base_dir: str | None = None
+) -> tuple[RunConfig | None, ErrorCollector]:
+    """The run config as far as it is valid (defaults stand in for wrong keys) and the errors.
+
+    The config is None when the file cannot be read, is not YAML or is not a mapping. Never
+    raises ``ConfigError``: every mistake is in the returned collector, naming the file.
+    """
     file: str | None = None
     if isinstance(source, dict):
-        raw = source
+        raw: Any = source
         base = Path(base_dir or os.getcwd())
     else:
         file = str(source)
+    errs = ErrorCollector(file)
+    if file is not None:
         try:
             text = Path(file).read_text()
         except OSError as exc:
-            raise ConfigError(f"cannot read the run config: {exc.strerror}", file=file) from None
+            errs.add(ConfigError(f"cannot read the run config: {exc.strerror}", file=file))
+            return None, errs
         try:
             raw = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"not valid YAML: {exc}", file=file) from None
+            errs.add(ConfigError(yaml_problem(exc), fix="fix the YAML syntax at that line", file=file))
+            return None, errs
         base = Path(base_dir or Path(file).resolve().parent)
     try:
-        return _validate(raw, base, file)
-    except ConfigError as exc:
-        raise exc.in_file(file) if file else exc from None
+        return _validate(raw, base, file, errs), errs
+    except ConfigError as exc:  # a key parsed without the collector: still report everything
+        errs.add(exc)
+        return None, errs
 
 
-def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """``line L, column C: not valid YAML: <problem>`` (the line when YAML marks one)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: not valid YAML: {problem}"
+    return f"not valid YAML: {problem}"
+
+
+def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunConfig | None:
     if not isinstance(raw, dict):
-        raise ConfigError("the run config must be a mapping with keys such as dataset, source, checkpoint")
-    unknown = sorted(set(raw) - KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(KNOWN_KEYS))}",
-            path=unknown[0],
+        errs.add(
+            ConfigError("the run config must be a mapping with keys such as dataset, source, checkpoint")
         )
-    dataset = _require(raw, "dataset", str, "a dataset name (string), e.g. 'dataset: orders'")
-    source = dict(_require(raw, "source", dict, "a mapping with a 'type' (kafka | files | clf | generator)"))
+        return None
+    for key in sorted(set(raw) - KNOWN_KEYS, key=str):
+        errs.add(ConfigError(str(key), "unknown key", f"known keys: {', '.join(sorted(KNOWN_KEYS))}"))
+    dataset = errs.get(
+        _require, raw, "dataset", str, "a dataset name (string), e.g. 'dataset: orders'", default=""
+    )
+    source: dict[str, Any] = dict(
+        errs.get(
+            _require,
+            raw,
+            "source",
+            dict,
+            "a mapping with a 'type' (kafka | files | clf | generator)",
+            default={},
+        )
+    )
     for key in ("path", "schema_file"):
         if isinstance(source.get(key), str):
             source[key] = _resolve(source[key], base)
@@ -188,68 +268,70 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         from streamdq.connectors.sources import validate_source_spec
     except ImportError:  # pragma: no cover - the connectors ship with streamdq
         validate_source_spec = None
-    if validate_source_spec is not None:
-        validate_source_spec(source, "source")
-    checkpoint = _resolve(
-        _require(raw, "checkpoint", str, "a checkpoint directory, e.g. 'checkpoint: ./chk'"), base
+    if validate_source_spec is not None and "source" in raw:
+        with errs.catch():
+            validate_source_spec(source, "source")
+    checkpoint = errs.get(
+        _require, raw, "checkpoint", str, "a checkpoint directory, e.g. 'checkpoint: ./chk'", default=""
     )
+    checkpoint = _resolve(checkpoint, base) if checkpoint else ""
     event_time = raw.get("event_time")
     if event_time is not None and not isinstance(event_time, str):
-        raise ConfigError(f"expected the name of a timestamp column, got {event_time!r}", path="event_time")
-    window = parse_duration(raw.get("window", "1 minute"), "window")
+        errs.add(
+            ConfigError(
+                "event_time",
+                f"expected the name of a timestamp column, got {event_time!r}",
+                "write event_time: ts",
+            )
+        )
+        event_time = None
+    window = errs.get(parse_duration, raw.get("window", "1 minute"), "window", default=60.0)
     watermark = (
-        parse_duration(raw["watermark"], "watermark") if raw.get("watermark") not in (None, 0, "0") else 0.0
+        errs.get(parse_duration, raw["watermark"], "watermark", default=0.0)
+        if raw.get("watermark") not in (None, 0, "0")
+        else 0.0
     )
     trigger = raw.get("trigger", "5 seconds")
-    if trigger not in ("once", "available_now"):
-        parse_duration(trigger, "trigger")
-    state_raw = raw.get("state") or {}
-    if isinstance(state_raw, str):
-        state_raw = {"path": state_raw}
-    if not isinstance(state_raw, dict):
-        raise ConfigError("expected a mapping such as {path: ./state, retention_hours: 168}", path="state")
-    state_keys = {"path", "retention_hours", "maintenance_every", "log_retention_hours", "storage_options"}
-    bad_state = sorted(set(state_raw) - state_keys)
-    if bad_state:
-        raise ConfigError(
-            f"unknown key; known: {', '.join(sorted(state_keys))}",
-            path=f"state.{bad_state[0]}",
-        )
-    state = StateConfig(
-        path=_resolve(state_raw["path"], base) if state_raw.get("path") else None,
-        retention_hours=float(state_raw.get("retention_hours", 168)),
-        maintenance_every=int(state_raw.get("maintenance_every", 100)),
-        log_retention_hours=_non_negative(
-            state_raw.get("log_retention_hours", 1.0), "state.log_retention_hours"
-        ),
-        storage_options=dict(state_raw.get("storage_options") or {}),
-    )
-    checks, origin = _load_checks(raw, base)
+    if (
+        trigger not in ("once", "available_now")
+        and errs.get(parse_duration, trigger, "trigger", default=0.0) == 0.0
+    ):
+        trigger = "5 seconds"
+    state = _state_config(raw.get("state"), base, errs)
+    no_checks: tuple[list[dict[str, Any]], str] = ([], "<inline>")
+    checks, origin = errs.get(_load_checks, raw, base, default=no_checks)
     sinks = raw.get("sinks") or [{"type": "console"}]
     if not isinstance(sinks, list) or not all(isinstance(s, dict) for s in sinks):
-        raise ConfigError("expected a list of mappings such as [{type: console}]", path="sinks")
+        errs.add(ConfigError("expected a list of mappings such as [{type: console}]", path="sinks"))
+        sinks = []
     try:
         from streamdq.connectors.sinks import validate_sink_specs
     except ImportError:  # pragma: no cover
         validate_sink_specs = None
-    if validate_sink_specs is not None:
-        validate_sink_specs(sinks, "sinks")
-    max_groups = raw.get("max_groups", 100_000)
-    if not isinstance(max_groups, int) or isinstance(max_groups, bool) or max_groups < 1:
-        raise ConfigError(f"expected a positive integer, got {max_groups!r}", path="max_groups")
-    small_batch_rows = raw.get("small_batch_rows", 250_000)
-    if not isinstance(small_batch_rows, int) or isinstance(small_batch_rows, bool) or small_batch_rows < 0:
-        raise ConfigError(
-            f"expected an integer >= 0 (rows up to which a microbatch takes the one-job Arrow path; "
-            f"0 = always the fused Spark passes), got {small_batch_rows!r}",
-            path="small_batch_rows",
-        )
+    if validate_sink_specs is not None and sinks:
+        with errs.catch():
+            validate_sink_specs(sinks, "sinks")
+    max_groups = errs.get(_int_at_least, raw.get("max_groups", 100_000), "max_groups", 1, default=100_000)
+    small_batch_rows = errs.get(
+        _int_at_least,
+        raw.get("small_batch_rows", 250_000),
+        "small_batch_rows",
+        0,
+        "rows up to which a microbatch takes the one-job Arrow path; 0 = always the fused Spark passes",
+        default=250_000,
+    )
     alerts = raw.get("alerts") or {}
     if not isinstance(alerts, dict):
-        raise ConfigError(
-            "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)", path="alerts"
+        errs.add(
+            ConfigError(
+                "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)",
+                path="alerts",
+            )
         )
-    _validate_monitors(raw.get("auto_validate"), raw.get("quality_score"), dataset)
+        alerts = {}
+    with errs.catch():
+        _validate_monitors(raw.get("auto_validate"), raw.get("quality_score"), dataset)
+    supervision = errs.get(_supervision, raw.get("supervision"), default=SupervisionConfig())
     return RunConfig(
         dataset=dataset,
         source=source,
@@ -269,14 +351,131 @@ def _validate(raw: Any, base: Path, file: str | None) -> RunConfig:
         auto_validate=raw.get("auto_validate"),
         quality_score=raw.get("quality_score"),
         query_name=raw.get("query_name"),
+        supervision=supervision,
         file=file,
     )
 
 
-def _non_negative(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ConfigError(f"expected a number of hours >= 0, got {value!r}", path=path)
+STATE_KEYS = {"path", "retention_hours", "maintenance_every", "log_retention_hours", "storage_options"}
+
+
+def _state_config(state_raw: Any, base: Path, errs: ErrorCollector) -> StateConfig:
+    """``state:`` (a path, or a mapping of STATE_KEYS), each key checked; defaults stand in."""
+    state_raw = state_raw or {}
+    if isinstance(state_raw, str):
+        state_raw = {"path": state_raw}
+    if not isinstance(state_raw, dict):
+        errs.add(
+            ConfigError("expected a mapping such as {path: ./state, retention_hours: 168}", path="state")
+        )
+        return StateConfig()
+    for key in sorted(set(state_raw) - STATE_KEYS, key=str):
+        errs.add(ConfigError(f"state.{key}", "unknown key", f"known: {', '.join(sorted(STATE_KEYS))}"))
+    path = state_raw.get("path")
+    if path is not None and (not isinstance(path, str) or not path.strip()):
+        errs.add(ConfigError("state.path", f"expected a directory path, got {path!r}", "write path: ./state"))
+        path = None
+    options = state_raw.get("storage_options") or {}
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        errs.add(
+            ConfigError(
+                "state.storage_options",
+                f"expected a mapping of option names to values, got {options!r}",
+                "write storage_options: {AWS_REGION: eu-west-1}",
+            )
+        )
+        options = {}
+    return StateConfig(
+        path=_resolve(path, base) if path else None,
+        retention_hours=errs.get(
+            _positive_hours, state_raw.get("retention_hours", 168), "state.retention_hours", default=168.0
+        ),
+        maintenance_every=errs.get(
+            _int_at_least,
+            state_raw.get("maintenance_every", 100),
+            "state.maintenance_every",
+            1,
+            "batches between Delta maintenance runs",
+            default=100,
+        ),
+        log_retention_hours=errs.get(
+            _non_negative, state_raw.get("log_retention_hours", 1.0), "state.log_retention_hours", default=1.0
+        ),
+        storage_options={str(k): str(v) for k, v in options.items()},
+    )
+
+
+def _int_at_least(value: Any, path: str, low: int, meaning: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        what = f"an integer >= {low}" + (f" ({meaning})" if meaning else "")
+        raise ConfigError(
+            path, f"expected {what}, got {value!r}", f"write e.g. {path.split('.')[-1]}: {max(low, 100)}"
+        )
+    return value
+
+
+def _positive_hours(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+        raise ConfigError(
+            path,
+            f"expected a number of hours > 0, got {value!r}",
+            f"write e.g. {path.split('.')[-1]}: 168 (a week)",
+        )
     return float(value)
+
+
+def _non_negative(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        raise ConfigError(
+            path, f"expected a number of hours >= 0, got {value!r}", f"write e.g. {path.split('.')[-1]}: 1"
+        )
+    return float(value)
+
+
+def _supervision(raw: Any) -> SupervisionConfig:
+    """``supervision:`` (optional; ``false`` turns restarts off) as a SupervisionConfig."""
+    if raw is None or raw is True:
+        return SupervisionConfig()
+    if raw is False:
+        return SupervisionConfig(enabled=False)
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            "supervision",
+            f"expected a mapping or false, got {raw!r}",
+            "write e.g. supervision: {max_restarts: 10, backoff_max: 1 minute, poison: quarantine}",
+        )
+    unknown = sorted(set(raw) - set(SUPERVISION_KEYS), key=str)
+    if unknown:
+        raise ConfigError(f"supervision.{unknown[0]}", "unknown key", f"known: {', '.join(SUPERVISION_KEYS)}")
+    defaults = SupervisionConfig()
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError("supervision.enabled", f"expected true or false, got {enabled!r}", "write enabled: true")
+    max_restarts = _int_at_least(raw.get("max_restarts", defaults.max_restarts), "supervision.max_restarts", 0)
+    poison_after = _int_at_least(raw.get("poison_after", defaults.poison_after), "supervision.poison_after", 1)
+    initial = parse_duration(raw.get("backoff_initial", defaults.backoff_initial), "supervision.backoff_initial")
+    most = parse_duration(raw.get("backoff_max", defaults.backoff_max), "supervision.backoff_max")
+    if most < initial:
+        raise ConfigError(
+            "supervision.backoff_max",
+            f"{most:g} s is below backoff_initial ({initial:g} s)",
+            "make backoff_max at least backoff_initial",
+        )
+    window = parse_duration(raw.get("window", defaults.window), "supervision.window")
+    poison = raw.get("poison", defaults.poison)
+    if poison not in POISON_POLICIES:
+        raise ConfigError(
+            "supervision.poison", f"unknown policy {poison!r}", f"use one of {', '.join(POISON_POLICIES)}"
+        )
+    return SupervisionConfig(
+        enabled=enabled,
+        max_restarts=max_restarts,
+        backoff_initial=initial,
+        backoff_max=most,
+        window=window,
+        poison=str(poison),
+        poison_after=poison_after,
+    )
 
 
 def _validate_monitors(auto_validate: Any, quality_score: Any, dataset: str) -> None:
@@ -301,7 +500,9 @@ def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]],
         except OSError as exc:
             raise ConfigError(f"cannot read checks file {path}: {exc.strerror}", path="checks_file") from None
         except yaml.YAMLError as exc:
-            raise ConfigError(f"checks file {path} is not valid YAML: {exc}", path="checks_file") from None
+            raise ConfigError(
+                "checks_file", f"checks file {path}: {yaml_problem(exc)}", "fix the YAML syntax at that line"
+            ) from None
         checks = doc.get("checks") if isinstance(doc, dict) else doc
         if not isinstance(checks, list):
             raise ConfigError(f"{path}: expected a top-level 'checks:' list", path="checks_file")
