@@ -20,6 +20,7 @@ import sys
 from typing import TextIO
 
 from streamdq.connectors.sinks.base import SeenBatches
+from streamdq.connectors.sinks.series import series_identity
 
 from streamdq.alerts.alert import Alert
 from streamdq.report import BatchReport, ScopedMetric, Window
@@ -38,8 +39,13 @@ def _hhmm(window: Window) -> str:
 
 
 def _metric_text(m: ScopedMetric) -> str:
+    """``Name(instance, params where filter)=value``: metrics of one name and column computed
+    with other parameters or filters read apart (``Mean(dep_delay where dep_delay > 0)=5.55``)."""
     metric = m.metric
-    label = metric.name if metric.instance in ("*", "") else f"{metric.name}({metric.instance})"
+    inner = "" if metric.instance in ("*", "") else metric.instance
+    inner += series_identity(m.analyzer_key).suffix()
+    inner = inner.removeprefix(", ").strip()
+    label = f"{metric.name}({inner})" if inner else metric.name
     return f"{label}={_fmt(metric.value) if metric.ok else 'FAILED'}"
 
 

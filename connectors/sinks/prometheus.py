@@ -12,12 +12,19 @@ datasets x scopes(3) x analyzers, checks x constraints, detectors; never by data
 window starts or batch ids):
 
 Gauges (latest value):
-  streamdq_metric_value{dataset,scope,entity,column,metric}   scalar metric values; for the
-      window scope the most recent window's value. Failed and distribution-valued metrics
-      (Histogram, DataType, ApproxQuantiles) are not exported. ``column`` carries the
-      metric's Deequ *instance* (a column, comma-joined columns, ``*`` for the dataset, or a
-      Compliance name): ``instance`` itself is reserved by Prometheus for the scrape target.
-  streamdq_constraint_status{dataset,check,level,constraint_id,constraint,scope}  1 failing, 0 passing
+  streamdq_metric_value{dataset,scope,entity,column,metric,params,where,where_id,window}
+      scalar metric values. ``column`` carries the metric's Deequ *instance* (a column,
+      comma-joined columns, ``*`` for the dataset, or a Compliance name): ``instance`` itself
+      is reserved by Prometheus for the scrape target. ``params``, ``where`` and ``where_id``
+      tell apart metrics of one name and column computed with other parameters or filters
+      (``series.py``). Window scope: ``window="closed"`` is the most recent closed window's
+      final value, ``window="open"`` the window still filling (partial; gone once the
+      watermark closes it); batch and total series have no ``window`` label. Failed and
+      distribution-valued metrics (Histogram, DataType, ApproxQuantiles) are not exported.
+  streamdq_constraint_status{dataset,check,level,constraint_id,constraint,scope}  1 failing, 0 passing;
+      one series per constraint id: a constraint whose text changes (a relearned program's
+      new bounds) replaces its series, and a constraint the check no longer evaluates at a
+      scope (a relearned program dropped it) is removed when the check next reports there
   streamdq_check_status{dataset,check,level}        0 Success, 1 Warning, 2 Error
   streamdq_last_batch_id{dataset}, streamdq_last_batch_timestamp_seconds{dataset}
   streamdq_batch_duration_seconds{dataset}          the handler's total time of the last batch
@@ -31,13 +38,17 @@ Counters (since the exporter started):
   streamdq_batches_total{dataset}
   streamdq_rows_total{dataset,counter}              sums of the batch counters (input_rows, late_rows...)
   streamdq_constraint_failures_total{dataset,check,level,constraint_id,constraint,scope}
-  streamdq_anomalies_total{dataset,scope,entity,column,metric,detector}
-  streamdq_alerts_total{dataset,kind,severity}
+      one series per constraint id, labelled with the constraint's latest text
+  streamdq_anomalies_total{dataset,scope,entity,column,metric,detector,constraint_id}
+      at 0 from the first result of its ``has_no_anomalies`` constraint, before any anomaly
+  streamdq_alerts_total{dataset,kind,severity}   at 0 for every alert kind and check level
+      seen, before the first alert
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,35 +59,51 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from streamdq.connectors.sinks.base import SeenBatches
+from streamdq.connectors.sinks.series import series_identity
 
+from streamdq.alerts.alert import KINDS as ALERT_KINDS
 from streamdq.alerts.alert import Alert
-from streamdq.report import BatchReport
+from streamdq.report import BatchReport, ConstraintResult
 
-METRIC_LABELS = ("dataset", "scope", "entity", "column", "metric")
+METRIC_LABELS = ("dataset", "scope", "entity", "column", "metric", "params", "where", "where_id", "window")
 CONSTRAINT_LABELS = ("dataset", "check", "level", "constraint_id", "constraint", "scope")
 CHECK_LABELS = ("dataset", "check", "level")
-ANOMALY_LABELS = ("dataset", "scope", "entity", "column", "metric", "detector")
+ANOMALY_LABELS = ("dataset", "scope", "entity", "column", "metric", "detector", "constraint_id")
 ALERT_LABELS = ("dataset", "kind", "severity")
 STATUS_CODE = {"Success": 0, "Warning": 1, "Error": 2}
+_DETECTOR_TYPE = re.compile(r"detector=\{[^}]*'type': '([^']+)'")
 
 
 @dataclass
 class _Snapshot:
     metric_values: dict[tuple[str, ...], tuple[float, float]] = field(default_factory=dict)
-    constraint_status: dict[tuple[str, ...], float] = field(default_factory=dict)
+    open_until: dict[tuple[str, ...], float] = field(default_factory=dict)  # open series -> window end
+    # (dataset, check, level, scope) -> constraint_id -> (constraint text, 1 failing / 0 passing)
+    constraint_status: dict[tuple[str, ...], dict[str, tuple[str, float]]] = field(default_factory=dict)
     check_status: dict[tuple[str, ...], float] = field(default_factory=dict)
     per_dataset: dict[str, dict[str, float]] = field(default_factory=dict)
     phases: dict[tuple[str, str], float] = field(default_factory=dict)
     batch_counters: dict[tuple[str, str], float] = field(default_factory=dict)
     batches: dict[str, float] = field(default_factory=dict)
     rows: dict[tuple[str, str], float] = field(default_factory=dict)
-    failures: dict[tuple[str, ...], float] = field(default_factory=dict)
+    # (dataset, check, level, constraint_id, scope) -> (latest constraint text, failures)
+    failures: dict[tuple[str, ...], tuple[str, float]] = field(default_factory=dict)
     anomalies: dict[tuple[str, ...], float] = field(default_factory=dict)
     alerts: dict[tuple[str, ...], float] = field(default_factory=dict)
 
 
 def _seconds(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
+
+
+def _anomaly_series(ds: str, r: ConstraintResult) -> tuple[str, ...] | None:
+    """The anomaly counter's labels for a ``has_no_anomalies`` constraint result (None otherwise):
+    the labels an ``Anomaly`` of that constraint gets, so its counter exists at 0 beforehand."""
+    found = _DETECTOR_TYPE.search(r.constraint) if r.constraint.startswith("has_no_anomalies(") else None
+    if found is None or r.metric is None:
+        return None
+    m = r.metric
+    return (ds, r.scope, m.entity, m.instance, m.name, found.group(1), r.constraint_id)
 
 
 class ReportCollector(Collector):
@@ -94,26 +121,67 @@ class ReportCollector(Collector):
         ds = report.dataset
         with self._lock:
             s = self._s
+            closed = {w.start for w in report.closed_windows}
+            watermark = _seconds(report.watermark)
             for scoped in report.metrics:
                 m = scoped.metric
                 value = m.scalar
                 if value is None or not math.isfinite(value):
                     continue
-                key = (ds, scoped.scope, m.entity, m.instance, m.name)
-                order = scoped.window.start.timestamp() if scoped.window is not None else -math.inf
+                ident = series_identity(scoped.analyzer_key)
+                window = scoped.window
+                state = "" if window is None else "closed" if window.start in closed else "open"
+                key = (
+                    ds,
+                    scoped.scope,
+                    m.entity,
+                    m.instance,
+                    m.name,
+                    ident.params,
+                    ident.where,
+                    ident.where_id,
+                )
+                key += (state,)
+                order = window.start.timestamp() if window is not None else -math.inf
                 old = s.metric_values.get(key)
                 if old is None or order >= old[0]:
                     s.metric_values[key] = (order, value)
+                    if state == "open" and window is not None:
+                        s.open_until[key] = window.end.timestamp()
+            for key, end in list(s.open_until.items()):  # an open series ends when its window closes
+                start = s.metric_values[key][0]
+                if (watermark is not None and end <= watermark) or any(
+                    c.timestamp() == start for c in closed
+                ):
+                    del s.open_until[key], s.metric_values[key]
+            groups: dict[tuple[str, ...], dict[str, tuple[str, float]]] = {}
             for check in report.check_results:
                 s.check_status[(ds, check.check, check.level)] = float(STATUS_CODE.get(check.status, 2))
                 for r in check.constraint_results:
-                    ckey = (ds, r.check, r.level, r.constraint_id, r.constraint, r.scope)
-                    s.constraint_status[ckey] = 1.0 if r.failed else 0.0
-                    s.failures.setdefault(ckey, 0.0)
-                    if r.failed:
-                        s.failures[ckey] += 1.0
+                    failed = 1.0 if r.failed else 0.0
+                    groups.setdefault((ds, r.check, r.level, r.scope), {})[r.constraint_id] = (
+                        r.constraint,
+                        failed,
+                    )
+                    fkey = (ds, r.check, r.level, r.constraint_id, r.scope)
+                    s.failures[fkey] = (r.constraint, s.failures.get(fkey, ("", 0.0))[1] + failed)
+                    akey = _anomaly_series(ds, r)
+                    if akey is not None:
+                        s.anomalies.setdefault(akey, 0.0)
+                    for kind in ALERT_KINDS:
+                        s.alerts.setdefault((ds, kind, r.level), 0.0)
+            # the constraints a check evaluated at a scope replace those it reported there before
+            s.constraint_status.update(groups)
             for a in report.anomalies:
-                akey = (ds, a.scope, a.metric.entity, a.metric.instance, a.metric.name, a.detector)
+                akey = (
+                    ds,
+                    a.scope,
+                    a.metric.entity,
+                    a.metric.instance,
+                    a.metric.name,
+                    a.detector,
+                    a.constraint_id,
+                )
                 s.anomalies[akey] = s.anomalies.get(akey, 0.0) + 1.0
             for alert in alerts:
                 k = (ds, alert.kind, alert.severity)
@@ -162,7 +230,8 @@ class ReportCollector(Collector):
 
             gauge(
                 "streamdq_metric_value",
-                "Latest value of a data-quality metric per scope (window scope: most recent window).",
+                "Latest value of a data-quality metric per scope (window scope: the most recent closed"
+                ' window, window="closed", and the window still filling, window="open").',
                 METRIC_LABELS,
                 ((k, v[1]) for k, v in s.metric_values.items()),
             )
@@ -170,7 +239,11 @@ class ReportCollector(Collector):
                 "streamdq_constraint_status",
                 "1 if the constraint failed in the latest batch that evaluated it, else 0.",
                 CONSTRAINT_LABELS,
-                s.constraint_status.items(),
+                (
+                    ((ds, check, level, cid, text, scope), value)
+                    for (ds, check, level, scope), group in s.constraint_status.items()
+                    for cid, (text, value) in group.items()
+                ),
             )
             gauge(
                 "streamdq_check_status",
@@ -223,7 +296,10 @@ class ReportCollector(Collector):
                 "streamdq_constraint_failures",
                 "Failed evaluations of each constraint.",
                 CONSTRAINT_LABELS,
-                s.failures.items(),
+                (
+                    ((ds, check, level, cid, text, scope), n)
+                    for (ds, check, level, cid, scope), (text, n) in s.failures.items()
+                ),
             )
             counter(
                 "streamdq_anomalies", "Anomalies flagged by detectors.", ANOMALY_LABELS, s.anomalies.items()

@@ -39,6 +39,7 @@ def make_report(batch_id: int = 3, *, failing: bool = True, query_id: str = "q-1
                 upper=6.5,
                 score=40.0,
                 window=W2,
+                constraint_id="c-anom-mean",
             ),
         )
         if failing

@@ -84,3 +84,33 @@ def test_jsonl_cuts_a_torn_last_line(tmp_path):
     sink.close()
     lines = path.read_text().splitlines()
     assert [json.loads(x)["batch_id"] for x in lines] == [1, 2]
+
+
+def test_console_tells_apart_metrics_with_other_parameters_or_filters():
+    """Mean(dep_delay) with and without a where filter, and two quantiles of one column."""
+    from dataclasses import replace
+
+    from streamdq.analyzers.metric import Metric
+    from streamdq.report import ScopedMetric
+    from tests.unit.sinks.conftest import W1
+
+    def sm(name, value, **spec):
+        key = json.dumps({"analyzer": name, **spec}, sort_keys=True, separators=(",", ":"))
+        return ScopedMetric("window", Metric("Column", name, spec.get("column", "*"), value=value), W1, key)
+
+    report = replace(
+        make_report(3, failing=False),
+        metrics=(
+            sm("Mean", 1.891, column="dep_delay"),
+            sm("Mean", 5.55, column="dep_delay", where="dep_delay > 0"),
+            sm("ApproxQuantile", 2.0, column="dep_delay", quantile=0.5, k=200),
+            sm("ApproxQuantile", 40.0, column="dep_delay", quantile=0.9, k=200),
+        ),
+    )
+    out = io.StringIO()
+    ConsoleSink(stream=out, verbose=True).emit(report, [])
+    line = [x for x in out.getvalue().splitlines() if "closed:" in x][0]
+    assert "Mean(dep_delay)=1.891" in line
+    assert "Mean(dep_delay where dep_delay > 0)=5.55" in line
+    assert "ApproxQuantile(dep_delay, k=200,quantile=0.5)=2" in line
+    assert "ApproxQuantile(dep_delay, k=200,quantile=0.9)=40" in line

@@ -1,4 +1,6 @@
-"""Prometheus exporter: private registry, latest values per label set, counters idempotent, HTTP scrape."""
+"""Prometheus exporter: private registry, latest values per label set, counters idempotent, HTTP scrape;
+one series per (dataset, scope, analyzer with its parameters, where filter); open windows marked;
+a relearned constraint replaces its series; anomaly and alert counters exist at 0."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     out = {}
     for family in text_string_to_metric_families(text):
         for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+            # an empty label value is no label for Prometheus
+            out[(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if v != "")))] = s.value
     return out
 
 
@@ -43,16 +46,11 @@ def test_values_health_and_counters():
         ]
         == 0.8
     )
-    # window scope: the most recent window wins, whatever the order in the report
-    assert (
-        s[
-            (
-                "streamdq_metric_value",
-                lab(dataset="orders", scope="window", entity="Dataset", column="*", metric="Size"),
-            )
-        ]
-        == 120.0
-    )
+    # window scope: the closed window and the one still filling are separate, marked series
+    size = {"dataset": "orders", "scope": "window", "entity": "Dataset", "column": "*", "metric": "Size"}
+    assert s[("streamdq_metric_value", lab(**size, window="closed"))] == 5400.0
+    assert s[("streamdq_metric_value", lab(**size, window="open"))] == 120.0
+    assert ("streamdq_metric_value", lab(**size)) not in s
     # distribution-valued and failed metrics are not exported
     assert not [k for k in s if k[0] == "streamdq_metric_value" and dict(k[1])["metric"] == "Histogram"]
     assert not [
@@ -89,6 +87,7 @@ def test_values_health_and_counters():
                     column="amount",
                     metric="Mean",
                     detector="OnlineNormal",
+                    constraint_id="c-anom-mean",
                 ),
             )
         ]
@@ -121,3 +120,183 @@ def test_exporter_serves_its_own_registry_over_http():
     finally:
         a.close()
         b.close()
+
+
+def _key(spec: dict) -> str:
+    import json
+
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
+def test_parameters_and_where_filters_are_separate_series():
+    """has_mean(x) and has_mean(x, where=...) and quantiles 0.5 / 0.9 of one column: four series."""
+    from dataclasses import replace
+
+    from streamdq.analyzers.metric import Metric
+    from streamdq.report import ScopedMetric
+
+    long_where = "dep_delay > 0 AND carrier IN (" + ", ".join(f"'C{i}'" for i in range(40)) + ")"
+    metrics = (
+        ScopedMetric(
+            "batch",
+            Metric("Column", "Mean", "dep_delay", value=1.891),
+            None,
+            _key({"analyzer": "Mean", "column": "dep_delay"}),
+        ),
+        ScopedMetric(
+            "batch",
+            Metric("Column", "Mean", "dep_delay", value=5.55),
+            None,
+            _key({"analyzer": "Mean", "column": "dep_delay", "where": "dep_delay > 0"}),
+        ),
+        ScopedMetric(
+            "batch",
+            Metric("Column", "Mean", "dep_delay", value=7.5),
+            None,
+            _key({"analyzer": "Mean", "column": "dep_delay", "where": long_where}),
+        ),
+        ScopedMetric(
+            "batch",
+            Metric("Column", "ApproxQuantile", "dep_delay", value=2.0),
+            None,
+            _key({"analyzer": "ApproxQuantile", "column": "dep_delay", "quantile": 0.5, "k": 200}),
+        ),
+        ScopedMetric(
+            "batch",
+            Metric("Column", "ApproxQuantile", "dep_delay", value=40.0),
+            None,
+            _key({"analyzer": "ApproxQuantile", "column": "dep_delay", "quantile": 0.9, "k": 200}),
+        ),
+    )
+    c = ReportCollector()
+    c.update(replace(make_report(1), metrics=metrics), [])
+    got = {
+        dict(k[1]).get("params", ""): v
+        for k, v in scrape(c).items()
+        if k[0] == "streamdq_metric_value" and dict(k[1])["metric"] == "ApproxQuantile"
+    }
+    assert got == {"k=200,quantile=0.5": 2.0, "k=200,quantile=0.9": 40.0}
+    means = {
+        (dict(k[1]).get("where", ""), dict(k[1]).get("where_id", "")): v
+        for k, v in scrape(c).items()
+        if k[0] == "streamdq_metric_value" and dict(k[1])["metric"] == "Mean"
+    }
+    assert len(means) == 3 and sorted(means.values()) == [1.891, 5.55, 7.5]
+    assert means[("", "")] == 1.891
+    (filtered,) = [k for k, v in means.items() if v == 5.55]
+    assert filtered[0] == "dep_delay > 0" and len(filtered[1]) == 8
+    (long,) = [k for k, v in means.items() if v == 7.5]
+    assert len(long[0]) <= 64 and long[0].startswith("dep_delay > 0 AND carrier IN") and "~" in long[0]
+    assert long[1] != filtered[1]
+
+
+def test_open_window_series_goes_when_the_window_closes():
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from tests.unit.sinks.conftest import W2
+
+    c = ReportCollector()
+    c.update(make_report(1), [])
+    size = {"dataset": "orders", "scope": "window", "entity": "Dataset", "column": "*", "metric": "Size"}
+    assert scrape(c)[("streamdq_metric_value", lab(**size, window="open"))] == 120.0
+    # the next batch closes W2 (its final value) and touches no newer window
+    from streamdq.analyzers.metric import Metric
+    from streamdq.report import ScopedMetric
+
+    closing = replace(
+        make_report(2, failing=False),
+        metrics=(ScopedMetric("window", Metric("Dataset", "Size", "*", value=900.0), W2),),
+        closed_windows=(W2,),
+        watermark=W2.end + timedelta(seconds=5),
+    )
+    c.update(closing, [])
+    s = scrape(c)
+    assert s[("streamdq_metric_value", lab(**size, window="closed"))] == 900.0
+    assert ("streamdq_metric_value", lab(**size, window="open")) not in s
+
+
+def _learned(batch_id: int, constraints: list[tuple[str, str, bool]]):
+    """A report whose auto-validation check judged ``(constraint_id, text, failed)``."""
+    from dataclasses import replace
+
+    from streamdq.report import CheckResult, ConstraintResult
+
+    results = tuple(
+        ConstraintResult(
+            check="auto-validated amount",
+            level="Warning",
+            constraint=text,
+            constraint_id=cid,
+            status="Failure" if failed else "Success",
+            scope="window",
+        )
+        for cid, text, failed in constraints
+    )
+    status = "Warning" if any(f for _, _, f in constraints) else "Success"
+    check = CheckResult("auto-validated amount", "Warning", status, results)
+    return replace(make_report(batch_id, failing=False), check_results=(check,), anomalies=())
+
+
+def test_a_relearned_program_replaces_its_series():
+    c = ReportCollector()
+    c.update(
+        _learned(
+            1,
+            [
+                ("id-mean", "learned Mean(amount) in [1, 2]", True),
+                ("id-max", "learned Max(amount) in [0, 9]", False),
+            ],
+        ),
+        [],
+    )
+    # relearned: Mean gets new bounds and passes, Max is no longer in the program
+    c.update(_learned(2, [("id-mean", "learned Mean(amount) in [1, 3]", False)]), [])
+    s = scrape(c)
+    status = {dict(k[1])["constraint"]: v for k, v in s.items() if k[0] == "streamdq_constraint_status"}
+    assert status == {"learned Mean(amount) in [1, 3]": 0.0}
+    failures = {
+        (dict(k[1])["constraint_id"], dict(k[1])["constraint"]): v
+        for k, v in s.items()
+        if k[0] == "streamdq_constraint_failures_total" and dict(k[1])["check"] == "auto-validated amount"
+    }
+    assert failures == {
+        ("id-mean", "learned Mean(amount) in [1, 3]"): 1.0,
+        ("id-max", "learned Max(amount) in [0, 9]"): 0.0,
+    }
+
+
+def test_anomaly_and_alert_counters_exist_at_zero_before_their_first_event():
+    from dataclasses import replace
+
+    from streamdq.analyzers.metric import Metric
+    from streamdq.report import CheckResult, ConstraintResult
+
+    result = ConstraintResult(
+        check="orders-drift",
+        level="Warning",
+        constraint="has_no_anomalies(metric={'analyzer': 'Mean', 'column': 'amount'}, detector={'type': 'online_normal'}) [window]",
+        constraint_id="c-anom-mean",
+        status="Success",
+        metric=Metric("Column", "Mean", "amount", value=5.0),
+        scope="window",
+    )
+    quiet = replace(
+        make_report(1, failing=False),
+        check_results=(CheckResult("orders-drift", "Warning", "Success", (result,)),),
+    )
+    c = ReportCollector()
+    c.update(quiet, [])
+    s = scrape(c)
+    anomaly = lab(
+        dataset="orders",
+        scope="window",
+        entity="Column",
+        column="amount",
+        metric="Mean",
+        detector="online_normal",
+        constraint_id="c-anom-mean",
+    )
+    assert s[("streamdq_anomalies_total", anomaly)] == 0.0
+    for kind in ("violation", "anomaly", "resolved"):
+        assert s[("streamdq_alerts_total", lab(dataset="orders", kind=kind, severity="Warning"))] == 0.0
