@@ -2,8 +2,11 @@
 
 ``validate_source_spec(spec, where="source")`` raises :class:`streamdq.errors.ConfigError` naming
 the key path (``source.format``), the problem and the fix; it returns None for a valid spec. It
-does not touch the network. The schema DDL is parsed only when a SparkSession is active (Spark owns
-the DDL grammar); ``read_source`` parses it again in any case and raises the same error.
+does not touch the network. The schema DDL is parsed by Spark when a SparkSession is active, else
+by the pure-Python parser in ``ddl.py`` (the run config is checked before Spark starts);
+``read_source`` parses it again with Spark in any case. ``declared_schema(spec)`` is the
+StructType of the decoded frame's columns (data fields plus typed metadata columns), for checking
+``event_time``, checks and monitors against it before Spark starts.
 
 Keys per ``type`` (all types also take ``type``):
 
@@ -13,7 +16,9 @@ Keys per ``type`` (all types also take ``type``):
   ``schema`` (required for json/csv), ``schema_file``, ``required``, ``sep``.
 * files: ``path`` (required), ``format`` json | csv | parquet | text (default json),
   ``schema`` (required except text), ``schema_file``, ``required``, ``max_files_per_trigger``,
-  ``header``, ``sep``, ``options`` (passed to Spark's reader).
+  ``header`` (csv: bind columns by the header's names), ``sep``, ``null_value`` (csv: the null
+  marker, e.g. ``NA``), ``order`` (``mtime``, default: Spark's file source; ``name``: a local
+  directory's files in name order, not for parquet), ``options`` (passed to Spark's reader).
 * clf: ``path`` (required), ``max_files_per_trigger``, ``options``, ``required`` (of the CLF
   columns); the schema is fixed.
 * generator: ``rows_per_second``, ``seed``, ``start``, ``incidents`` (a list of incident mappings,
@@ -31,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from streamdq.connectors.sources.clf import CLF_COLUMNS
+from pyspark.sql.types import StructType
+from streamdq.connectors.sources.clf import CLF_COLUMNS, CLF_SCHEMA_DDL
+from streamdq.connectors.sources.ddl import parse_ddl
 from streamdq.connectors.sources.decode import parse_schema
 from streamdq.connectors.sources.generator import (
     GENERATOR_SCHEMA_DDL,
@@ -42,7 +49,7 @@ from streamdq.connectors.sources.generator import (
     rolling_incidents,
 )
 
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, ConfigErrors
 
 SOURCE_TYPES = ("kafka", "files", "clf", "generator")
 _COMMON = {"type"}
@@ -63,7 +70,7 @@ ALLOWED_KEYS: dict[str, set[str]] = {
         "read_timeout_s",
         "initial_offset_wait_s",
     },
-    "files": _COMMON | _DECODE | {"path", "max_files_per_trigger", "options"},
+    "files": _COMMON | _DECODE | {"path", "max_files_per_trigger", "options", "order", "null_value"},
     "clf": _COMMON | {"path", "max_files_per_trigger", "options", "required", "format"},
     "generator": _COMMON
     | {
@@ -175,7 +182,7 @@ def _check_schema(spec: Mapping[str, Any], where: str, needed: bool) -> list[str
             )
         return None
     if SparkSession.getActiveSession() is None:
-        return None
+        return parse_ddl(text, f"{where}.schema").fieldNames()
     return parse_schema(text, f"{where}.schema").fieldNames()
 
 
@@ -188,13 +195,80 @@ def _check_required(spec: Mapping[str, Any], where: str, names: list[str] | None
             f"{where}.required", f"must be a list of field names, got {req!r}", "write [order_id, ts]"
         )
     if names is not None:
-        for name in req:
-            if name not in names:
+        missing = [
+            ConfigError(
+                f"{where}.required",
+                f"field {name!r} is not in the schema (fields: {', '.join(names)})",
+                f"add it to {where}.schema or remove it from {where}.required",
+            )
+            for name in req
+            if name not in names
+        ]
+        if missing:
+            raise ConfigErrors(missing)
+
+
+def _check_file_options(spec: Mapping[str, Any], where: str, fmt: str) -> None:
+    """``order``, ``null_value``, ``sep`` and ``header`` of a files source."""
+    order = spec.get("order")
+    if order is not None:
+        if order not in ("mtime", "name"):
+            raise ConfigError(
+                f"{where}.order",
+                f"unknown value {order!r}",
+                "use name (files in name order: backfills named by date) or mtime (Spark's default)",
+            )
+        if order == "name":
+            if fmt == "parquet":
                 raise ConfigError(
-                    f"{where}.required",
-                    f"field {name!r} is not in the schema",
-                    f"add it to {where}.schema or remove it from {where}.required",
+                    f"{where}.order", "name order is for json, csv and text files", "remove it for parquet"
                 )
+            if _local_path(str(spec.get("path"))) is None:
+                raise ConfigError(
+                    f"{where}.order",
+                    f"name order lists a local directory; {spec.get('path')} is not one",
+                    "use order: mtime for object stores and HDFS",
+                )
+    for key in ("null_value", "sep"):
+        value = spec.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{where}.{key}", f"must be a string, got {value!r}", f'quote it: {key}: "NA"')
+    if spec.get("sep") == "":
+        raise ConfigError(f"{where}.sep", "is empty", "give the separator, e.g. sep: ';'")
+    header = spec.get("header")
+    if header is not None and not isinstance(header, bool):
+        raise ConfigError(f"{where}.header", f"must be true or false, got {header!r}", "write header: true")
+
+
+KAFKA_METADATA_DDL = (
+    "_streamdq_kafka_topic STRING, _streamdq_kafka_partition INT, _streamdq_kafka_offset BIGINT, "
+    "_streamdq_kafka_timestamp TIMESTAMP"
+)
+METADATA_DDL = {"kafka": KAFKA_METADATA_DDL, "files": "_streamdq_file STRING", "clf": "_streamdq_file STRING"}
+METADATA_DDL["generator"] = "_streamdq_offset BIGINT"
+
+
+def declared_schema(spec: Mapping[str, Any], where: str = "source") -> StructType | None:
+    """The columns a valid ``spec``'s decoded frame has (data, then metadata), without Spark.
+
+    None when they are not known before the data is read (a spec without a schema). Raises
+    ConfigError for a schema that does not parse. Call it on a spec that validates.
+    """
+    kind = spec.get("type")
+    fmt = spec.get("format") or {"clf": "clf", "generator": "json"}.get(str(kind), "json")
+    if kind == "clf" or fmt == "clf":
+        text: str | None = CLF_SCHEMA_DDL
+    elif fmt in ("raw", "text"):
+        text = "value STRING"
+    elif kind == "generator":
+        text = str(spec.get("schema") or GENERATOR_SCHEMA_DDL)
+    else:
+        text = schema_text(spec, where)
+    if text is None or kind not in METADATA_DDL:
+        return None
+    data = parse_ddl(text, f"{where}.schema")
+    meta = parse_ddl(METADATA_DDL[str(kind)], f"{where}.schema")
+    return StructType([*data.fields, *meta.fields])
 
 
 def _check_incidents(value: Any, where: str) -> None:
@@ -284,6 +358,7 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
     elif kind == "files":
         _check_path(spec, where)
         _positive_int(spec, "max_files_per_trigger", where)
+        _check_file_options(spec, where, str(fmt))
         names = _check_schema(spec, where, needed=fmt != "text")
         _check_required(spec, where, names)
     elif kind == "clf":

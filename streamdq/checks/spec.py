@@ -15,7 +15,12 @@ Format (docs/checks.md has a full example)::
 Every mistake raises ``streamdq.errors.ConfigError`` at load time naming the file, the path
 inside it (``checks[0].constraints[2].has_completeness.assertion``) and what is expected;
 an unknown constraint suggests the closest known name. JSON files use the same structure
-(YAML is a superset of JSON, so one parser reads both).
+(YAML is a superset of JSON, so one parser reads both). ``checks_from_list`` reports the
+mistakes of every check and constraint at once (one ``ConfigErrors``).
+
+``check_columns(checks)`` lists every column the checks read, each with the path of the key
+that names it, so that a run config can be checked against its source's schema before Spark
+starts (a check on a column that does not exist fails at start, not at every window).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import yaml
 
 from streamdq.checks.check import Check, Level
 from streamdq.checks.constraint import COMMON_KEYS, Constraint, constraint_kind, did_you_mean
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 TOP_KEYS = ("dataset", "checks")
 CHECK_KEYS = ("description", "level", "constraints")
@@ -88,10 +93,15 @@ def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
     try:
         return suite_from_dict(data, file=file)
     except ConfigError as exc:
-        line = line_of(text, exc.key)
-        if line is None:
-            raise
-        raise ConfigError(exc.key, f"{exc.problem} (line {line})", exc.fix, file) from None
+        raise ConfigErrors(with_line(text, e, file) for e in exc.errors_list()) from None
+
+
+def with_line(text: str, error: ConfigError, file: str | None = None) -> ConfigError:
+    """``error`` with the line of its key in ``text`` appended to the problem (when found)."""
+    line = line_of(text, error.key)
+    if line is None:
+        return error
+    return ConfigError(error.key, f"{error.problem} (line {line})", error.fix, file or error.file)
 
 
 def line_of(text: str, path: str) -> int | None:
@@ -158,7 +168,13 @@ def checks_from_list(items: Any, *, file: str | None = None, path: str = "checks
     """Validate a list of check mappings (usable for checks embedded in a larger config)."""
     if not isinstance(items, list):
         raise ConfigError(f"got {type(items).__name__}; expected a list of checks", file=file, path=path)
-    return [check_from_dict(item, file=file, path=f"{path}[{i}]") for i, item in enumerate(items)]
+    errs = ErrorCollector()
+    checks = [
+        errs.get(check_from_dict, item, file=file, path=f"{path}[{i}]", default=None)
+        for i, item in enumerate(items)
+    ]
+    errs.raise_if_any()
+    return [c for c in checks if c is not None]
 
 
 def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0]") -> Check:
@@ -193,10 +209,13 @@ def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0
             file=file,
             path=f"{path}.constraints",
         )
+    errs = ErrorCollector()
     constraints = [
-        constraint_from_dict(c, file=file, path=f"{path}.constraints[{j}]") for j, c in enumerate(raw)
+        errs.get(constraint_from_dict, c, file=file, path=f"{path}.constraints[{j}]", default=None)
+        for j, c in enumerate(raw)
     ]
-    return Check(level, description, tuple(constraints))
+    errs.raise_if_any()
+    return Check(level, description, tuple(c for c in constraints if c is not None))
 
 
 def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "constraint") -> Constraint:
@@ -234,6 +253,48 @@ def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "co
         path=sub,
         file=file,
     )
+
+
+# -- columns ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnUse:
+    """A column a check reads, and the key that names it (``checks[0].constraints[1].is_complete.column``)."""
+
+    path: str
+    column: str
+
+
+def check_columns(checks: Sequence[Check], path: str = "checks") -> list[ColumnUse]:
+    """Every input column of ``checks``, in order, each with the path of the key that names it.
+
+    Columns come from the kinds' ``column``/``columns`` parameters and, for kinds whose
+    analyzer reads others (``has_no_anomalies``'s metric), from the analyzer's
+    ``input_columns()``. Columns named only inside SQL (``where``, ``satisfies``'s predicate
+    without ``columns``) are not listed: Spark checks those when the query runs.
+    """
+    uses: list[ColumnUse] = []
+    for i, check in enumerate(checks):
+        for j, c in enumerate(check.constraints):
+            here = f"{path}[{i}].constraints[{j}].{c.kind}"
+            seen: set[str] = set()
+            for p in c.definition.params:
+                value = c.params.get(p.name)
+                if p.type == "column" and isinstance(value, str):
+                    uses.append(ColumnUse(f"{here}.{p.name}", value))
+                    seen.add(value)
+                elif p.type == "columns" and isinstance(value, list):
+                    for k, name in enumerate(value):
+                        uses.append(ColumnUse(f"{here}.{p.name}[{k}]", str(name)))
+                        seen.add(str(name))
+            try:
+                extra = [name for name in c.analyzer.input_columns() if name not in seen]
+            except Exception:  # an analyzer that cannot say: its columns are checked at run time
+                extra = []
+            where = f"{here}.metric" if "metric" in c.params else here
+            uses.extend(ColumnUse(where, name) for name in extra)
+    return uses
 
 
 # -- dumping ------------------------------------------------------------------------------
