@@ -207,7 +207,8 @@ class InMemoryStateStore:
         _, expr = queries.history_filter(
             dataset, metric, instance=instance, scope=scope, start=start, end=end
         )
-        return queries.history_of(self.table(S.METRICS).filter(expr))
+        rows = self.table(S.METRICS).filter(expr)
+        return queries.history_of(rows, queries.committed_watermark(self, rows))
 
     def merge_range(self, dataset: str, state_key_or_analyzer: Any, start: datetime, end: datetime) -> State:
         """The merged window state over ``[start, end)``, as ``DeltaStateStore.merge_range``."""

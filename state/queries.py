@@ -46,6 +46,8 @@ HISTORY_COLUMNS = [
     "batch_id",
     "query_id",
     "processing_time",
+    "analyzer_key",
+    "open",
 ]
 
 
@@ -108,17 +110,49 @@ def history_filter(
     return prune, expr
 
 
-def history_of(rows: pa.Table) -> pa.Table:
-    """Shape committed, filtered metric rows as ``history`` returns them (latest value per window)."""
+def committed_watermark(store: Any, rows: pa.Table) -> datetime | None:
+    """The newest event-time watermark of the last committed batch of each query in ``rows``
+    (a table with ``query_id``), from its stored report; None when no report has one.
+
+    A window is closed (final) once this watermark has reached its end; any store with
+    ``last_committed_batch`` and ``report`` answers it."""
+    watermark: datetime | None = None
     if rows.num_rows == 0:
-        return S.SCHEMAS[S.METRICS].empty_table().select(HISTORY_COLUMNS)
+        return None
+    for query_id in pc.unique(rows.column("query_id")).to_pylist():
+        last = store.last_committed_batch(query_id) if query_id is not None else None
+        report = store.report(query_id, last) if last is not None else None
+        if report is not None and report.watermark is not None:
+            watermark = report.watermark if watermark is None else max(watermark, report.watermark)
+    return watermark
+
+
+def history_of(rows: pa.Table, watermark: datetime | None = None) -> pa.Table:
+    """Shape committed, filtered metric rows as ``history`` returns them (latest value per window
+    and analyzer, so a metric computed with another ``where`` filter or parameter is its own
+    point). ``open`` is True for a window the ``watermark`` has not closed yet (its end is after
+    it: the value is partial), False for a closed one (and for every window when no watermark
+    is known), NULL for the batch and total scopes."""
+    schema = S.SCHEMAS[S.METRICS].append(pa.field("open", pa.bool_()))
+    if rows.num_rows == 0:
+        return schema.empty_table().select(HISTORY_COLUMNS)
     is_window = pc.fill_null(pc.equal(rows.column("scope"), "window"), False)
     windows = latest_per(
         rows.filter(is_window),
-        ["window_start", "entity", "instance", "name"],
+        ["window_start", "entity", "instance", "name", "analyzer_key"],
         ["processing_time", "batch_id"],
     )
-    out = pa.concat_tables([rows.filter(pc.invert(is_window)), windows]).select(HISTORY_COLUMNS)
+    if watermark is None:  # no event-time watermark stored: nothing is known to be filling
+        open_ = pa.array([False] * windows.num_rows, pa.bool_())
+    else:
+        open_ = pc.fill_null(pc.greater(windows.column("window_end"), pa.scalar(watermark, S.TS)), True)
+    others = rows.filter(pc.invert(is_window))
+    out = pa.concat_tables(
+        [
+            others.append_column("open", pa.nulls(others.num_rows, pa.bool_())),
+            windows.append_column("open", open_),
+        ]
+    ).select(HISTORY_COLUMNS)
     return out.sort_by([("time", "ascending"), ("batch_id", "ascending"), ("scope", "ascending")])
 
 
@@ -136,16 +170,19 @@ def history(
 
     ``time`` is the window start for window-scope points and the processing time
     otherwise; the range is ``start <= time < end``. For the window scope only the
-    latest value of each window is returned (a window is updated by every batch with
-    rows in it). Columns: ``HISTORY_COLUMNS``; distribution metrics have ``value`` NULL
-    and the value in ``value_json``. No matching rows give an empty table.
+    latest value of each window and analyzer is returned (a window is updated by every
+    batch with rows in it). Columns: ``HISTORY_COLUMNS``; distribution metrics have
+    ``value`` NULL and the value in ``value_json``; ``open`` marks a window still filling
+    (the last committed watermark is before its end: its value is partial). No matching
+    rows give an empty table.
     """
     prune, expr = history_filter(dataset, metric, instance=instance, scope=scope, start=start, end=end)
     dt = store.table(S.METRICS)
     if dt is None:
         return history_of(S.SCHEMAS[S.METRICS].empty_table())
     rows = dt.to_pyarrow_dataset(file_pruning_predicate=conj(*prune)).to_table(filter=expr)
-    return history_of(store.committed_filter(rows))
+    rows = store.committed_filter(rows)
+    return history_of(rows, committed_watermark(store, rows))
 
 
 @dataclass(frozen=True)

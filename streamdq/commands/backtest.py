@@ -16,6 +16,11 @@ Two forms:
   ``--quality-config``; windows that are still open (ending after the last committed
   watermark) are left out.
 
+Only closed windows are judged, as in the streaming job: a window still filling (its end after
+the last committed watermark, ``open`` in ``query history``) holds a partial value and is left
+out (the header says how many). A ``has_no_anomalies`` constraint of the config replays its own
+analyzer's series (its parameters and ``where`` filter), not every metric of that name.
+
 Nothing is written: the detectors start from their initial state, so the output shows what the
 configuration would have flagged over the range (tune without waiting for new data).
 Exit codes: 0 done (anomalies or not), 2 bad usage or configuration.
@@ -69,22 +74,35 @@ def _when(text: str | None, flag: str) -> datetime | None:
 
 
 def _series(
-    store: Any, dataset: str, metric: str, instance: str | None, scope: str, start: Any, end: Any
-) -> list[Any]:
+    store: Any,
+    dataset: str,
+    metric: str,
+    instance: str | None,
+    scope: str,
+    start: Any,
+    end: Any,
+    analyzer_key: str | None = None,
+) -> tuple[list[Any], int]:
+    """(the points to judge, how many open windows were left out). ``analyzer_key`` picks one
+    analyzer's series among metrics of the same name (other parameters or ``where`` filters)."""
     from streamdq.detectors import Point
 
     table = store.history(dataset, metric, instance=instance, scope=scope, start=start, end=end)
     rows = sorted(table.to_pylist(), key=lambda r: r["time"])
+    if analyzer_key is not None:
+        mine = [r for r in rows if (r.get("analyzer_key") or "") == analyzer_key]
+        rows = mine or [r for r in rows if not r.get("analyzer_key")]  # history stored without keys
+    closed = [r for r in rows if not r.get("open")]
     points = []
-    for i, row in enumerate(rows):
+    for i, row in enumerate(closed):
         points.append(Point(time=row["time"], value=row["value"], seq=i))
-    return points
+    return points, len(rows) - len(closed)
 
 
 def _targets(
     args: argparse.Namespace,
-) -> tuple[Any, str, list[tuple[str, dict[str, Any], str, str | None, str]]]:
-    """(store, dataset, [(label, detector spec, metric name, instance, scope)])."""
+) -> tuple[Any, str, list[tuple[str, dict[str, Any], str, str | None, str, str | None]]]:
+    """(store, dataset, [(label, detector spec, metric name, instance, scope, analyzer key or None)])."""
     store, dataset, config = _store_and_dataset(args)
     if args.detector:
         try:
@@ -98,7 +116,7 @@ def _targets(
         return (
             store,
             dataset,
-            [(f"{args.metric}({args.instance or '*'})", spec, args.metric, args.instance, args.scope)],
+            [(f"{args.metric}({args.instance or '*'})", spec, args.metric, args.instance, args.scope, None)],
         )
     if config is None:
         raise ConfigError("give --config, or --detector with --metric", path="--config")
@@ -117,6 +135,7 @@ def _targets(
                     analyzer.NAME,
                     analyzer.instance,
                     c.scope,
+                    analyzer.key(),
                 )
             )
     if not targets:
@@ -230,13 +249,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         start, end = _when(args.start, "--start"), _when(args.end, "--end")
         store, dataset, targets = _targets(args)
-        detectors = [(label, detector_from_spec(spec), m, i, s) for label, spec, m, i, s in targets]
+        detectors = [(label, detector_from_spec(spec), m, i, s, k) for label, spec, m, i, s, k in targets]
     except (ConfigError, ValueError) as exc:
         print(f"streamdq backtest: {exc}", file=sys.stderr)
         return 2
-    for label, detector, metric, instance, scope in detectors:
-        points = _series(store, dataset, metric, instance, scope, start, end)
-        print(f"== {label} [{scope}] {len(points)} points, detector {detector.to_spec()}")
+    for label, detector, metric, instance, scope, key in detectors:
+        points, open_windows = _series(store, dataset, metric, instance, scope, start, end, key)
+        skipped = f" ({open_windows} open window(s) left out)" if open_windows else ""
+        print(f"== {label} [{scope}] {len(points)} points{skipped}, detector {detector.to_spec()}")
         _, judged = replay(detector, points)
         for line in format_report(detector, judged, show_all=args.all):
             print(line)

@@ -1,7 +1,10 @@
 """``streamdq query``: read the Delta state store (metric history, merged window states).
 
 * ``streamdq query history --state PATH --dataset D --metric NAME [--instance I]
-  [--scope batch|window|total] [--start ISO] [--end ISO] [--format text|json]``
+  [--scope batch|window|total] [--start ISO] [--end ISO] [--format text|json]``: one point per
+  batch (batch, total scope) or window; a window still filling is marked ``open`` (text) /
+  ``"open": true`` (JSON) as its value is partial, a closed one ``closed``. A metric computed
+  with parameters or a ``where`` filter shows them after its instance.
 * ``streamdq query merge --state PATH --dataset D --analyzer KEY_OR_SPEC --start ISO
   --end ISO [--format text|json]``: merges the stored window states in [start, end) and
   prints the analyzer's metric of the merged state (no data is rescanned).
@@ -123,10 +126,14 @@ def run_history(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no points for {args.metric} in dataset {args.dataset}")
         return 0
-    print(f"{'time':<32} {'scope':<7} {'instance':<20} {'value':>20} batch")
+    from streamdq.connectors.sinks.series import series_identity
+
+    print(f"{'time':<32} {'scope':<7} {'window':<7} {'instance':<20} {'value':>20} batch")
     for r in rows:
         value = r["failure"] and f"FAILED: {r['failure']}" or r["value"]
-        print(f"{r['time']:<32} {r['scope']:<7} {r['instance']:<20} {value!s:>20} {r['batch_id']}")
+        state = "-" if r["open"] is None else "open" if r["open"] else "closed"
+        instance = (r["instance"] + series_identity(r["analyzer_key"] or "").suffix()).removeprefix(", ")
+        print(f"{r['time']:<32} {r['scope']:<7} {state:<7} {instance:<20} {value!s:>20} {r['batch_id']}")
     return 0
 
 

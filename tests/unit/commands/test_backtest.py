@@ -77,3 +77,38 @@ def test_backtest_bad_detector_spec_is_a_usage_error(tmp_path, capsys):
     )
     assert code == 2
     assert "no_such_detector" in capsys.readouterr().err
+
+
+def test_backtest_leaves_out_the_window_still_filling(tmp_path, capsys):
+    """The last window has 80 rows of ~900 so far: the watermark has not closed it, so it is
+    not judged (the streaming detectors judge closed windows only)."""
+
+    store = DeltaStateStore(str(tmp_path / "state"))
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    sizes = [900.0, 910.0, 890.0, 905.0, 80.0]
+    for i, size in enumerate(sizes):
+        window = Window(t0 + timedelta(minutes=i), t0 + timedelta(minutes=i + 1))
+        report = BatchReport(
+            dataset="orders",
+            query_id="q",
+            batch_id=i,
+            processing_time=window.end,
+            metrics=(ScopedMetric("window", Metric(DATASET, "Size", "*", value=size), window, "size"),),
+            watermark=window.start,  # closes the previous window, not this one
+        )
+        records = records_for_batch(report, total={}, open_windows={})
+        store.commit(
+            "q",
+            i,
+            dataset="orders",
+            states=records.states,
+            metrics=records.metrics,
+            results=[],
+            report=report,
+        )
+    argv = ["backtest", "--state", str(tmp_path / "state"), "--dataset", "orders", "--metric", "Size"]
+    argv += ["--detector", '{"type": "simple_threshold", "lower_bound": 500, "upper_bound": 2000}']
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "4 points (1 open window(s) left out)" in out
+    assert "0 anomalous of 4 points" in out

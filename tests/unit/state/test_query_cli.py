@@ -139,3 +139,51 @@ def test_errors_name_the_problem(tmp_path: Path, store_root: str, capsys: pytest
             ]
         )
     assert "not an ISO-8601 time" in capsys.readouterr().err
+
+
+def test_history_marks_open_windows_and_tells_filtered_metrics_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Windows the last committed watermark has not closed are flagged open (their value is
+    partial); a metric with a where filter is its own point, not the latest of one name."""
+    from dataclasses import replace
+
+    from streamdq.analyzers.metric import Metric
+
+    store = DeltaStateStore(str(tmp_path))
+    plain, filtered = Mean("amount"), Mean("amount", where="amount > 0")
+    for b in range(3):
+        metrics = (
+            ScopedMetric("window", size_metric(900.0 if b < 2 else 80.0), window=window(b)),
+            ScopedMetric("window", Metric("Column", "Mean", "amount", value=1.0 + b), window(b), plain.key()),
+            ScopedMetric(
+                "window", Metric("Column", "Mean", "amount", value=5.0 + b), window(b), filtered.key()
+            ),
+        )
+        # after batch 2 the watermark has closed windows 0 and 1; window 2 is still filling
+        rep = replace(
+            report("orders", "q1", b, metrics=metrics, closed=(window(b - 1),) if b else ()),
+            watermark=window(b).start,
+        )
+        store.commit(
+            "q1",
+            b,
+            dataset="orders",
+            states=[],
+            metrics=metric_records(rep),
+            results=result_records(rep),
+            report=rep,
+        )
+    table = store.history("orders", "Size", scope="window")
+    assert table.column("open").to_pylist() == [False, False, True]
+    assert len(store.history("orders", "Mean", scope="window")) == 6
+    argv = ["query", "history", "--state", str(tmp_path), "--dataset", "orders", "--metric", "Size"]
+    assert run([*argv, "--format", "json"]) == 0
+    assert [r["open"] for r in json.loads(capsys.readouterr().out)] == [False, False, True]
+    assert run(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[2] for line in lines[1:]] == ["closed", "closed", "open"]
+    assert run([*argv[:-1], "Mean"]) == 0
+    text = capsys.readouterr().out
+    instances = [line.split(maxsplit=3)[3].rsplit(maxsplit=2)[0] for line in text.strip().splitlines()[1:]]
+    assert sorted(instances) == ["amount"] * 3 + ["amount where amount > 0"] * 3
