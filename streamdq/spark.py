@@ -10,6 +10,15 @@ data source such as the generator or the Python Kafka source, a ``mapInArrow``) 
 Python daemon and the workers' imports. ``prewarm_python_workers`` runs that cost in a
 background job while the driver does its own start-up work; ``get_spark(prewarm=True)`` (or
 ``STREAMDQ_PREWARM=1``) starts it with a new session.
+
+Robust worker start-up (docs/streaming.md, "Supervision"): Spark 4's wait for a Python worker
+to connect back is fixed (10 s for the plain workers that Python data sources use on the
+driver, 60 s through the daemon; no setting changes it), so what Spark does offer is set:
+``ROBUST_WORKER_CONF`` (a longer authentication handshake once the worker is connected, the
+Python fault handler so a crashed worker's traceback is in the error) and task retries for a
+local master (``local[2]`` becomes ``local[2,4]``: a task whose worker died or timed out is
+retried by Spark instead of failing the query). What still fails the query is restarted by
+the supervisor (``streamdq.engine.supervisor``).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -33,6 +43,27 @@ STREAMDQ_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
 }
+
+
+# settings Spark (4.1+) offers for a robust Python worker start-up (set on a new session)
+ROBUST_WORKER_CONF = {
+    # the worker's authentication handshake after it connected back (default 15s): under load
+    # a freshly forked worker can take longer than that to answer
+    "spark.python.authenticate.socketTimeout": "120s",
+    # a worker that crashes or is killed leaves its Python traceback in the task's error
+    "spark.python.worker.faulthandler.enabled": "true",
+}
+LOCAL_TASK_ATTEMPTS = 4
+_LOCAL_MASTER = re.compile(r"^local\[(\d+|\*)\]$")
+
+
+def with_task_retries(master: str, attempts: int = LOCAL_TASK_ATTEMPTS) -> str:
+    """``local[N]`` as ``local[N,attempts]``: local mode otherwise runs every task once (a
+    cluster master, or a local master that names its failures, is returned unchanged)."""
+    m = _LOCAL_MASTER.match(master.strip())
+    if m is None or attempts <= 1:
+        return master
+    return f"local[{m.group(1)},{attempts}]"
 
 
 def _submitted_with_master() -> bool:
@@ -99,7 +130,8 @@ def get_spark(
     """The active SparkSession, or a new one configured for streamdq.
 
     The master is ``master``, else ``$STREAMDQ_MASTER``, else the one spark-submit chose,
-    else ``local[2]``. With ``prewarm`` (default: ``$STREAMDQ_PREWARM``) a new session starts
+    else ``local[2]`` (a local master with task retries, see ``with_task_retries``), with
+    ``ROBUST_WORKER_CONF``. With ``prewarm`` (default: ``$STREAMDQ_PREWARM``) a new session starts
     :func:`prewarm_python_workers` (importing ``prewarm_modules``) in the background."""
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -107,9 +139,9 @@ def get_spark(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(
-        master or os.environ.get("STREAMDQ_MASTER", "local[2]")
+        with_task_retries(master or os.environ.get("STREAMDQ_MASTER", "local[2]"))
     )
-    for k, v in STREAMDQ_CONF.items():
+    for k, v in {**ROBUST_WORKER_CONF, **STREAMDQ_CONF}.items():
         builder = builder.config(k, v)
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
     builder = builder.config("spark.driver.memory", os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g"))

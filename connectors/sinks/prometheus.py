@@ -59,11 +59,13 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from streamdq.connectors.sinks.base import SeenBatches
+from streamdq.connectors.sinks.prometheus_supervisor import SupervisorCollector
 from streamdq.connectors.sinks.series import series_identity
 
 from streamdq.alerts.alert import KINDS as ALERT_KINDS
 from streamdq.alerts.alert import Alert
 from streamdq.report import BatchReport, ConstraintResult
+from streamdq.supervision import SupervisorStatus
 
 METRIC_LABELS = ("dataset", "scope", "entity", "column", "metric", "params", "where", "where_id", "window")
 CONSTRAINT_LABELS = ("dataset", "check", "level", "constraint_id", "constraint", "scope")
@@ -316,6 +318,8 @@ class PrometheusSink:
         self.collector = ReportCollector()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.collector)
+        self.supervision = SupervisorCollector()  # streamdq_supervisor_* (prometheus_supervisor.py)
+        self.registry.register(self.supervision)
         self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
         self.host = host
         self.port = int(self._server.server_port)
@@ -326,6 +330,10 @@ class PrometheusSink:
 
     def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
         self.collector.update(report, alerts)
+
+    def supervisor_status(self, status: SupervisorStatus) -> None:
+        """The supervisor's latest state (restarts, last failure) for the supervisor series."""
+        self.supervision.update(status)
 
     def close(self) -> None:
         self._server.shutdown()
