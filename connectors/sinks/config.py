@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from streamdq.connectors.sinks.base import Sink
+from streamdq.connectors.sinks.local_dir import local_path
 
 from streamdq.errors import ConfigError
 
@@ -104,6 +105,16 @@ def _email(path: str, value: Any) -> str:
     return value
 
 
+def _local_file(path: str, value: Any) -> str:
+    text = _str(path, value)
+    if local_path(text) is None:
+        raise ConfigError(
+            f"{path}: {text!r} is an object-store URI; the jsonl sink appends to a file on the driver: "
+            "give a local path (or a file:// URI)"
+        )
+    return text
+
+
 def _str_map(path: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
@@ -149,7 +160,7 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Check]]] = {
         "verbose": (False, _bool),
         "only_changes": (False, _bool),
     },
-    "jsonl": {"path": (True, _str)},
+    "jsonl": {"path": (True, _local_file)},
     "prometheus": {"host": (False, _str), "port": (False, _port)},
     "kafka": {
         "bootstrap_servers": (True, _servers),
@@ -250,7 +261,7 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
         from streamdq.connectors.sinks.jsonl import JsonLinesSink
 
         try:
-            return JsonLinesSink(spec["path"], name)
+            return JsonLinesSink(local_path(spec["path"]) or spec["path"], name)
         except OSError as exc:
             raise ConfigError(f"{where}.path: cannot open {spec['path']!r} for appending: {exc}") from exc
     if kind == "prometheus":
@@ -264,10 +275,17 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
     if kind == "kafka":
         from streamdq.connectors.sinks.kafka_alerts import KafkaAlertSink
 
+        outbox_dir = local_path(state_dir)
+        if outbox_dir is None:
+            raise ConfigError(
+                f"{where}: the alert outbox lives on the driver's disk, not under {state_dir!r}: "
+                "give state.path or checkpoint a local path, or set STREAMDQ_LOCAL_DIR"
+            )
+
         return KafkaAlertSink(
             spec["bootstrap_servers"],
             spec["topic"],
-            state_dir=Path(state_dir) / dataset if dataset else state_dir,
+            state_dir=Path(outbox_dir) / dataset if dataset else outbox_dir,
             name=name,
             max_buffer=spec.get("max_buffer", 100_000),
             producer_config=spec.get("producer"),

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamdq.connectors.sinks.local_dir import require_local
+
 log = logging.getLogger("streamdq.sinks.journal")
 
 _SCHEMA = """
@@ -52,7 +54,7 @@ class AlertJournal:
     def __init__(
         self, path: str | os.PathLike[str], *, max_pending: int = 100_000, keep_delivered: int = 10_000
     ) -> None:
-        self.path = Path(path)
+        self.path = Path(require_local(path, "alert journal"))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.max_pending = max_pending
         self.keep_delivered = keep_delivered

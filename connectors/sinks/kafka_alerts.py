@@ -28,6 +28,7 @@ from typing import Any
 
 from streamdq.connectors.sinks.base import backoff_delays, filter_alerts
 from streamdq.connectors.sinks.journal import AlertJournal
+from streamdq.connectors.sinks.local_dir import require_local
 
 from streamdq.alerts.alert import Alert
 from streamdq.report import BatchReport
@@ -36,9 +37,10 @@ log = logging.getLogger("streamdq.sinks.kafka")
 
 
 def journal_path(state_dir: str | Path, topic: str) -> Path:
-    """Where the outbox of ``topic`` lives under the run's state directory."""
+    """Where the outbox of ``topic`` lives under the run's (driver-local) state directory; an
+    object-store URI is refused (``local_dir.py``) rather than becoming a folder named ``s3a:``."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", topic)
-    return Path(state_dir) / "sinks" / f"kafka-alerts-{safe}.sqlite"
+    return Path(require_local(state_dir, "kafka alert sink outbox")) / "sinks" / f"kafka-alerts-{safe}.sqlite"
 
 
 class KafkaAlertSink:

@@ -86,10 +86,10 @@ class StreamRunner:
         )
 
     def _state_dir(self) -> str:
-        path = self.config.state.path
-        if path and "://" not in path:
-            return path
-        return str(Path(self.config.checkpoint) / "streamdq")
+        """The driver-local directory of the sinks' files (outboxes): never an object-store URI."""
+        from streamdq.connectors.sinks.local_dir import local_state_dir
+
+        return local_state_dir(self.config.state.path, self.config.checkpoint, self.config.dataset)
 
     def _build_sinks(self) -> list[Any]:
         from streamdq.connectors.sinks import build_sinks
