@@ -2,7 +2,8 @@
 
 ``validate_sink_specs(specs, where="sinks")`` checks every spec without side effects and
 raises ``streamdq.errors.ConfigError`` naming the key path, e.g.
-``sinks[2].port: expected an integer 0-65535, got 'abc'``.
+``sinks[2].port: expected an integer 0-65535, got 'abc'``; several mistakes (in one sink or in
+several) are raised together as one ``ConfigErrors``.
 ``build_sinks(specs, *, dataset, state_dir)`` validates, then constructs the sinks (the
 Prometheus exporter starts listening here: a port in use is reported as a ConfigError
 too). Runs once on the driver at start-up.
@@ -35,7 +36,7 @@ from typing import Any
 from streamdq.connectors.sinks.base import Sink
 from streamdq.connectors.sinks.local_dir import local_path
 
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, ErrorCollector
 
 Check = Callable[[str, Any], Any]
 
@@ -206,19 +207,23 @@ def validate_sink_spec(spec: Any, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}.type: expected one of {', '.join(SCHEMAS)}, got {kind!r}")
     schema = SCHEMAS[kind]
     out: dict[str, Any] = {"type": kind}
+    errs = ErrorCollector()
     for key, value in spec.items():
         if key == "type":
             continue
         if key == "name":
-            out["name"] = _str(f"{where}.name", value)
+            out["name"] = errs.get(_str, f"{where}.name", value, default=kind)
             continue
         if key not in schema:
             known = ", ".join(["name", *schema])
-            raise ConfigError(f"{where}.{key}: unknown key for a {kind} sink (known: {known})")
-        out[key] = schema[key][1](f"{where}.{key}", value)
+            errs.add(ConfigError(f"{where}.{key}: unknown key for a {kind} sink (known: {known})"))
+            continue
+        with errs.catch():
+            out[key] = schema[key][1](f"{where}.{key}", value)
     for key, (required, _check) in schema.items():
         if required and key not in spec:
-            raise ConfigError(f"{where}.{key}: required for a {kind} sink")
+            errs.add(ConfigError(f"{where}.{key}: required for a {kind} sink"))
+    errs.raise_if_any()
     if kind == "email":
         if out.get("starttls") and out.get("ssl"):
             raise ConfigError(f"{where}.starttls: choose starttls or ssl, not both")
@@ -233,14 +238,20 @@ def validate_sink_specs(specs: Any, where: str = "sinks") -> list[dict[str, Any]
         raise ConfigError(
             f"{where}: expected a list of sink mappings such as [{{type: console}}], got {specs!r}"
         )
-    out = [validate_sink_spec(spec, f"{where}[{i}]") for i, spec in enumerate(specs)]
-    names = [s.get("name", s["type"]) for s in out]
+    errs = ErrorCollector()
+    checked = [
+        errs.get(validate_sink_spec, spec, f"{where}[{i}]", default=None) for i, spec in enumerate(specs)
+    ]
+    names = [s.get("name", s["type"]) if s is not None else None for s in checked]
     for i, name in enumerate(names):
-        if name in names[:i]:
-            raise ConfigError(
-                f"{where}[{i}].name: duplicate sink name {name!r} (give each sink a distinct name)"
+        if name is not None and name in names[:i]:
+            errs.add(
+                ConfigError(
+                    f"{where}[{i}].name: duplicate sink name {name!r} (give each sink a distinct name)"
+                )
             )
-    return out
+    errs.raise_if_any()
+    return [s for s in checked if s is not None]
 
 
 def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str) -> Sink:

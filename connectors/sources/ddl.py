@@ -147,13 +147,15 @@ class _Parser:
         self.i += 1
         return tok
 
-    def fail(self, problem: str, fix: str | None = None) -> ConfigError:
+    def fail(self, problem: str, fix: str | None = None, hint: str = "") -> ConfigError:
         tok = self.tok
-        where = "at the end" if tok.kind == "end" else f"at {tok.text!r} (character {tok.pos + 1})"
+        where = "at the end" if tok.kind == "end" else f"at character {tok.pos + 1}"
+        if not problem.startswith("unknown type") and tok.kind != "end":
+            where = f"at {tok.text!r} ({where[3:]})"
         field = f"field {self.field!r}: " if self.field else ""
         return ConfigError(
             self.key,
-            f"not a valid Spark DDL schema: {field}{problem} {where}",
+            f"not a valid Spark DDL schema: {field}{problem} {where}{hint}",
             fix or "write 'name TYPE, name TYPE, ...', e.g. 'id STRING, ts TIMESTAMP, amount DOUBLE'",
         )
 
@@ -231,10 +233,11 @@ class _Parser:
                 close = difflib.get_close_matches(tok.text.lower(), TYPE_NAMES, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0].upper()}?" if close else ""
                 raise self.fail(
-                    f"unknown type {tok.text!r}{hint}",
+                    f"unknown type {tok.text!r}",
                     "use a Spark SQL type: "
                     "STRING, INT, BIGINT, DOUBLE, DECIMAL(p,s), BOOLEAN, DATE, TIMESTAMP, "
                     "ARRAY<t>, MAP<k,v>, STRUCT<...>",
+                    hint,
                 )
             raise self.fail("expected a type")
         self.i += 1

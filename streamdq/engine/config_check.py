@@ -1,0 +1,363 @@
+"""The whole run config checked before Spark starts, every mistake reported at once.
+
+``check_run_config("run.yaml")`` returns a ``CheckedConfig`` or raises ``ConfigErrors`` (a
+``ConfigError``) with one ``file: key: problem; fix: ...`` line per mistake. It starts no
+SparkSession and no JVM, touches no network and creates nothing (a probe file in an existing
+folder is created and removed to learn that the folder can be written). ``streamdq run`` runs it
+before ``get_spark()``; ``streamdq run --check-config run.yaml`` runs only it.
+
+What is checked, beyond each key's own validation in ``config.py`` (sources, sinks, monitors):
+
+* the source's schema DDL, parsed without Spark (``connectors/sources/ddl.py``), and its
+  ``required`` fields;
+* ``event_time`` is a field of the decoded frame (data or metadata) with a timestamp-like type
+  (TIMESTAMP, TIMESTAMP_NTZ, DATE);
+* every check compiles, and every column a check, a detector (``has_no_anomalies``'s metric) or
+  a monitor (``auto_validate.columns``, ``quality_score.columns``/``numeric_columns``) reads is
+  in the schema (names starting ``_streamdq_`` are the decoder's metadata and always exist);
+* the alert policy (``alerts:``);
+* every local path the job writes can be written: ``checkpoint``, ``state.path`` (the Delta
+  tables, quarantine included), the sinks' outbox folder and ``jsonl`` files. A path under a
+  regular file, or under a folder this user cannot write, is an error now. Object-store and HDFS
+  URIs (``s3a://``, ``abfss://``, ``gs://``, ``hdfs://``...) are not checked.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql.types import DateType, StructType, TimestampNTZType, TimestampType
+
+from streamdq.engine.config import RunConfig, read_run_config
+from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
+
+TIME_TYPES = (TimestampType, TimestampNTZType, DateType)
+METADATA_PREFIX = "_streamdq_"
+MONITOR_COLUMN_KEYS = {"auto_validate": ("columns",), "quality_score": ("columns", "numeric_columns")}
+
+
+@dataclass(frozen=True)
+class CheckedConfig:
+    """A run config that passed every start-up check, with what the checks found."""
+
+    config: RunConfig
+    schema: StructType | None
+    checks: tuple[Any, ...]
+    monitors: tuple[str, ...]
+
+    def summary(self) -> str:
+        """``config OK: source kafka (topic orders, 4 fields), event_time ts, 2 checks (5 constraints), ...``"""
+        cfg = self.config
+        src = cfg.source
+        what = {
+            "kafka": f"topic {src.get('topic')}",
+            "files": f"{src.get('format', 'json')} files in {src.get('path')}",
+            "clf": f"access logs in {src.get('path')}",
+        }.get(str(src.get("type")), "")
+        data = (
+            [f for f in self.schema.fields if not f.name.startswith(METADATA_PREFIX)] if self.schema else []
+        )
+        fields = _n(len(data), "column") if self.schema is not None else "schema from the data"
+        detail = ", ".join(p for p in (what, fields) if p)
+        constraints = sum(len(c.constraints) for c in self.checks)
+        sinks = ", ".join(str(s.get("name", s.get("type"))) for s in cfg.sinks) or "none"
+        parts = [
+            f"config OK: source {src.get('type')} ({detail})",
+            f"event_time {cfg.event_time}"
+            if cfg.event_time
+            else "no event_time (batch and total scopes only)",
+            f"{_n(len(self.checks), 'check')} ({_n(constraints, 'constraint')})",
+        ]
+        if self.monitors:
+            parts.append(f"monitors {', '.join(self.monitors)}")
+        parts.append(f"sinks {sinks}")
+        parts.append(f"state {cfg.state.path or 'none (metrics are not stored)'}")
+        parts.append(f"checkpoint {cfg.checkpoint}")
+        return ", ".join(parts)
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def check_run_config(
+    source: str | os.PathLike[str] | dict[str, Any], *, base_dir: str | None = None
+) -> CheckedConfig:
+    """Check the whole run config without Spark; raises ConfigErrors listing every mistake."""
+    config, errs = read_run_config(source, base_dir=base_dir)
+    if config is None:
+        errs.raise_if_any()
+        raise AssertionError("read_run_config returned no config and no error")  # pragma: no cover
+    checked = check_loaded_config(config, errs)
+    errs.raise_if_any()
+    return checked
+
+
+def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -> CheckedConfig:
+    """The checks beyond each key's own validation, on an already loaded config.
+
+    Mistakes go to ``errs`` (raised at the end when no collector is given). Parts that earlier
+    errors made unknowable (the schema of an invalid source) are skipped, not guessed.
+    """
+    own = errs is None
+    errs = errs if errs is not None else ErrorCollector(config.file)
+    broken = {_top_key(e) for e in errs.errors} | {e.key for e in errs.errors}
+    schema = None
+    if config.source:
+        try:
+            schema = _declared_schema(config.source)
+        except ConfigError as exc:
+            if "source" not in broken:  # else it is the source error already reported
+                errs.add(exc)
+    if config.event_time:
+        _check_event_time(config.event_time, schema, errs)
+    checks = _compile_checks(config, errs)
+    if schema is not None:
+        _check_check_columns(checks, config, schema, errs)
+        _check_monitor_columns(config, schema, errs)
+    monitors = tuple(k for k in MONITOR_COLUMN_KEYS if getattr(config, k) is not None)
+    with errs.catch():
+        from streamdq.alerts.policy import AlertPolicy
+
+        AlertPolicy.from_spec(config.alerts, where="alerts")
+    _check_paths(config, broken, errs)
+    if own:
+        errs.raise_if_any()
+    return CheckedConfig(config, schema, tuple(checks), monitors)
+
+
+def _top_key(error: ConfigError) -> str:
+    """The top-level key an error is about (``sinks`` for ``sinks[0].port``)."""
+    text = error.key or error.problem.split(":")[0]
+    return text.split(".")[0].split("[")[0].strip()
+
+
+def format_errors(error: ConfigError) -> str:
+    """The report ``streamdq run`` prints: a head line, then one line per mistake."""
+    lines = error.errors_list()
+    if len(lines) == 1:
+        return f"streamdq: configuration error: {lines[0].line()}"
+    body = "\n".join(e.line() for e in lines)
+    return f"streamdq: {len(lines)} configuration errors (nothing was started):\n{body}"
+
+
+# -- schema and columns ---------------------------------------------------------------------
+
+
+def _declared_schema(source: dict[str, Any]) -> StructType | None:
+    from streamdq.connectors.sources.spec import declared_schema
+
+    return declared_schema(source, "source")
+
+
+def _missing(name: str, schema: StructType) -> str:
+    """The problem text for a column that is not in ``schema``, with the closest name."""
+    names = schema.fieldNames()
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    data = [n for n in names if not n.startswith(METADATA_PREFIX)]
+    return f"column {name!r} is not in the source schema{hint} (columns: {', '.join(data)})"
+
+
+def _check_event_time(name: str, schema: StructType | None, errs: ErrorCollector) -> None:
+    if schema is None:
+        return
+    if name not in schema.fieldNames():
+        errs.add(
+            ConfigError(
+                "event_time",
+                _missing(name, schema),
+                "name a TIMESTAMP column of source.schema, or add it there",
+            )
+        )
+        return
+    dtype = schema[name].dataType
+    if not isinstance(dtype, TIME_TYPES):
+        stamps = [f.name for f in schema.fields if isinstance(f.dataType, TIME_TYPES)]
+        fix = (
+            f"use one of the timestamp columns: {', '.join(stamps)}"
+            if stamps
+            else f"declare {name} as TIMESTAMP in source.schema (ISO-8601 strings are parsed to timestamps)"
+        )
+        errs.add(
+            ConfigError(
+                "event_time",
+                f"column {name!r} is {dtype.simpleString().upper()}, not a timestamp (TIMESTAMP, TIMESTAMP_NTZ, DATE)",
+                fix,
+            )
+        )
+
+
+def _checks_file(config: RunConfig) -> str | None:
+    return config.checks_origin if config.checks_origin != "<inline>" else config.file
+
+
+def _compile_checks(config: RunConfig, errs: ErrorCollector) -> list[Any]:
+    from streamdq.checks.spec import checks_from_list, with_line
+
+    file = _checks_file(config)
+    try:
+        return list(checks_from_list(config.checks, file=file, path="checks"))
+    except ConfigError as exc:
+        text = _read(file)
+        errs.extend(with_line(text, e, file) if text is not None else e for e in exc.errors_list())
+        return []
+
+
+def _read(file: str | None) -> str | None:
+    if file is None:
+        return None
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _check_check_columns(
+    checks: Sequence[Any], config: RunConfig, schema: StructType, errs: ErrorCollector
+) -> None:
+    from streamdq.checks.spec import check_columns, with_line
+
+    file = _checks_file(config)
+    text = _read(file)
+    names = set(schema.fieldNames())
+    for use in check_columns(checks):
+        if use.column in names or use.column.startswith(METADATA_PREFIX):
+            continue
+        error = ConfigError(
+            use.path, _missing(use.column, schema), "fix the column name, or add the column to source.schema"
+        )
+        if file is not None:
+            error = error.with_file(file)
+        errs.add(with_line(text, error) if text is not None else error)
+
+
+def _check_monitor_columns(config: RunConfig, schema: StructType, errs: ErrorCollector) -> None:
+    names = set(schema.fieldNames())
+    for key, subkeys in MONITOR_COLUMN_KEYS.items():
+        raw = getattr(config, key)
+        if not isinstance(raw, dict):
+            continue
+        for sub in subkeys:
+            value = raw.get(sub)
+            columns = list(value) if isinstance(value, list | dict) else []
+            for i, column in enumerate(columns):
+                if not isinstance(column, str) or column in names or column.startswith(METADATA_PREFIX):
+                    continue
+                path = f"{key}.{sub}[{i}]" if isinstance(value, list) else f"{key}.{sub}.{column}"
+                errs.add(
+                    ConfigError(
+                        path,
+                        _missing(column, schema),
+                        f"fix the column name, or remove it from {key}.{sub}",
+                    )
+                )
+
+
+# -- paths ----------------------------------------------------------------------------------
+
+
+def local_path(path: str) -> Path | None:
+    """The local filesystem path, or None for a URI of another scheme (s3a://, abfss://, gs://...)."""
+    if path.startswith("file://"):
+        return Path(path[len("file://") :])
+    if "://" in path:
+        return None
+    return Path(path)
+
+
+def writable_dir_problem(path: str, *, target: str | None = None) -> str | None:
+    """Why ``path`` cannot be (created and) written as a folder, or None when it can.
+
+    Nothing is created: the nearest existing ancestor is probed with a temporary file, which
+    is removed at once. Object-store URIs are not checked (None). ``target`` names the file
+    that is to be created in the folder, for the message.
+    """
+    local = local_path(path)
+    if local is None:
+        return None
+    local = Path(os.path.abspath(local))
+    probe = local
+    while not probe.exists():
+        if probe.is_symlink():
+            return f"{probe} is a broken symbolic link"
+        probe = probe.parent
+    wanted = target or str(local)
+    if not probe.is_dir():
+        if probe == local and target is None:
+            return f"{local} is a file, not a folder"
+        return f"{probe} is a file, so {wanted} cannot be created under it"
+    try:
+        fd, name = tempfile.mkstemp(prefix=".streamdq-probe-", dir=probe)
+    except OSError as exc:
+        where = "it" if probe == local and target is None else f"the existing folder {probe}"
+        return f"{wanted} cannot be written: {where} is not writable ({exc.strerror})"
+    os.close(fd)
+    os.unlink(name)
+    return None
+
+
+def writable_file_problem(path: str) -> str | None:
+    """Why ``path`` cannot be appended to as a file (its folder is checked too), or None."""
+    local = local_path(path)
+    if local is None:
+        return None
+    local = Path(os.path.abspath(local))
+    if local.is_dir():
+        return f"{local} is a folder, not a file"
+    if local.exists():
+        try:
+            with open(local, "ab"):
+                pass
+        except OSError as exc:
+            return f"{local} cannot be appended to ({exc.strerror})"
+        return None
+    return writable_dir_problem(str(local.parent), target=str(local))
+
+
+def _check_paths(config: RunConfig, broken: set[str], errs: ErrorCollector) -> None:
+    wanted: list[tuple[str, str, str]] = []
+    if config.checkpoint:
+        wanted.append(("checkpoint", config.checkpoint, "point checkpoint at a folder this job can write"))
+    if config.state.path and "state.path" not in broken:
+        wanted.append(("state.path", config.state.path, "point state.path at a folder this job can write"))
+    local_state = config.state.path and local_path(config.state.path) is not None
+    if "sinks" not in broken and config.checkpoint and not local_state:
+        # the sinks' outbox (Kafka alert sink) lives under the state folder, else the checkpoint
+        outbox = str(Path(config.checkpoint) / "streamdq")
+        wanted.append(
+            ("checkpoint", outbox, "the sinks' outbox lives here: point checkpoint at a writable folder")
+        )
+    seen: set[str] = set()
+    for key, path, fix in wanted:
+        problem = writable_dir_problem(path)
+        if problem is not None and problem not in seen:
+            seen.add(problem)
+            errs.add(ConfigError(key, problem, fix))
+    if "sinks" in broken:
+        return
+    for i, sink in enumerate(config.sinks):
+        if sink.get("type") == "jsonl" and isinstance(sink.get("path"), str):
+            problem = writable_file_problem(sink["path"])
+            if problem is not None:
+                errs.add(
+                    ConfigError(f"sinks[{i}].path", problem, "point it at a file this job can append to")
+                )
+
+
+__all__ = [
+    "CheckedConfig",
+    "ConfigErrors",
+    "check_loaded_config",
+    "check_run_config",
+    "format_errors",
+    "local_path",
+    "writable_dir_problem",
+    "writable_file_problem",
+]
