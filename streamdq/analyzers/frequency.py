@@ -102,6 +102,29 @@ class FrequencySpec:
         return self.columns if self.columns else tuple(all_columns)
 
 
+def _count_matching(counts: np.ndarray, predicate: Callable[[int], bool]) -> int:
+    """How many of ``counts`` satisfy ``predicate``.
+
+    A comparison predicate (``lambda c: c == 1``) is applied to the whole array at once: the
+    total scope's exact table holds up to ~100,000 groups, and a Python call per group cost
+    ~90 ms per metric on every microbatch. A predicate that does not broadcast over an array
+    (it returns a scalar, or raises) is called once per count.
+
+    >>> import numpy as np
+    >>> _count_matching(np.array([1, 2, 1, 3]), lambda c: c == 1)
+    2
+    >>> _count_matching(np.array([1, 2, 1, 3]), lambda c: bool(c > 1))
+    2
+    """
+    try:
+        mask = np.asarray(predicate(counts))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        mask = None
+    if mask is not None and mask.dtype == np.bool_ and mask.shape == counts.shape:
+        return int(np.count_nonzero(mask))
+    return sum(1 for v in counts.tolist() if predicate(v))
+
+
 def _min_bound(a: int | None, b: int | None) -> int | None:
     if a is None:
         return b
@@ -305,13 +328,13 @@ class FrequencyState(State):
         """
         if self.sample is not None:
             c = self.sample.counts
-            r = len(c) if predicate is None else sum(1 for v in c.tolist() if predicate(v))
+            r = len(c) if predicate is None else _count_matching(c, predicate)
             return _theta_estimate(r, self.sample.theta)
         if self.sketch is None:
             c = self.counts()
             if predicate is None:
                 return float(len(c)), 0.0
-            return float(sum(1 for v in c.tolist() if predicate(v))), 0.0
+            return float(_count_matching(c, predicate)), 0.0
         sk = self._tuple()
         if predicate is not None:
             sk = sk.filter(predicate)
