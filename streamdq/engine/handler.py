@@ -210,7 +210,11 @@ class BatchHandler:
     def __call__(self, df: DataFrame, batch_id: int) -> None:
         self.handle(df, int(batch_id))
 
-    def handle(self, df: DataFrame, batch_id: int) -> BatchReport:
+    def handle(self, df: DataFrame, batch_id: int, *, poison: str | None = None) -> BatchReport:
+        """Compute, judge, commit and emit one microbatch. ``poison`` (the supervisor's word that
+        this batch id keeps failing, with its last error): nothing is computed; every row goes to
+        quarantine with the reason ``poison batch: <poison>`` and the batch commits as an empty
+        one (its id is used, so exactly-once holds and the stream moves on)."""
         started = time.perf_counter()
         self.restore()
         if self.store is not None:
@@ -221,6 +225,10 @@ class BatchHandler:
                     replayed = stored.as_replayed()
                     self._emit(replayed)
                     return replayed
+        poisoned = None
+        if poison is not None:
+            poisoned = self._quarantine_whole(df, batch_id, f"poison batch: {poison}")
+            df = df.limit(0)
         processing_time = datetime.now(UTC)
         estimate = self.sizer.estimate(df)
         path = self.sizer.choose(estimate)
@@ -240,6 +248,9 @@ class BatchHandler:
         finally:
             if persisted:
                 df.unpersist()
+        if poisoned is not None:
+            quarantine_rows = _concat(quarantine_rows, poisoned)
+            states = replace(states, counters={**states.counters, "poison_rows": poisoned.num_rows})
         compute_seconds = time.perf_counter() - started
         measurement = self._measure(states, update)
         judgement = self._judge(batch_id, processing_time, states, measurement)
@@ -522,6 +533,13 @@ class BatchHandler:
             *position,
         ]
         return cond, selected
+
+    def _quarantine_whole(self, df: DataFrame, batch_id: int, reason: str) -> pa.Table:
+        """Every row of ``df`` as quarantine rows with ``reason`` (a poison batch), in one job."""
+        _, selected = self._quarantine_selection(df, F.lit(True))
+        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
+        columns = [F.lit(reason).alias(n) if n == "reason" else c.alias(n) for n, c in selected]
+        return df.select(*constants, *columns).toArrow()
 
     def _quarantine_fused(
         self, df: DataFrame, batch_id: int, states: BatchStates, update: ScopeUpdate, *, bad: bool = True
