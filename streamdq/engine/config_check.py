@@ -34,6 +34,7 @@ from typing import Any
 
 from pyspark.sql.types import DateType, StructType, TimestampNTZType, TimestampType
 
+from streamdq.connectors.sinks.local_dir import ENV, local_path, local_state_dir
 from streamdq.engine.config import RunConfig, read_run_config
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
@@ -263,15 +264,6 @@ def _check_monitor_columns(config: RunConfig, schema: StructType, errs: ErrorCol
 # -- paths ----------------------------------------------------------------------------------
 
 
-def local_path(path: str) -> Path | None:
-    """The local filesystem path, or None for a URI of another scheme (s3a://, abfss://, gs://...)."""
-    if path.startswith("file://"):
-        return Path(path[len("file://") :])
-    if "://" in path:
-        return None
-    return Path(path)
-
-
 def writable_dir_problem(path: str, *, target: str | None = None) -> str | None:
     """Why ``path`` cannot be (created and) written as a folder, or None when it can.
 
@@ -279,10 +271,10 @@ def writable_dir_problem(path: str, *, target: str | None = None) -> str | None:
     is removed at once. Object-store URIs are not checked (None). ``target`` names the file
     that is to be created in the folder, for the message.
     """
-    local = local_path(path)
-    if local is None:
+    text = local_path(path)
+    if text is None:
         return None
-    local = Path(os.path.abspath(local))
+    local = Path(os.path.abspath(text))
     probe = local
     while not probe.exists():
         if probe.is_symlink():
@@ -305,10 +297,10 @@ def writable_dir_problem(path: str, *, target: str | None = None) -> str | None:
 
 def writable_file_problem(path: str) -> str | None:
     """Why ``path`` cannot be appended to as a file (its folder is checked too), or None."""
-    local = local_path(path)
-    if local is None:
+    text = local_path(path)
+    if text is None:
         return None
-    local = Path(os.path.abspath(local))
+    local = Path(os.path.abspath(text))
     if local.is_dir():
         return f"{local} is a folder, not a file"
     if local.exists():
@@ -327,18 +319,28 @@ def _check_paths(config: RunConfig, broken: set[str], errs: ErrorCollector) -> N
         wanted.append(("checkpoint", config.checkpoint, "point checkpoint at a folder this job can write"))
     if config.state.path and "state.path" not in broken:
         wanted.append(("state.path", config.state.path, "point state.path at a folder this job can write"))
-    local_state = config.state.path and local_path(config.state.path) is not None
-    if "sinks" not in broken and config.checkpoint and not local_state:
-        # the sinks' outbox (Kafka alert sink) lives under the state folder, else the checkpoint
-        outbox = str(Path(config.checkpoint) / "streamdq")
-        wanted.append(
-            ("checkpoint", outbox, "the sinks' outbox lives here: point checkpoint at a writable folder")
-        )
-    seen: set[str] = set()
+    if config.checkpoint:
+        # the sinks' own files (the Kafka alert outbox) live in a driver-local folder (local_dir.py)
+        try:
+            outbox = local_state_dir(config.state.path, config.checkpoint, config.dataset)
+        except ValueError as exc:
+            errs.add(ConfigError(f"${ENV}", str(exc), f"set {ENV} to a local folder"))
+        else:
+            wanted.append(
+                (
+                    f"${ENV}" if os.environ.get(ENV) else "checkpoint",
+                    outbox,
+                    f"the sinks' outbox lives in {outbox}: set {ENV} to a writable local folder",
+                )
+            )
+    failed: list[Path] = []
     for key, path, fix in wanted:
+        here = Path(os.path.abspath(local_path(path) or "/"))
+        if any(here == f or f in here.parents for f in failed):
+            continue  # the folder above it is already reported
         problem = writable_dir_problem(path)
-        if problem is not None and problem not in seen:
-            seen.add(problem)
+        if problem is not None:
+            failed.append(here)
             errs.add(ConfigError(key, problem, fix))
     if "sinks" in broken:
         return
@@ -357,7 +359,6 @@ __all__ = [
     "check_loaded_config",
     "check_run_config",
     "format_errors",
-    "local_path",
     "writable_dir_problem",
     "writable_file_problem",
 ]

@@ -267,3 +267,10 @@ def test_read_run_config_collects_and_never_raises(tmp_path):
     assert [e.key for e in errs.errors] == ["window", "max_groups"]
     missing, errs = read_run_config(tmp_path / "nope.yaml")
     assert missing is None and "cannot read the run config" in errs.errors[0].line()
+
+
+def test_outbox_folder_from_the_environment_is_checked(tmp_path, monkeypatch):
+    (tmp_path / "plain").write_text("x")
+    monkeypatch.setenv("STREAMDQ_LOCAL_DIR", str(tmp_path / "plain" / "outbox"))
+    line = _one(_write(tmp_path))
+    assert line.startswith(f"{tmp_path / 'run.yaml'}: $STREAMDQ_LOCAL_DIR: {tmp_path / 'plain'} is a file")
