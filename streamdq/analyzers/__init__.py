@@ -24,6 +24,7 @@ from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.min_length import MinLength
 from streamdq.analyzers.minimum import Minimum
 from streamdq.analyzers.mutual_information import MutualInformation
+from streamdq.analyzers.non_finite import NonFinite
 from streamdq.analyzers.pattern_match import PATTERNS, PatternMatch
 from streamdq.analyzers.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from streamdq.analyzers.size import Size
@@ -46,6 +47,7 @@ __all__ = [
     "FrequencyState",
     "Histogram",
     "MutualInformation",
+    "NonFinite",
     "UniqueValueRatio",
     "Uniqueness",
     "ApproxCountDistinct",

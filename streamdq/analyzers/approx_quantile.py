@@ -27,9 +27,9 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import KllState
 from streamdq.analyzers.state import State
@@ -49,8 +49,8 @@ def _k_problem(k: Any) -> str | None:
     return None
 
 
-def _kll_aggregation(column: str, k: int, where: str | None) -> RowAggregate:
-    return of("kll", conditional(col(column).cast("double"), where), k)
+def _kll_aggregation(schema: StructType, column: str, k: int, where: str | None) -> RowAggregate:
+    return of("kll", conditional(finite_value(schema, column), where), k)
 
 
 @register_analyzer
@@ -73,7 +73,7 @@ class ApproxQuantile(ScanShareableAnalyzer):
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [_kll_aggregation(self.column, self.k, self.where)]
+        return [_kll_aggregation(schema, self.column, self.k, self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return KllState.from_sketch_bytes(row[offset])
@@ -113,7 +113,7 @@ class ApproxQuantiles(ScanShareableAnalyzer):
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [_kll_aggregation(self.column, self.k, self.where)]
+        return [_kll_aggregation(schema, self.column, self.k, self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return KllState.from_sketch_bytes(row[offset])

@@ -3,6 +3,19 @@
 All are JSON-serialized frozen dataclasses (see ``state.JsonState``); all merges are exact
 (integer counts, or Chan et al.'s pairwise update for central moments, which is exact up
 to floating-point rounding).
+
+Non-finite values merge deterministically, whatever the merge order (docs/non-finite.md).
+The analyzers keep NaN and infinities out of these states (``numeric.finite_value``), so
+they appear only through overflow or states built by hand, and then:
+
+* ``SumState`` / ``RatioOfSumsState`` add as IEEE 754 does (commutative; NaN absorbs,
+  +inf + -inf = NaN);
+* ``MinState`` / ``MaxState`` order NaN above +Infinity, as Spark does: the max of a set
+  holding NaN is NaN, the min is NaN only when every value is; +0.0 and -0.0 are equal, the
+  max keeps +0.0 and the min -0.0;
+* ``MomentsState`` / ``CoMomentsState``: a state whose moments are not all finite is
+  *poisoned*: its means and moment sums are all NaN (count kept), and merging with a
+  poisoned state gives a poisoned state.
 """
 
 from __future__ import annotations
@@ -12,6 +25,30 @@ from dataclasses import dataclass
 from typing import Self
 
 from streamdq.analyzers.state import JsonState, register_state
+
+
+def _max(a: float, b: float) -> float:
+    """Spark's max: NaN above everything; of +0.0 and -0.0, +0.0 (order-free)."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if a == b:
+        return a if math.copysign(1.0, a) > 0 else b
+    return a if a > b else b
+
+
+def _min(a: float, b: float) -> float:
+    """Spark's min: NaN only when both are NaN; of +0.0 and -0.0, -0.0 (order-free)."""
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    if a == b:
+        return a if math.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
+def _all_finite(*values: float) -> bool:
+    return all(math.isfinite(v) for v in values)
 
 
 @register_state
@@ -88,7 +125,7 @@ class MinState(JsonState):
             return other
         if other.value is None:
             return self
-        return type(self)(min(self.value, other.value))
+        return type(self)(_min(self.value, other.value))
 
 
 @register_state
@@ -108,7 +145,7 @@ class MaxState(JsonState):
             return other
         if other.value is None:
             return self
-        return type(self)(max(self.value, other.value))
+        return type(self)(_max(self.value, other.value))
 
 
 @register_state
@@ -145,6 +182,14 @@ class MomentsState(JsonState):
             object.__setattr__(self, "m3", 0.0)
         if self.order < 4 and self.m4 != 0.0:
             object.__setattr__(self, "m4", 0.0)
+        if self.n and not _all_finite(self.mean, self.m2, self.m3, self.m4):
+            for name in ("mean", "m2", "m3", "m4")[: self.order]:  # poisoned (module doc)
+                object.__setattr__(self, name, math.nan)
+
+    @property
+    def poisoned(self) -> bool:
+        """True when the moments are not finite (overflow or a non-finite input)."""
+        return self.n > 0 and math.isnan(self.mean)
 
     @classmethod
     def empty(cls) -> Self:
@@ -158,6 +203,8 @@ class MomentsState(JsonState):
         order = min(self.order, other.order)
         na, nb = self.n, other.n
         n = na + nb
+        if self.poisoned or other.poisoned:
+            return type(self)(n, math.nan, math.nan, math.nan, math.nan, order)
         delta = other.mean - self.mean
         d_n = delta / n
         mean = self.mean + d_n * nb
@@ -219,6 +266,16 @@ class CoMomentsState(JsonState):
     x_mk: float = 0.0
     y_mk: float = 0.0
 
+    def __post_init__(self) -> None:
+        if self.n and not _all_finite(self.x_mean, self.y_mean, self.ck, self.x_mk, self.y_mk):
+            for name in ("x_mean", "y_mean", "ck", "x_mk", "y_mk"):  # poisoned (module doc)
+                object.__setattr__(self, name, math.nan)
+
+    @property
+    def poisoned(self) -> bool:
+        """True when the co-moments are not finite (overflow or a non-finite input)."""
+        return self.n > 0 and math.isnan(self.x_mean)
+
     @classmethod
     def empty(cls) -> Self:
         return cls()
@@ -230,6 +287,8 @@ class CoMomentsState(JsonState):
             return other
         n1, n2 = self.n, other.n
         n = n1 + n2
+        if self.poisoned or other.poisoned:
+            return type(self)(n, math.nan, math.nan, math.nan, math.nan, math.nan)
         dx = other.x_mean - self.x_mean
         dy = other.y_mean - self.y_mean
         return type(self)(

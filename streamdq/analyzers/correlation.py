@@ -16,10 +16,10 @@ from typing import Any
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, in_scope, register_analyzer
 from streamdq.analyzers.basic_states import CoMomentsState
 from streamdq.analyzers.metric import MULTICOLUMN, Metric
-from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
@@ -46,7 +46,7 @@ class Correlation(ScanShareableAnalyzer):
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        x, y = col(self.first_column).cast("double"), col(self.second_column).cast("double")
+        x, y = finite_value(schema, self.first_column), finite_value(schema, self.second_column)
         both = in_scope(self.where) & x.isNotNull() & y.isNotNull()
         xs, ys = F.when(both, x), F.when(both, y)
         return [

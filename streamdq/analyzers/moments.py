@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
@@ -44,7 +44,7 @@ class MomentsAnalyzer(ScanShareableAnalyzer):
         return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        value = conditional(col(self.column).cast("double"), self.where)
+        value = conditional(finite_value(schema, self.column), self.where)
         exprs = [of("count", value), of("sum", value), of("var_pop", value)]
         if self.ORDER >= 3:
             exprs.append(of("skewness", value))

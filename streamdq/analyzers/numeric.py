@@ -1,14 +1,26 @@
-"""Shared precondition helpers for analyzers that need numeric or string columns.
+"""Shared helpers for analyzers that need numeric or string columns.
 
-Pure driver-side checks against the DataFrame schema; they return the failure reason
-(naming the analyzer, the column and its actual type) or None.
+Preconditions are pure driver-side checks against the DataFrame schema; they return the
+failure reason (naming the analyzer, the column and its actual type) or None.
+
+``finite_value`` is the ONE non-finite policy of the value analyzers (docs/non-finite.md):
+Sum, Mean, Minimum, Maximum, StandardDeviation, Variance, Skewness, Kurtosis, Correlation,
+RatioOfSums and ApproxQuantile(s) read a column through it, so a NaN, +Infinity or
+-Infinity is treated exactly like a NULL (skipped) and is counted instead by the
+``NonFinite`` analyzer (check kind ``has_no_non_finite``). It is a per-row Spark
+expression, so the fused Spark path and the Arrow small-batch path (which projects the
+same expression) see the same values.
 """
 
 from __future__ import annotations
 
-from pyspark.sql.types import StructType
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, FloatType, StructType
 
-from streamdq.analyzers.base import Analyzer, field_type, is_numeric, is_string
+from streamdq.analyzers.base import Analyzer, col, field_type, is_numeric, is_string
+
+DOUBLE_MAX = 1.7976931348623157e308
 
 
 def numeric_precondition(analyzer: Analyzer, schema: StructType, column: str) -> str | None:
@@ -25,3 +37,28 @@ def string_precondition(analyzer: Analyzer, schema: StructType, column: str) -> 
     if is_string(dtype):
         return None
     return f"column {column!r} is {dtype}, {analyzer.NAME} needs a string type"
+
+
+def can_be_non_finite(schema: StructType, column: str) -> bool:
+    """True when ``column`` is FLOAT or DOUBLE, the only types that hold NaN and infinities."""
+    return isinstance(field_type(schema, column), FloatType | DoubleType)
+
+
+def is_finite(value: Column) -> Column:
+    """TRUE for a finite double, FALSE for NaN and +-Infinity, NULL for NULL.
+
+    Spark orders NaN above +Infinity, so one range test covers all three.
+    """
+    return (value >= F.lit(-DOUBLE_MAX)) & (value <= F.lit(DOUBLE_MAX))
+
+
+def finite_value(schema: StructType, column: str) -> Column:
+    """``column`` as DOUBLE with NaN and +-Infinity turned into NULL (the non-finite policy).
+
+    Integral and decimal columns cannot hold a non-finite value: their plain cast is
+    returned, so the plan's expressions stay as small as before for them.
+    """
+    value = col(column).cast("double")
+    if not can_be_non_finite(schema, column):
+        return value
+    return F.when(is_finite(value), value)

@@ -15,9 +15,9 @@ from typing import Any, Self
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
 from streamdq.analyzers.metric import MULTICOLUMN, Metric
-from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import JsonState, State, register_state
 
@@ -71,8 +71,8 @@ class RatioOfSums(ScanShareableAnalyzer):
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        num = conditional(col(self.numerator).cast("double"), self.where)
-        den = conditional(col(self.denominator).cast("double"), self.where)
+        num = conditional(finite_value(schema, self.numerator), self.where)
+        den = conditional(finite_value(schema, self.denominator), self.where)
         return [of("sum", num), of("sum", den), of("count", num)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:

@@ -161,6 +161,12 @@ def _moments(x: np.ndarray, kind: str) -> float | None:
     n = x.size
     if n == 0:
         return None
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow gives inf/NaN, as in Spark
+        return _central_moments(x, kind)
+
+
+def _central_moments(x: np.ndarray, kind: str) -> float | None:
+    n = x.size
     mean = x.sum() / n
     d = x - mean
     m2 = float(np.dot(d, d))

@@ -42,6 +42,11 @@ def register_state(cls: type[State]) -> type[State]:
     return cls
 
 
+def registered_states() -> dict[str, type[State]]:
+    """Every registered state class by type tag (for suites that must cover them all)."""
+    return dict(sorted(_REGISTRY.items()))
+
+
 class State(ABC):
     """An immutable, mergeable summary of the rows an analyzer has seen."""
 

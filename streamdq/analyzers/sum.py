@@ -12,10 +12,10 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
 from streamdq.analyzers.basic_states import SumState
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import numeric_precondition
+from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
@@ -33,7 +33,7 @@ class Sum(ScanShareableAnalyzer):
         return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        value = conditional(col(self.column).cast("double"), self.where)
+        value = conditional(finite_value(schema, self.column), self.where)
         return [of("sum", value), of("count", value)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:

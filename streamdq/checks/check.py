@@ -172,6 +172,14 @@ class Check:
     def has_standard_deviation(self, column: str, assertion: Any, **kw: Any) -> Check:
         return self.add_constraint("has_standard_deviation", column=column, assertion=assertion, **kw)
 
+    def has_no_non_finite(self, column: str, assertion: Any = None, **kw: Any) -> Check:
+        """No NaN, +Infinity or -Infinity in ``column`` (NonFinite; default ``== 0``)."""
+        return self.add_constraint("has_no_non_finite", column=column, assertion=assertion, **kw)
+
+    def has_non_finite_count(self, column: str, assertion: Any, **kw: Any) -> Check:
+        """The number of NaN / +-Infinity values in ``column`` (NonFinite)."""
+        return self.add_constraint("has_non_finite_count", column=column, assertion=assertion, **kw)
+
     def has_min_length(
         self, column: str, assertion: Any, *, null_behavior: str | None = None, **kw: Any
     ) -> Check:

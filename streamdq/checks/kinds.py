@@ -23,7 +23,7 @@ from typing import Any
 
 from streamdq.analyzers.base import Analyzer, analyzer_class
 from streamdq.analyzers.metric import Metric
-from streamdq.checks.assertion import Assertion
+from streamdq.checks.assertion import Assertion, Comparison
 from streamdq.checks.constraint import (
     ConstraintKind,
     Evaluator,
@@ -296,6 +296,17 @@ def _register() -> None:
         ("has_standard_deviation", "StandardDeviation"),
     ):
         _simple(kind, analyzer)
+    # non-finite numbers (docs/non-finite.md): counted by NonFinite, skipped by the statistics
+    reg(
+        ConstraintKind(
+            "has_no_non_finite",
+            (COLUMN,),
+            lambda p, w: make("NonFinite", column=p["column"], where=w),
+            default_assertion=Comparison("==", 0.0),
+            doc="no NaN, +Infinity or -Infinity in the column (the statistics skip them)",
+        )
+    )
+    _simple("has_non_finite_count", "NonFinite")
     null_behavior = Param(
         "null_behavior", "choice", required=False, choices=("ignore", "empty_string", "fail")
     )

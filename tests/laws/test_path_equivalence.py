@@ -7,7 +7,7 @@ segmented by a group column (with a NULL group and a segment its ``where`` empti
 (data are integer-valued where floats are summed, so float sums are exact too; moments are
 compared with a tight relative tolerance since the paths sum in different orders); KLL and HLL
 states must give the same metric (at these sizes both sketches are exact). The hostile values
-are in: NaN, -0.0, NULLs, empty strings, a where-filter that keeps no row of a segment.
+are in: NaN, +-Infinity (skipped by the statistics, counted by NonFinite), -0.0, NULLs, empty strings, a where-filter that keeps no row of a segment.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from streamdq.analyzers import (
     Minimum,
     MinLength,
     MutualInformation,
+    NonFinite,
     PatternMatch,
     RatioOfSums,
     Size,
@@ -74,6 +75,7 @@ EXAMPLES: dict[str, list[Analyzer]] = {
     "MinLength": [MinLength("s", null_behavior="empty_string")],
     "Minimum": [Minimum("x"), Minimum("y", where=W)],
     "MutualInformation": [MutualInformation(("s", "i"))],
+    "NonFinite": [NonFinite("x"), NonFinite("y", where=W), NonFinite("i")],
     "PatternMatch": [PatternMatch("s", r"^a+$"), PatternMatch("s", "EMAIL", where=W)],
     "RatioOfSums": [RatioOfSums("i", "y")],
     "Size": [Size(), Size(where=W)],
@@ -87,6 +89,7 @@ EXAMPLES: dict[str, list[Analyzer]] = {
 }
 
 NAN = float("nan")
+INF = float("inf")
 ROWS = [
     # g, i, x (hostile doubles), y (integer-valued), s
     (0, 1, 1.5, 2.0, "aa"),
@@ -99,6 +102,9 @@ ROWS = [
     (None, 6, 3.0, 5.0, "x@y.org"),
     (None, 7, NAN, 6.0, "x@y.org"),
     (None, 8, -4.0, 8.0, None),
+    (1, 9, INF, 9.0, "c"),
+    (1, 10, -INF, INF, "c"),
+    (None, 11, 1e300, -INF, "d"),
 ]
 SCHEMA = "g INT, i INT, x DOUBLE, y DOUBLE, s STRING"
 

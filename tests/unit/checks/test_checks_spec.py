@@ -38,6 +38,8 @@ def every_kind() -> list[Check]:
         .has_mean("amount", "> 1", scope="window")
         .has_sum("amount", "> 0")
         .has_standard_deviation("amount", "< 100")
+        .has_no_non_finite("amount")
+        .has_non_finite_count("discount", "<= 2", scope="window")
         .has_min_length("email", ">= 3")
         .has_max_length("email", "<= 64", null_behavior="fail")
         .has_size("> 0")
