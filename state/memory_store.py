@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from streamdq.state import queries
 from streamdq.state import schemas as S
 from streamdq.state import tables as T
@@ -61,6 +62,7 @@ from streamdq.state.records import (
     StateRecord,
     dedupe_keys,
 )
+from streamdq.state.stored_analyzers import answering_key, stored_window_analyzers
 
 from streamdq.analyzers.state import State
 from streamdq.report import BatchReport
@@ -220,6 +222,10 @@ class InMemoryStateStore:
         self, dataset: str, state_key_or_analyzer: Any, start: datetime, end: datetime
     ) -> queries.RangeMerge:
         analyzer, state_key, start_utc, end_utc = queries.range_bounds(state_key_or_analyzer, start, end)
+        if analyzer is not None:  # a quantile not stored itself: the KLL sketch of its column
+            states = self.table(S.STATES)
+            stored = stored_window_analyzers(states.filter(pc.equal(states.column("dataset"), dataset)))
+            state_key = answering_key(analyzer, stored) or state_key
         _, expr = queries.range_filter(dataset, state_key, start_utc, end_utc)
         return queries.fold_range(self.table(S.STATES).filter(expr), analyzer, state_key, "memory:states")
 

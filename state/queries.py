@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 from streamdq.state import schemas as S
 from streamdq.state.sql import conj, lit
+from streamdq.state.stored_analyzers import answering_key, stored_in_delta
 from streamdq.state.tables import utc_date
 
 from streamdq.analyzers.base import Analyzer
@@ -277,6 +278,8 @@ def merge_range_detail(
     dt = store.table(S.STATES)
     rows = S.SCHEMAS[S.STATES].empty_table()
     if dt is not None:
+        if analyzer is not None:  # a quantile not stored itself: the KLL sketch of its column
+            state_key = answering_key(analyzer, stored_in_delta(store, dataset)) or state_key
         prune, expr = range_filter(dataset, state_key, start_utc, end_utc)
         rows = store.committed_filter(
             dt.to_pyarrow_dataset(file_pruning_predicate=prune).to_table(filter=expr)

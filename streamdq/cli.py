@@ -11,6 +11,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from streamdq.commands import hard_exit
+
 # One module per sub-command; add a line here when adding a command.
 COMMAND_MODULES = [
     "streamdq.commands.demo",
@@ -37,7 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    code = int(args.func(args))
+    if argv is None and hard_exit.wanted(args):  # the console script of a read-only command
+        hard_exit.finish(code)
+    return code
 
 
 if __name__ == "__main__":

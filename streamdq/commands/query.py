@@ -22,6 +22,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from streamdq.commands import hard_exit
+
 
 def iso_time(text: str) -> datetime:
     try:
@@ -43,6 +45,7 @@ def storage_option(text: str) -> tuple[str, str]:
 def register(sub: Any) -> None:
     query = sub.add_parser("query", help="query the state store (metric history, merged window states)")
     qsub = query.add_subparsers(dest="query_command", required=True)
+    hard_exit.mark(query)
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--state", required=True, help="state root (directory or URI) of the Delta tables")
@@ -137,6 +140,27 @@ def run_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_windows(store: Any, args: argparse.Namespace, state_key: str) -> int:
+    """Exit 2 naming why nothing was merged: the analyzer was never stored (listing what is),
+    or it has no window states in the range."""
+    from streamdq.state.stored_analyzers import describe, stored_in_delta
+
+    stored = stored_in_delta(store, args.dataset)
+    if state_key not in stored:
+        print(
+            f"streamdq query merge: no window states: --analyzer {args.analyzer} was not stored for dataset "
+            f"{args.dataset!r} under --state {args.state}; stored analyzers: {describe(stored)}",
+            file=sys.stderr,
+        )
+        return 2
+    print(
+        f"streamdq query merge: no window states for {state_key!r} in dataset {args.dataset} "
+        f"between {args.start.isoformat()} and {args.end.isoformat()}",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def run_merge(args: argparse.Namespace) -> int:
     from streamdq.state import merge_range_detail
 
@@ -149,13 +173,8 @@ def run_merge(args: argparse.Namespace) -> int:
         print(f"streamdq query merge: {exc}", file=sys.stderr)
         return 2
     metric = result.metric()
-    if metric is None:
-        print(
-            f"streamdq query merge: no window states for {result.state_key!r} in dataset {args.dataset} "
-            f"between {args.start.isoformat()} and {args.end.isoformat()}",
-            file=sys.stderr,
-        )
-        return 2
+    if metric is None or result.windows == 0:
+        return _no_windows(store, args, result.state_key)
     out = {
         "dataset": args.dataset,
         "analyzer": result.analyzer.to_spec() if result.analyzer else None,
