@@ -30,8 +30,10 @@ reason). JSON numbers are accepted for STRING fields (Spark renders them as text
 drift a producer switching to strings causes. Timestamps use Spark's JSON timestamp parsing
 (ISO-8601; numbers are epoch seconds).
 
-CSV rules: one record per payload, no header (files sources drop header lines), separator ``,``
-unless given. An empty token is NULL. Tokens beyond the schema are reported as unknown fields
+CSV rules: one record per payload, separator ``,`` unless given. An empty token is NULL, and so
+is the null marker when one is given (``null_value``, e.g. ``NA``). Without a header the tokens
+bind by position; files with a header bind by name (``decode_csv``'s ``header_col``; a file whose
+header does not match the schema is quarantined whole, see :func:`csv_header_binding`). Tokens beyond the schema are reported as unknown fields
 named ``_c<N>`` (Spark's naming, 0-based); a line with fewer tokens than the schema reports the
 absent trailing fields as missing.
 """
@@ -317,9 +319,65 @@ def decode_json(
     )
 
 
-def csv_options(sep: str = ",", quote: str = '"', escape: str = "\\") -> dict[str, str]:
-    """The ``from_csv`` options streamdq uses (typed parse)."""
-    return {"sep": sep, "quote": quote, "escape": escape, "mode": "PERMISSIVE"}
+def csv_options(
+    sep: str = ",", quote: str = '"', escape: str = "\\", null_value: str | None = None
+) -> dict[str, str]:
+    """The ``from_csv`` options streamdq uses (typed parse); ``null_value`` is the null marker
+    (e.g. ``NA``), read as NULL in addition to the empty token."""
+    opts = {"sep": sep, "quote": quote, "escape": escape, "mode": "PERMISSIVE"}
+    if null_value is not None:
+        opts["nullValue"] = null_value
+    return opts
+
+
+def csv_header_binding(
+    header: Column, struct: StructType, sep: str = ",", source: Column | None = None
+) -> tuple[Column, Column, Column, Column, Column]:
+    """How a file's header line binds to ``struct``:
+    ``(in_order, reason, positions, missing, unknown)``.
+
+    The header binds when it names every schema field exactly once and nothing else, in any
+    order (names compared trimmed and case-insensitively, as Spark resolves columns). ``in_order``
+    is true when the header lists the fields in schema order (the line is then parsed as is);
+    ``reason`` is NULL for a binding header, else ``"file <source>: header does not match the
+    schema (missing column(s) a, b; unknown column(s) c)"``; ``positions`` is the 0-based token
+    index of each schema field in the file's lines (NULL entries when the header does not bind);
+    ``missing`` / ``unknown`` are the schema fields the header lacks and the header's names the
+    schema lacks (arrays, lower case: the drift facts of every line of a file that does not bind).
+    """
+    n = len(struct.fields)
+    width = n + 16  # header tokens read beyond the schema (unknown columns named in the reason)
+    ddl = ", ".join(f"`_h{i}` STRING" for i in range(width))
+    parsed = F.from_csv(header, F.lit(ddl), csv_options(sep))
+    names_raw = F.array(*[F.lower(F.trim(parsed.getField(f"_h{i}"))) for i in range(width)])
+    count = F.size(F.split(F.regexp_replace(header, r'"(?:[^"\\]|\\.)*"', ""), re.escape(sep), -1))
+    names = F.slice(names_raw, 1, F.least(count, F.lit(width)))
+    schema_names = F.array(*[F.lit(f.name.lower()) for f in struct.fields])
+    binds = (count == n) & (
+        F.array_sort(F.coalesce(names, F.array().cast("array<string>"))) == F.array_sort(schema_names)
+    )
+    in_order = binds & (names == schema_names)
+    missing_arr = F.array_except(schema_names, F.array_compact(names))
+    unknown_arr = F.array_except(F.array_compact(names), schema_names)
+    missing = F.array_join(missing_arr, ", ")
+    unknown = F.array_join(unknown_arr, ", ")
+    dupes = F.size(F.array_distinct(names)) < F.size(names)
+    where = F.concat(F.lit("file "), source, F.lit(": ")) if source is not None else F.lit("")
+    detail = F.concat_ws(
+        "; ",
+        F.when(missing != "", F.concat(F.lit("missing column(s) "), missing)),
+        F.when(unknown != "", F.concat(F.lit("unknown column(s) "), unknown)),
+        F.when(dupes, F.lit("a column named twice")),
+        F.when(count > width, F.lit(f"more than {width} columns")),
+    )
+    reason = F.when(
+        ~F.coalesce(binds, F.lit(False)),
+        F.concat(where, F.lit("header does not match the schema ("), detail, F.lit(")")),
+    )
+    positions = F.array(
+        *[F.when(binds, F.array_position(names, F.lit(f.name.lower())) - 1) for f in struct.fields]
+    )
+    return F.coalesce(in_order, F.lit(False)), reason, positions, missing_arr, unknown_arr
 
 
 def decode_csv(
@@ -330,28 +388,82 @@ def decode_csv(
     keep: Sequence[tuple[str, str]] = (),
     sep: str = ",",
     header: bool = False,
+    null_value: str | None = None,
+    header_col: str | None = None,
+    is_header_col: str | None = None,
+    source_col: str | None = None,
 ) -> DataFrame:
     """Decode one CSV line per payload into the schema's typed columns plus metadata columns.
 
     With ``header=True`` a line whose tokens equal the schema's field names is dropped (a file's
-    header line). See the module docstring for the output contract and the CSV rules.
+    header line). ``null_value`` is read as NULL (e.g. ``NA``) besides the empty token.
+
+    Binding by name (files with a header line): ``header_col`` names an input column holding the
+    header line of the record's file, ``is_header_col`` a boolean input column marking the header
+    line itself, ``source_col`` the column naming the file (quoted in reasons). Each line's tokens
+    are then read by the header's column names (see :func:`csv_header_binding`): swapped columns
+    read correctly. The header line is dropped when it binds; when it does not, every line of
+    that file (header included) is bad with the header's reason, so the file is quarantined whole.
+    See the module docstring for the output contract and the CSV rules.
     """
     struct = parse_schema(schema)
     _check_required(struct, required)
     n = len(struct.fields)
     raw = payload_as_string(df, value_col)
-    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    extra_in = [c for c in (header_col, is_header_col, source_col) if c is not None]
+    base = df.select(
+        *[F.col(src).alias(dst) for src, dst in keep],
+        *[F.col(c).alias(f"__sdq_in_{c}") for c in extra_in],
+        raw.alias(RAW_COL),
+    )
     raw_c = F.col(RAW_COL)
+    opts = csv_options(sep, null_value=null_value)
     tokens_ddl = ", ".join(f"`_t{i}` STRING" for i in range(n))
     # Spark's CSV parser makes an empty token and an absent one both NULL, so count the tokens
     # separately: drop quoted sections, then split on the separator.
     unquoted = F.regexp_replace(raw_c, r'"(?:[^"\\]|\\.)*"', "")
-    base = base.select(
-        "*",
-        F.from_csv(raw_c, F.lit(tokens_ddl), csv_options(sep)).alias("__sdq_tok"),
-        F.from_csv(raw_c, F.lit(to_ddl(struct)), csv_options(sep)).alias("__sdq_typed"),
-        F.size(F.split(unquoted, re.escape(sep), -1)).alias("__sdq_ntok"),
-    )
+    if header_col is None:
+        base = base.select(
+            "*",
+            F.from_csv(raw_c, F.lit(tokens_ddl), opts).alias("__sdq_tok"),
+            F.from_csv(raw_c, F.lit(to_ddl(struct)), opts).alias("__sdq_typed"),
+            F.size(F.split(unquoted, re.escape(sep), -1)).alias("__sdq_ntok"),
+        )
+        file_reason: Column | None = None
+    else:
+        source = F.col(f"__sdq_in_{source_col}") if source_col is not None else None
+        in_order, reason_h, positions, h_missing, h_unknown = csv_header_binding(
+            F.col(f"__sdq_in_{header_col}"), struct, sep, source
+        )
+        base = base.select(
+            "*",
+            in_order.alias("__sdq_in_order"),
+            reason_h.alias("__sdq_hreason"),
+            positions.alias("__sdq_pos"),
+            F.when(reason_h.isNotNull(), h_missing).alias("__sdq_hmissing"),
+            F.when(reason_h.isNotNull(), h_unknown).alias("__sdq_hunknown"),
+        )
+        if is_header_col is not None:
+            is_hdr = F.coalesce(F.col(f"__sdq_in_{is_header_col}"), F.lit(False))
+            base = base.where(~is_hdr | F.col("__sdq_hreason").isNotNull())
+        # Tokens by position in the file (as many as the schema), then re-ordered by the header.
+        file_tok = F.from_csv(raw_c, F.lit(tokens_ddl), opts)
+        base = base.select("*", F.array(*[file_tok.getField(f"_t{i}") for i in range(n)]).alias("__sdq_ftok"))
+        pos = F.col("__sdq_pos")
+        tok_struct = F.struct(
+            *[F.get(F.col("__sdq_ftok"), F.get(pos, F.lit(i))).alias(f"_t{i}") for i in range(n)]
+        )
+        # Out of schema order: the tokens re-joined in schema order (to_csv quotes as needed)
+        # and parsed typed like any line; in order (the common case) the line is parsed as is.
+        ordered = F.when(F.col("__sdq_in_order"), raw_c).otherwise(F.to_csv(tok_struct, {"sep": sep}))
+        ntok_file = F.size(F.split(unquoted, re.escape(sep), -1))
+        base = base.select(
+            "*",
+            F.when(F.col("__sdq_in_order"), file_tok).otherwise(tok_struct).alias("__sdq_tok"),
+            F.from_csv(ordered, F.lit(to_ddl(struct)), opts).alias("__sdq_typed"),
+            ntok_file.alias("__sdq_ntok"),
+        )
+        file_reason = F.col("__sdq_hreason")
     tok = F.col("__sdq_tok")
     ntok = F.col("__sdq_ntok")
     if header:
@@ -365,7 +477,9 @@ def decode_csv(
     required_set = set(required)
     for i, field in enumerate(struct.fields):
         raw_value = tok.getField(f"_t{i}")
-        present = ntok > i
+        # the field's token position in the line: i, or where the file's header put it
+        at = F.lit(i) if header_col is None else F.coalesce(F.get(F.col("__sdq_pos"), F.lit(i)), F.lit(i))
+        present = ntok > at
         typed = F.col("__sdq_typed").getField(field.name)
         reason, flag = _field_reasons(field, raw_value, present, typed, field.name in required_set)
         reasons.append(reason)
@@ -374,6 +488,8 @@ def decode_csv(
     error = F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload")).otherwise(
         join_reasons(reasons)
     )
+    if file_reason is not None:
+        error = F.coalesce(file_reason, error)
     ok = raw_c.isNotNull() & (F.trim(raw_c) != "")
     null_arr = F.lit(None).cast("array<string>")
     unknown = (
@@ -385,6 +501,9 @@ def decode_csv(
         .otherwise(null_arr)
     )
     missing = F.when(ok, _str_array(missing_items)).otherwise(null_arr)
+    if file_reason is not None:  # a file whose header does not bind: the header's drift facts
+        unknown = F.when(file_reason.isNotNull(), F.col("__sdq_hunknown")).otherwise(unknown)
+        missing = F.when(file_reason.isNotNull(), F.col("__sdq_hmissing")).otherwise(missing)
     type_errors = F.when(ok, _str_array(type_flags)).otherwise(null_arr)
     return base.select(
         *[F.col("__sdq_typed").getField(f.name).alias(f.name) for f in struct.fields],

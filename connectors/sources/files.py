@@ -7,10 +7,19 @@ file tracking). An empty directory yields empty batches.
 
 Formats:
 
-* ``json`` (JSON Lines: one object per line) and ``csv`` (one record per line; ``header: true``
-  drops header lines; ``sep``): files are read as text lines and decoded by
+* ``json`` (JSON Lines: one object per line) and ``csv`` (one record per line; ``sep``,
+  ``null_value`` e.g. ``NA``): files are read as text lines and decoded by
   :mod:`streamdq.connectors.sources.decode`, so each bad line gets its reason and its raw text
   (Spark's ``_corrupt_record`` would give neither a per-field reason nor the drift facts).
+* ``csv`` with ``header: true``: columns are bound by NAME. Each file is read whole (Spark's
+  ``wholetext``, or the name-ordered source) and split into lines in Spark, so every line knows
+  its file's first line (the header) and its line number (``_streamdq_line``, 1-based). A header
+  that names every schema field once and nothing else, in any order (trimmed, case-insensitive),
+  binds: swapped columns are read correctly and the header line is dropped. Any other header
+  (a missing column, an unknown extra column, a column named twice) quarantines the whole file:
+  every line, the header included, is bad with ``file <path>: header does not match the schema
+  (missing column(s) ...; unknown column(s) ...)``. The cost: a file is one row before the split,
+  so a single file must fit in one task's memory (Spark's 2 GB row limit).
 * ``text``: one ``value`` column per line (only a NULL line is bad).
 * ``parquet``: read with the given schema (Parquet is typed, so there is no raw payload: the
   ``_streamdq_raw`` column carries the row as JSON for quarantine). A missing required field
@@ -18,8 +27,14 @@ Formats:
   cannot read it), it is not a per-row fact: keep such files out of the directory or use JSON.
 * access logs: see :func:`read_clf` (``type: clf``).
 
-Every output carries ``_streamdq_file`` (the source file's path) in addition to the decode
-contract's metadata columns.
+Order (``order``): ``mtime`` (default) is Spark's file source, which takes new files by
+modification time; ``name`` reads a LOCAL directory's files in name order
+(:mod:`streamdq.connectors.sources.files_ordered`), so backfilled files named by date are not late
+against each other even when they share an mtime. With ``order: name`` every format but parquet is
+read whole per file and split into lines (``_streamdq_line`` is set).
+
+Every output carries ``_streamdq_file`` (the source file's path, ``file:/abs/path`` for local
+files) in addition to the decode contract's metadata columns.
 """
 
 from __future__ import annotations
@@ -43,7 +58,10 @@ from streamdq.connectors.sources.decode import (
 )
 
 FILE_COL = "_streamdq_file"
+LINE_COL = "_streamdq_line"
+HEADER_COL = "__sdq_header"
 FILE_FORMATS = ("json", "csv", "parquet", "text")
+FILE_ORDERS = ("mtime", "name")
 
 
 def _reader(spark: SparkSession, spec: Mapping[str, Any]) -> DataStreamReader:
@@ -60,24 +78,76 @@ def _text_lines(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     return df.select("value", F.col("_metadata.file_path").alias(FILE_COL))
 
 
+def _whole_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
+    """One row per file: ``value`` (the whole text) and ``_streamdq_file``, in the spec's order."""
+    if str(spec.get("order", "mtime")) == "name":
+        from streamdq.connectors.sources.files_ordered import SOURCE_NAME, register_files_source
+
+        register_files_source(spark)
+        reader = spark.readStream.format(SOURCE_NAME).option("path", str(spec["path"]))
+        if spec.get("max_files_per_trigger") is not None:
+            reader = reader.option("max_files_per_trigger", str(int(spec["max_files_per_trigger"])))
+        return reader.load().select("value", F.col("file").alias(FILE_COL))
+    df = _reader(spark, spec).format("text").option("wholetext", "true").load(str(spec["path"]))
+    return df.select("value", F.col("_metadata.file_path").alias(FILE_COL))
+
+
+def file_lines(files: DataFrame) -> DataFrame:
+    """Whole-file rows (``value``, ``_streamdq_file``) split into lines, in Spark (no UDF).
+
+    Output: ``value`` (one line, without its ``\n`` / ``\r\n``), ``_streamdq_file``,
+    ``_streamdq_line`` (1-based line number) and ``__sdq_header`` (the file's first line). A final
+    newline does not make an empty last line (as Spark's text reader); an empty file gives no row.
+    """
+    lines = F.split(F.col("value"), r"\r?\n", -1)
+    lines = F.when(F.element_at(lines, -1) == "", F.slice(lines, 1, F.size(lines) - 1)).otherwise(lines)
+    staged = files.select(F.col(FILE_COL), lines.alias("__sdq_lines"))
+    return staged.select(
+        F.col(FILE_COL),
+        F.element_at(F.col("__sdq_lines"), 1).alias(HEADER_COL),
+        F.posexplode(F.col("__sdq_lines")).alias("__sdq_pos", "value"),
+    ).select(
+        "value",
+        F.col(FILE_COL),
+        (F.col("__sdq_pos") + 1).cast("bigint").alias(LINE_COL),
+        F.col(HEADER_COL),
+    )
+
+
+def _lines(spark: SparkSession, spec: Mapping[str, Any], whole: bool) -> DataFrame:
+    if whole or str(spec.get("order", "mtime")) == "name":
+        return file_lines(_whole_files(spark, spec))
+    return _text_lines(spark, spec)
+
+
 def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     """A decoded streaming DataFrame over ``spec['path']`` (``type: files``; see module doc)."""
     fmt = str(spec.get("format", "json"))
     required = list(spec.get("required") or [])
     keep = [(FILE_COL, FILE_COL)]
-    if fmt == "json":
-        return decode_json(_text_lines(spark, spec), spec["schema"], required=required, keep=keep)
-    if fmt == "csv":
+    by_name = fmt == "csv" and bool(spec.get("header", False))
+    if fmt in ("json", "csv", "text"):
+        lines = _lines(spark, spec, whole=by_name)
+        if LINE_COL in lines.columns:
+            keep.append((LINE_COL, LINE_COL))
+        if fmt == "json":
+            return decode_json(lines, spec["schema"], required=required, keep=keep)
+        if fmt == "text":
+            return decode_raw(lines, keep=keep)
+        null_value = spec.get("null_value")
+        if by_name:
+            lines = lines.withColumn("__sdq_is_header", F.col(LINE_COL) == 1)
         return decode_csv(
-            _text_lines(spark, spec),
+            lines,
             spec["schema"],
             required=required,
             keep=keep,
             sep=str(spec.get("sep", ",")),
-            header=bool(spec.get("header", False)),
+            null_value=None if null_value is None else str(null_value),
+            header_col=HEADER_COL if by_name else None,
+            is_header_col="__sdq_is_header" if by_name else None,
+            source_col=FILE_COL if by_name else None,
         )
-    if fmt == "text":
-        return decode_raw(_text_lines(spark, spec), keep=keep)
     if fmt == "parquet":
         struct = parse_schema(spec["schema"])
         df = _reader(spark, spec).schema(struct).format("parquet").load(str(spec["path"]))

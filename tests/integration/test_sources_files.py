@@ -114,3 +114,122 @@ def test_csv_with_header_parquet_and_clf(spark, tmp_path):
     ok = next(r for r in log_rows if r[ERROR_COL] is None)
     assert ok["status"] == 200 and ok["user_agent"] == "curl/8.0" and ok["referrer"] is None
     assert ok[FILE_COL].endswith("/access.log")
+
+
+PENGUINS = "species STRING, island STRING, bill_length_mm DOUBLE, body_mass_g INT, year INT"
+
+
+def _rows(spark, spec, checkpoint):
+    return [r for b in _drain(spark, spec, checkpoint) for r in b]
+
+
+def test_csv_columns_bound_by_header_name(spark, tmp_path):
+    """palmerpenguins-style files: swapped columns read by name, NA read as null, a file whose
+    header lacks a column or adds one quarantined whole (header line included) naming the file."""
+    src = tmp_path / "csv"
+    src.mkdir()
+    (src / "a.csv").write_text(
+        "species,island,bill_length_mm,body_mass_g,year\nAdelie,Torgersen,39.1,3750,2007\n"
+        "Adelie,Torgersen,NA,NA,2007\n"
+    )
+    # same columns, another order: must not swap values
+    (src / "b.csv").write_text(
+        "year,body_mass_g,species,island,bill_length_mm\n2008,4100,Gentoo,Biscoe,46.1\n"
+    )
+    # quoted names with spaces and upper case still bind
+    (src / "c.csv").write_text(
+        '" Species ",island,bill_length_mm,year,body_mass_g\nChinstrap,Dream,"46.5",2009,3500\n'
+    )
+    (src / "missing.csv").write_text("species,island,body_mass_g,year\nAdelie,Dream,3400,2008\n")
+    (src / "extra.csv").write_text(
+        "species,island,bill_length_mm,body_mass_g,year,sex\nAdelie,Dream,40.1,3400,2008,male\n"
+    )
+    spec = {
+        "type": "files",
+        "path": str(src),
+        "format": "csv",
+        "schema": PENGUINS,
+        "header": True,
+        "null_value": "NA",
+    }
+    rows = _rows(spark, spec, tmp_path / "chk")
+    good = sorted(
+        (
+            (r["species"], r["island"], r["bill_length_mm"], r["body_mass_g"], r["year"], r["_streamdq_line"])
+            for r in rows
+            if r[ERROR_COL] is None
+        ),
+        key=repr,
+    )
+    assert good == [
+        ("Adelie", "Torgersen", 39.1, 3750, 2007, 2),
+        ("Adelie", "Torgersen", None, None, 2007, 3),
+        ("Chinstrap", "Dream", 46.5, 3500, 2009, 2),
+        ("Gentoo", "Biscoe", 46.1, 4100, 2008, 2),
+    ]
+    bad = {(r[FILE_COL].rsplit("/", 1)[-1], r["_streamdq_line"]): r for r in rows if r[ERROR_COL] is not None}
+    assert sorted(bad) == [("extra.csv", 1), ("extra.csv", 2), ("missing.csv", 1), ("missing.csv", 2)]
+    miss = bad[("missing.csv", 2)]
+    assert miss[ERROR_COL].startswith("file file:") and miss[ERROR_COL].endswith(
+        "/missing.csv: header does not match the schema (missing column(s) bill_length_mm)"
+    )
+    assert miss["species"] is None and miss["body_mass_g"] is None  # nothing bound by position
+    assert miss["_streamdq_missing_fields"] == ["bill_length_mm"]
+    assert miss[RAW_COL] == "Adelie,Dream,3400,2008"
+    extra = bad[("extra.csv", 1)]
+    assert extra[ERROR_COL].endswith("header does not match the schema (unknown column(s) sex)")
+    assert extra[UNKNOWN_FIELDS_COL] == ["sex"] and extra[RAW_COL].startswith("species,")
+
+
+def test_csv_null_marker_without_header(spark, tmp_path):
+    src = tmp_path / "csv"
+    src.mkdir()
+    (src / "a.csv").write_text("Adelie;Torgersen;NA;3750;2007\n")
+    spec = {
+        "type": "files",
+        "path": str(src),
+        "format": "csv",
+        "schema": PENGUINS,
+        "sep": ";",
+        "null_value": "NA",
+    }
+    (row,) = _rows(spark, spec, tmp_path / "chk")
+    assert row[ERROR_COL] is None and row["bill_length_mm"] is None and row["body_mass_g"] == 3750
+
+
+def _daily_files(src, days, same_mtime):
+    import os
+
+    for day in days:
+        lines = [f'{{"flight":"{day}-{h}","ts":"{day}T{h:02d}:00:00Z","delay":{h}}}' for h in range(0, 24, 6)]
+        (src / f"flights-{day}.json").write_text("\n".join(lines) + "\n")
+    for day in days:
+        os.utime(src / f"flights-{day}.json", (same_mtime, same_mtime))
+
+
+def test_name_order_reads_a_same_mtime_backlog_oldest_first(spark, tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    days = ["2013-01-03", "2013-01-01", "2013-01-04", "2013-01-02"]
+    _daily_files(src, days, same_mtime=1_700_000_000)
+    spec = {
+        "type": "files",
+        "path": str(src),
+        "format": "json",
+        "schema": "flight STRING, ts TIMESTAMP, delay INT",
+        "order": "name",
+        "max_files_per_trigger": 1,
+    }
+    batches = [b for b in _drain(spark, spec, tmp_path / "chk") if b]
+    per_batch = [sorted({r[FILE_COL].rsplit("/", 1)[-1] for r in b}) for b in batches]
+    assert per_batch == [[f"flights-{d}.json"] for d in sorted(days)]
+    assert [r["_streamdq_line"] for r in batches[0]] == [1, 2, 3, 4]
+    assert all(r[ERROR_COL] is None for b in batches for r in b)
+    assert batches[0][0][FILE_COL].startswith("file:/")
+
+    # a new, later file is picked up by the running stream's next trigger; nothing is read twice
+    _daily_files(src, ["2013-01-05"], same_mtime=1_700_000_000)
+    more = [b for b in _drain(spark, spec, tmp_path / "chk") if b]
+    assert [sorted({r[FILE_COL].rsplit("/", 1)[-1] for r in b}) for b in more] == [
+        ["flights-2013-01-05.json"]
+    ]
