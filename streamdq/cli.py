@@ -1,4 +1,5 @@
-"""The ``streamdq`` command line: verify | run | demo | suggest | profile | query | backtest | autovalidate.
+"""The ``streamdq`` command line: verify | run | demo | suggest | profile | query | backtest | autovalidate
+| quarantine | results | alerts.
 
 Each sub-command lives in its own module under ``streamdq.commands`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (returning the exit code).
@@ -23,6 +24,9 @@ COMMAND_MODULES = [
     "streamdq.commands.query",
     "streamdq.commands.backtest",
     "streamdq.commands.autovalidate",
+    "streamdq.commands.quarantine",
+    "streamdq.commands.results",
+    "streamdq.commands.alerts",
 ]
 
 
