@@ -150,3 +150,34 @@ def get_spark(
     if _prewarm_wanted(prewarm):
         prewarm_python_workers(spark, prewarm_modules)
     return spark
+
+
+def set_jvm_log_level(spark: SparkSession, logger: str, level: str) -> None:
+    """Set one JVM (log4j2) logger's level, e.g. ``("org.apache.spark.sql.execution.streaming",
+    "OFF")``; never raises (a JVM without log4j2 keeps its levels)."""
+    jvm = spark.sparkContext._jvm
+    with contextlib.suppress(Exception):
+        assert jvm is not None
+        log4j = jvm.org.apache.logging.log4j
+        log4j.core.config.Configurator.setLevel(logger, log4j.Level.getLevel(level.upper()))
+
+
+def stop_spark(spark: SparkSession) -> None:
+    """Stop the session (and its SparkContext) in this process, after its queries stopped.
+
+    A process that exits with its SparkContext still running leaves the stop to the JVM's
+    shutdown hook, which races Spark's own daemon threads (listener bus, context cleaner,
+    Python worker monitors) and prints their interrupted stack traces after a normal stop.
+    Never raises."""
+    for query in list(spark.streams.active) if _alive(spark) else []:
+        with contextlib.suppress(Exception):
+            query.stop()
+    with contextlib.suppress(Exception):
+        spark.stop()
+
+
+def _alive(spark: SparkSession) -> bool:
+    try:
+        return spark.sparkContext._jsc is not None
+    except Exception:
+        return False

@@ -331,7 +331,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         alerts = {}
     with errs.catch():
         _validate_monitors(raw.get("auto_validate"), raw.get("quality_score"), dataset)
-    supervision = errs.get(_supervision, raw.get("supervision"), default=SupervisionConfig())
+    supervision = errs.get(supervision_config, raw.get("supervision"), default=SupervisionConfig())
     return RunConfig(
         dataset=dataset,
         source=source,
@@ -432,7 +432,7 @@ def _non_negative(value: Any, path: str) -> float:
     return float(value)
 
 
-def _supervision(raw: Any) -> SupervisionConfig:
+def supervision_config(raw: Any) -> SupervisionConfig:
     """``supervision:`` (optional; ``false`` turns restarts off) as a SupervisionConfig."""
     if raw is None or raw is True:
         return SupervisionConfig()
