@@ -34,6 +34,10 @@ Gauges (latest value):
   streamdq_rows_per_second{dataset}                 input rows / batch duration
   streamdq_batch_counter{dataset,counter}           every counter of the last batch
   streamdq_watermark_timestamp_seconds{dataset}, streamdq_event_time_max_timestamp_seconds{dataset}
+  streamdq_query_heartbeat_timestamp_seconds{dataset}  last time the engine's heartbeat saw the query
+      active (every ~10 s, batches or not)
+  streamdq_query_waiting_for_data{dataset}          1 idle (no trigger running, no new input), 0 busy:
+      with the heartbeat it tells an idle feed from a stalled job
 Counters (since the exporter started):
   streamdq_batches_total{dataset}
   streamdq_rows_total{dataset,counter}              sums of the batch counters (input_rows, late_rows...)
@@ -64,6 +68,7 @@ from streamdq.connectors.sinks.series import series_identity
 
 from streamdq.alerts.alert import KINDS as ALERT_KINDS
 from streamdq.alerts.alert import Alert
+from streamdq.query_status import QueryStatus
 from streamdq.report import BatchReport, ConstraintResult
 from streamdq.supervision import SupervisorStatus
 
@@ -142,20 +147,20 @@ class ReportCollector(Collector):
                     ident.params,
                     ident.where,
                     ident.where_id,
+                    state,
                 )
-                key += (state,)
                 order = window.start.timestamp() if window is not None else -math.inf
                 old = s.metric_values.get(key)
                 if old is None or order >= old[0]:
                     s.metric_values[key] = (order, value)
                     if state == "open" and window is not None:
                         s.open_until[key] = window.end.timestamp()
-            for key, end in list(s.open_until.items()):  # an open series ends when its window closes
-                start = s.metric_values[key][0]
+            for open_key, end in list(s.open_until.items()):  # an open series ends when its window closes
+                start = s.metric_values[open_key][0]
                 if (watermark is not None and end <= watermark) or any(
                     c.timestamp() == start for c in closed
                 ):
-                    del s.open_until[key], s.metric_values[key]
+                    del s.open_until[open_key], s.metric_values[open_key]
             groups: dict[tuple[str, ...], dict[str, tuple[str, float]]] = {}
             for check in report.check_results:
                 s.check_status[(ds, check.check, check.level)] = float(STATUS_CODE.get(check.status, 2))
@@ -213,6 +218,14 @@ class ReportCollector(Collector):
             s.batches[ds] = s.batches.get(ds, 0.0) + 1.0
         return True
 
+    def query_status(self, status: QueryStatus) -> None:
+        """Fold in the engine heartbeat's poll of the query (``streamdq.engine.heartbeat``)."""
+        with self._lock:
+            health = self._s.per_dataset.setdefault(status.dataset, {})
+            if status.active:
+                health["query_heartbeat_timestamp_seconds"] = status.at
+            health["query_waiting_for_data"] = 1.0 if status.waiting_for_data else 0.0
+
     def collect(self) -> Iterator[Metric]:
         with self._lock:
             s = self._s
@@ -262,6 +275,9 @@ class ReportCollector(Collector):
                 "rows_per_second": "Input rows per second of handler time in the last microbatch.",
                 "watermark_timestamp_seconds": "Event-time watermark after the last microbatch (unix seconds).",
                 "event_time_max_timestamp_seconds": "Latest event time seen (unix seconds).",
+                "query_heartbeat_timestamp_seconds": "Last time the driver saw the streaming query active.",
+                "query_waiting_for_data": "1 while the query is idle waiting for new input, 0 while data"
+                " is available or a batch runs (idle is not stalled).",
             }
             for key, doc in health_docs.items():
                 gauge(
@@ -330,6 +346,10 @@ class PrometheusSink:
 
     def emit(self, report: BatchReport, alerts: list[Alert]) -> None:
         self.collector.update(report, alerts)
+
+    def query_status(self, status: QueryStatus) -> None:
+        """The heartbeat's view of the query: alive, and idle or not (tells idle from stalled)."""
+        self.collector.query_status(status)
 
     def supervisor_status(self, status: SupervisorStatus) -> None:
         """The supervisor's latest state (restarts, last failure) for the supervisor series."""

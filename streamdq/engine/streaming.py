@@ -149,11 +149,23 @@ class StreamRunner:
         self.handler = self.make_handler(str(query.id))
         deferred.handler = self.handler
         deferred.ready.set()
+        self._heartbeat().start()
         return query
+
+    def _heartbeat(self) -> Any:
+        """The query's heartbeat to the sinks (``heartbeat.py``): one per runner, it follows the
+        query across restarts and tells an idle feed from a stalled job."""
+        beat = getattr(self, "_beat", None)
+        if beat is None:
+            from streamdq.engine.heartbeat import QueryHeartbeat
+
+            beat = self._beat = QueryHeartbeat(self.config.dataset, lambda: self.query, self.sinks)
+        return beat
 
     def stop(self) -> None:
         if self.query is not None and self.query.isActive:
             self.query.stop()
+        self._heartbeat().stop()
         for sink in self.sinks:
             try:
                 sink.close()

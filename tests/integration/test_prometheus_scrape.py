@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from streamdq.connectors.broker import free_port
 from streamdq.connectors.sinks.prometheus import PrometheusSink, ReportCollector
 
+from streamdq.query_status import QueryStatus
 from tests.conftest import require_integration
 from tests.unit.sinks.conftest import alerts_for, make_report
 
@@ -57,6 +58,9 @@ def exporter_series() -> dict[str, set[str]]:
     collector.update(r1, a1)
     r2 = make_report(2, failing=False)
     collector.update(r2, alerts_for(r2, state)[0])
+    collector.query_status(
+        QueryStatus("orders", at=r2.processing_time.timestamp(), active=True, waiting_for_data=True)
+    )
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
     out: dict[str, set[str]] = {}

@@ -300,3 +300,18 @@ def test_anomaly_and_alert_counters_exist_at_zero_before_their_first_event():
     assert s[("streamdq_anomalies_total", anomaly)] == 0.0
     for kind in ("violation", "anomaly", "resolved"):
         assert s[("streamdq_alerts_total", lab(dataset="orders", kind=kind, severity="Warning"))] == 0.0
+
+
+def test_query_status_tells_idle_from_busy():
+    from streamdq.query_status import QueryStatus
+
+    c = ReportCollector()
+    c.query_status(QueryStatus("orders", at=1000.0, active=True, waiting_for_data=True))
+    s = scrape(c)
+    assert s[("streamdq_query_heartbeat_timestamp_seconds", lab(dataset="orders"))] == 1000.0
+    assert s[("streamdq_query_waiting_for_data", lab(dataset="orders"))] == 1.0
+    c.query_status(QueryStatus("orders", at=1010.0, active=True, waiting_for_data=False))
+    assert scrape(c)[("streamdq_query_waiting_for_data", lab(dataset="orders"))] == 0.0
+    # a query that is gone does not move the heartbeat on
+    c.query_status(QueryStatus("orders", at=1020.0, active=False, waiting_for_data=False))
+    assert scrape(c)[("streamdq_query_heartbeat_timestamp_seconds", lab(dataset="orders"))] == 1010.0
