@@ -14,8 +14,9 @@ Two call forms are accepted (both are used across the code base):
 Mistakes are reported all at once: ``ErrorCollector`` gathers the ``ConfigError`` raised by
 independent validation steps (``collector.get(fn, *args, default=...)`` or ``with
 collector.catch(): ...``) and ``collector.raise_if_any()`` raises one ``ConfigErrors`` holding
-them all. ``ConfigErrors`` is itself a ``ConfigError`` (its key, problem and fix are the first
-error's), so every ``except ConfigError`` keeps working; ``str()`` is one line per error.
+them all (a single error is raised as itself). ``ConfigErrors`` is itself a ``ConfigError`` (its
+key, problem and fix are the first error's), so every ``except ConfigError`` keeps working;
+``str()`` is each error's message, one per line.
 ``ConfigError.line()`` is the one-line report form ``file: key: problem; fix: ...``.
 """
 
@@ -99,7 +100,8 @@ class ConfigErrors(ConfigError):
     """Several configuration mistakes found in one run (at least one).
 
     ``errors`` holds them in the order found; ``key``/``problem``/``fix``/``file`` are the
-    first one's; ``str()`` and ``lines()`` give one ``file: key: problem; fix`` line each.
+    first one's; ``str()`` is each error's own message, one per line; ``lines()`` gives the
+    report form ``file: key: problem; fix: ...`` of each.
     """
 
     def __init__(self, errors: Iterable[ConfigError]) -> None:
@@ -111,10 +113,10 @@ class ConfigErrors(ConfigError):
         self.errors: tuple[ConfigError, ...] = tuple(flat)
         first = flat[0]
         super().__init__(first.key, first.problem or "invalid", first.fix, first.file)
-        self.args = ("\n".join(self.lines()),)
+        self.args = (str(self),)
 
     def __str__(self) -> str:
-        return "\n".join(self.lines())
+        return "\n".join(str(e) for e in self.errors)
 
     def lines(self) -> list[str]:
         return [e.line() for e in self.errors]
@@ -167,6 +169,8 @@ class ErrorCollector:
         return len(self.errors)
 
     def raise_if_any(self) -> None:
-        """Raise one ``ConfigErrors`` with everything recorded (nothing when all was fine)."""
+        """Raise what was recorded: one error as itself, several as one ``ConfigErrors``."""
+        if len(self.errors) == 1:
+            raise self.errors[0]
         if self.errors:
             raise ConfigErrors(self.errors)

@@ -49,7 +49,7 @@ from streamdq.connectors.sources.generator import (
     rolling_incidents,
 )
 
-from streamdq.errors import ConfigError, ConfigErrors
+from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 SOURCE_TYPES = ("kafka", "files", "clf", "generator")
 _COMMON = {"type"}
@@ -313,7 +313,9 @@ def incidents_from_config(value: Any, where: str = "source.incidents") -> tuple[
 
 
 def validate_source_spec(spec: Any, where: str = "source") -> None:
-    """Raise ConfigError (key path, problem, fix) if ``spec`` is not a valid source spec."""
+    """Raise ConfigError (key path, problem, fix) if ``spec`` is not a valid source spec.
+
+    Several mistakes are raised together as one ``ConfigErrors`` (a ConfigError)."""
     if not isinstance(spec, Mapping):
         raise ConfigError(
             where, f"must be a mapping, got {type(spec).__name__}", "write source: {type: kafka, ...}"
@@ -323,60 +325,83 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
         raise ConfigError(
             f"{where}.type", f"unknown source type {kind!r}", f"use one of {', '.join(SOURCE_TYPES)}"
         )
-    unknown = sorted(set(spec) - ALLOWED_KEYS[kind])
-    if unknown:
-        raise ConfigError(
-            f"{where}.{unknown[0]}",
-            f"unknown key for a {kind} source",
-            f"allowed keys: {', '.join(sorted(ALLOWED_KEYS[kind]))}",
+    errs = ErrorCollector()  # every mistake of the spec at once (ConfigErrors)
+    for key in sorted(set(spec) - ALLOWED_KEYS[kind], key=str):
+        errs.add(
+            ConfigError(
+                f"{where}.{key}",
+                f"unknown key for a {kind} source",
+                f"allowed keys: {', '.join(sorted(ALLOWED_KEYS[kind]))}",
+            )
         )
     fmt = spec.get("format")
     if kind in PAYLOAD_FORMATS:
         fmt = fmt if fmt is not None else "json"
         if fmt not in PAYLOAD_FORMATS[kind]:
-            raise ConfigError(
-                f"{where}.format", f"unknown value {fmt!r}", f"use one of {', '.join(PAYLOAD_FORMATS[kind])}"
+            errs.add(
+                ConfigError(
+                    f"{where}.format", f"unknown value {fmt!r}", f"use one of {', '.join(PAYLOAD_FORMATS[kind])}"
+                )
             )
+            errs.raise_if_any()
     elif fmt is not None and fmt != {"clf": "clf", "generator": "json"}[kind]:
-        raise ConfigError(f"{where}.format", f"a {kind} source has a fixed format", f"remove {where}.format")
+        errs.add(ConfigError(f"{where}.format", f"a {kind} source has a fixed format", f"remove {where}.format"))
     if kind == "kafka":
-        for key in ("bootstrap_servers", "topic"):
-            if not spec.get(key):
-                raise ConfigError(f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}")
+        missing = [key for key in ("bootstrap_servers", "topic") if not spec.get(key)]
+        for key in missing:
+            errs.add(ConfigError(f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}"))
         from streamdq.connectors.sources.kafka import _validate as validate_kafka
 
         try:
-            validate_kafka(spec)
+            if not missing:
+                validate_kafka(spec)
         except ConfigError as exc:
             if where != "source" and exc.key.startswith("source."):
-                raise ConfigError(where + exc.key[len("source") :], exc.problem, exc.fix) from None
-            raise
-        names = _check_schema(spec, where, needed=fmt in ("json", "csv"))
+                errs.add(ConfigError(where + exc.key[len("source") :], exc.problem, exc.fix))
+            else:
+                errs.add(exc)
+        names = errs.get(_check_schema, spec, where, needed=fmt in ("json", "csv"), default=None)
         if fmt == "clf":
             names = list(CLF_COLUMNS)
-        _check_required(spec, where, names)
+        with errs.catch():
+            _check_required(spec, where, names)
     elif kind == "files":
-        _check_path(spec, where)
-        _positive_int(spec, "max_files_per_trigger", where)
-        _check_file_options(spec, where, str(fmt))
-        names = _check_schema(spec, where, needed=fmt != "text")
-        _check_required(spec, where, names)
+        with errs.catch():
+            _check_path(spec, where)
+        with errs.catch():
+            _positive_int(spec, "max_files_per_trigger", where)
+        with errs.catch():
+            _check_file_options(spec, where, str(fmt))
+        names = errs.get(_check_schema, spec, where, needed=fmt != "text", default=None)
+        with errs.catch():
+            _check_required(spec, where, names)
     elif kind == "clf":
-        _check_path(spec, where)
-        _positive_int(spec, "max_files_per_trigger", where)
-        _check_required(spec, where, list(CLF_COLUMNS))
+        with errs.catch():
+            _check_path(spec, where)
+        with errs.catch():
+            _positive_int(spec, "max_files_per_trigger", where)
+        with errs.catch():
+            _check_required(spec, where, list(CLF_COLUMNS))
     else:
-        _positive_number(spec, "rows_per_second", where)
+        with errs.catch():
+            _positive_number(spec, "rows_per_second", where)
         for key in ("rows_per_batch", "max_rows", "max_records_per_trigger", "num_partitions"):
-            _positive_int(spec, key, where)
+            with errs.catch():
+                _positive_int(spec, key, where)
         seed = spec.get("seed")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError(f"{where}.seed", f"must be an integer, got {seed!r}", "set e.g. seed: 1")
+            errs.add(ConfigError(f"{where}.seed", f"must be an integer, got {seed!r}", "set e.g. seed: 1"))
         if spec.get("start") is not None:
-            parse_start_ms(spec["start"], f"{where}.start")
-        _check_incidents(spec.get("incidents"), f"{where}.incidents")
-        names = _check_schema({"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)}, where, needed=True)
-        _check_required(spec, where, names)
+            with errs.catch():
+                parse_start_ms(spec["start"], f"{where}.start")
+        with errs.catch():
+            _check_incidents(spec.get("incidents"), f"{where}.incidents")
+        names = errs.get(
+            _check_schema, {"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)}, where, needed=True, default=None
+        )
+        with errs.catch():
+            _check_required(spec, where, names)
     for key in ("options", "kafka_options"):
         if spec.get(key) is not None and not isinstance(spec[key], Mapping):
-            raise ConfigError(f"{where}.{key}", f"must be a mapping, got {type(spec[key]).__name__}", None)
+            errs.add(ConfigError(f"{where}.{key}", f"must be a mapping, got {type(spec[key]).__name__}", None))
+    errs.raise_if_any()

@@ -274,3 +274,16 @@ def test_outbox_folder_from_the_environment_is_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("STREAMDQ_LOCAL_DIR", str(tmp_path / "plain" / "outbox"))
     line = _one(_write(tmp_path))
     assert line.startswith(f"{tmp_path / 'run.yaml'}: $STREAMDQ_LOCAL_DIR: {tmp_path / 'plain'} is a file")
+
+
+def test_several_source_mistakes_at_once(tmp_path):
+    source = (
+        f'source: {{type: files, path: "{tmp_path / "nowhere"}", schema: "{SCHEMA}", '
+        "max_files_per_trigger: 0, requried: [ts]}\n"
+    )
+    lines = _lines(_write(tmp_path, source=source))
+    assert [ln.split(": ")[1] for ln in lines] == [
+        "source.requried",
+        "source.path",
+        "source.max_files_per_trigger",
+    ], lines
