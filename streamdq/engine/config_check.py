@@ -19,7 +19,8 @@ What is checked, beyond each key's own validation in ``config.py`` (sources, sin
 * every local path the job writes can be written: ``checkpoint``, ``state.path`` (the Delta
   tables, quarantine included), the sinks' outbox folder and ``jsonl`` files. A path under a
   regular file, or under a folder this user cannot write, is an error now. Object-store and HDFS
-  URIs (``s3a://``, ``abfss://``, ``gs://``, ``hdfs://``...) are not checked.
+  URIs (``s3a://``, ``abfss://``, ``gs://``, ``hdfs://``...) are not checked;
+* the e-mail sink's ``password_env`` variable is set and its ``ca_file`` can be read.
 """
 
 from __future__ import annotations
@@ -351,6 +352,30 @@ def _check_paths(config: RunConfig, broken: set[str], errs: ErrorCollector) -> N
                 errs.add(
                     ConfigError(f"sinks[{i}].path", problem, "point it at a file this job can append to")
                 )
+        if sink.get("type") == "email":
+            _check_email_secrets(sink, f"sinks[{i}]", errs)
+
+
+def _check_email_secrets(sink: dict[str, Any], where: str, errs: ErrorCollector) -> None:
+    """The e-mail sink's password variable is set and its CA file can be read (else no alert is sent)."""
+    env = sink.get("password_env")
+    if isinstance(env, str) and env and os.environ.get(env) is None:
+        errs.add(
+            ConfigError(
+                f"{where}.password_env",
+                f"the environment variable {env} is not set, so no e-mail could log in",
+                f"export {env}=... before streamdq run",
+            )
+        )
+    ca_file = sink.get("ca_file")
+    if isinstance(ca_file, str) and ca_file:
+        try:
+            with open(ca_file, "rb"):
+                pass
+        except OSError as exc:
+            errs.add(
+                ConfigError(f"{where}.ca_file", f"cannot read {ca_file}: {exc.strerror}", "fix the path")
+            )
 
 
 __all__ = [

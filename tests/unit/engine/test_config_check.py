@@ -287,3 +287,17 @@ def test_several_source_mistakes_at_once(tmp_path):
         "source.path",
         "source.max_files_per_trigger",
     ], lines
+
+
+def test_email_sink_secrets_are_checked(tmp_path, monkeypatch):
+    monkeypatch.delenv("STREAMDQ_TEST_SMTP_PASSWORD", raising=False)
+    sink = (
+        "sinks: [{type: email, host: localhost, from: a@b.c, to: [d@e.f], username: u, "
+        f"password_env: STREAMDQ_TEST_SMTP_PASSWORD, ca_file: {tmp_path / 'ca.pem'}}}]\n"
+    )
+    lines = _lines(_write(tmp_path, extra=sink))
+    assert [ln.split(": ")[1] for ln in lines] == ["sinks[0].password_env", "sinks[0].ca_file"], lines
+    assert "environment variable STREAMDQ_TEST_SMTP_PASSWORD is not set" in lines[0]
+    monkeypatch.setenv("STREAMDQ_TEST_SMTP_PASSWORD", "secret")
+    (tmp_path / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    assert check_run_config(tmp_path / "run.yaml").config.sinks[0]["type"] == "email"
