@@ -5,6 +5,9 @@ Runs on the driver inside ``foreachBatch``. States are keyed by ``Analyzer.state
 own associative merge, so the window and total states after N batches equal the states
 of one pass over all N batches' rows (exact states exactly, sketches within bounds).
 
+Window and watermark arithmetic saturates at datetime's range instead of raising (the
+handler quarantines implausible event times before they get here: engine/event_time.py).
+
 Windows: a window [start, start + length) stays open until the watermark passes its
 end; then ``close_up_to`` removes it and returns its final states. Rows of a window that
 is already closed are late: they are counted and left out of the window scope (they still
@@ -43,6 +46,17 @@ from streamdq.report import Window
 StateMap = dict[str, State]
 
 
+def _add(moment: datetime, delta: timedelta) -> datetime:
+    """``moment + delta`` saturated at datetime's range: the handler keeps implausible event
+    times out (engine/event_time.py), this keeps a state restored from an older run from
+    crashing the scope stage."""
+    try:
+        return moment + delta
+    except OverflowError:
+        edge = datetime.max if delta > timedelta(0) else datetime.min
+        return edge.replace(tzinfo=moment.tzinfo)
+
+
 def merge_maps(left: Mapping[str, State], right: Mapping[str, State]) -> StateMap:
     """Key-wise merge of two state maps (a key missing on one side is taken as is)."""
     out = dict(left)
@@ -77,7 +91,8 @@ class ScopeStates:
     max_event_time: datetime | None = None
 
     def window_end(self, start: datetime) -> datetime:
-        return start + self.window_length
+        """``start + window_length``, saturated at ``datetime.max`` (never an OverflowError)."""
+        return _add(start, self.window_length)
 
     def is_closed(self, start: datetime, watermark: datetime | None) -> bool:
         return watermark is not None and self.window_end(start) <= watermark
@@ -111,7 +126,7 @@ class ScopeStates:
         if seen is not None and (self.max_event_time is None or seen > self.max_event_time):
             self.max_event_time = seen
         if self.max_event_time is not None:
-            candidate = self.max_event_time - self.watermark_delay
+            candidate = _add(self.max_event_time, -self.watermark_delay)
             if self.watermark is None or candidate > self.watermark:
                 self.watermark = candidate
         closed = tuple((Window(s, self.window_end(s)), st) for s, st in self.close_up_to(self.watermark))

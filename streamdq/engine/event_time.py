@@ -1,0 +1,151 @@
+"""Plausible event times: the bounds outside which a row's event time is quarantined.
+
+An event time is a claim made by the data. One record stamped 9999-06-01 would otherwise
+move the watermark to the year 9999 (every later record late, no window judged again,
+surviving restarts), and a year-0001 or 9999-12-31T23:59:55Z stamp would crash the
+driver's datetime arithmetic. So every row whose event time is outside the bounds is
+*implausible*: quarantined with the reason, counted (``ImplausibleEventTimeRows``), kept
+out of every metric, and it never moves the watermark (docs/streaming.md, "Event-time
+bounds").
+
+The bounds (run config ``event_time_bounds``):
+
+* ``past`` / ``future``: relative to processing time, i.e. Spark's ``current_timestamp()``
+  when the microbatch's job runs (default: no ``past`` bound, so backfills of old data are
+  not quarantined; ``future`` 1 hour);
+* ``min`` / ``max``: absolute (default ``min`` 1900-01-01T00:00:00Z, no ``max``);
+* always, whatever the config: [1000-01-01, 9000-01-01) (``HARD_MIN``, ``HARD_MAX``), the
+  range in which the driver's window and watermark arithmetic cannot overflow.
+
+Everything is computed in Spark on integers (epoch microseconds, ``unix_micros``), so a
+timestamp Python's datetime cannot hold never reaches the driver. A NULL event time is
+not implausible (the row counts in batch and total, in no window).
+
+>>> from datetime import timedelta
+>>> EventTimeBounds(past=timedelta(days=30)).describe()
+'past 30 days, future 1 hour, min 1900-01-01T00:00:00Z'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+HARD_MIN = datetime(1000, 1, 1, tzinfo=UTC)
+HARD_MAX = datetime(9000, 1, 1, tzinfo=UTC)
+DEFAULT_MIN = datetime(1900, 1, 1, tzinfo=UTC)
+DEFAULT_FUTURE = timedelta(hours=1)
+
+
+def epoch_micros(value: datetime) -> int:
+    """Microseconds since the Unix epoch of an aware datetime (exact integer arithmetic)."""
+    return (value - EPOCH) // timedelta(microseconds=1)
+
+
+def from_epoch_micros(micros: int) -> datetime:
+    """The aware UTC datetime of epoch microseconds (plausible values only)."""
+    return EPOCH + timedelta(microseconds=int(micros))
+
+
+def _human(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0 and seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{delta.total_seconds():g} seconds"
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class EventTimeBounds:
+    """The plausible range of event times (see the module doc); None = no such bound."""
+
+    past: timedelta | None = None
+    future: timedelta | None = DEFAULT_FUTURE
+    min: datetime | None = DEFAULT_MIN
+    max: datetime | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("past", "future"):
+            value = getattr(self, name)
+            if value is not None and value < timedelta(0):
+                raise ValueError(f"event_time_bounds.{name} must be >= 0, got {value}")
+        for name in ("min", "max"):
+            value = getattr(self, name)
+            if value is not None:
+                if value.tzinfo is None:
+                    object.__setattr__(self, name, value := value.replace(tzinfo=UTC))
+                if not HARD_MIN <= value <= HARD_MAX:
+                    raise ValueError(
+                        f"event_time_bounds.{name} {_iso(value)} is outside the supported range "
+                        f"[{_iso(HARD_MIN)}, {_iso(HARD_MAX)}]"
+                    )
+        if self.min is not None and self.max is not None and self.min >= self.max:
+            raise ValueError(f"event_time_bounds.min {_iso(self.min)} is not before max {_iso(self.max)}")
+
+    @property
+    def lowest(self) -> datetime:
+        """The absolute lower bound in force (``min`` or ``HARD_MIN``)."""
+        return max(self.min, HARD_MIN) if self.min is not None else HARD_MIN
+
+    @property
+    def highest(self) -> datetime:
+        """The absolute upper bound in force (``max`` or ``HARD_MAX``), exclusive."""
+        return min(self.max, HARD_MAX) if self.max is not None else HARD_MAX
+
+    def describe(self) -> str:
+        parts = []
+        if self.past is not None:
+            parts.append(f"past {_human(self.past)}")
+        if self.future is not None:
+            parts.append(f"future {_human(self.future)}")
+        if self.min is not None:
+            parts.append(f"min {_iso(self.min)}")
+        if self.max is not None:
+            parts.append(f"max {_iso(self.max)}")
+        return ", ".join(parts) or "none"
+
+    # -- Spark expressions (per row; integers only) -----------------------------------------
+    def _checks(self, micros: Column) -> list[tuple[Column, str]]:
+        """(violation, reason suffix) pairs, absolute first."""
+        now = F.unix_micros(F.current_timestamp())
+        out = [
+            (micros < F.lit(epoch_micros(self.lowest)), f"before {_iso(self.lowest)}"),
+            (micros >= F.lit(epoch_micros(self.highest)), f"not before {_iso(self.highest)}"),
+        ]
+        if self.future is not None:
+            limit = now + F.lit(self.future // timedelta(microseconds=1))
+            out.append((micros > limit, f"more than {_human(self.future)} after processing time"))
+        if self.past is not None:
+            limit = now - F.lit(self.past // timedelta(microseconds=1))
+            out.append((micros < limit, f"more than {_human(self.past)} before processing time"))
+        return out
+
+    def implausible(self, micros: Column) -> Column:
+        """TRUE when the event time (as epoch microseconds) is outside the bounds; FALSE for
+        a plausible or NULL event time (never NULL)."""
+        checks = self._checks(micros)
+        cond = checks[0][0]
+        for c, _ in checks[1:]:
+            cond = cond | c
+        return F.coalesce(cond, F.lit(False))
+
+    def reason(self, micros: Column, shown: Column) -> Column:
+        """The quarantine reason of an implausible row (NULL for a plausible one): the event
+        time as ``shown`` (a string column) and the bound it violates."""
+        out: Column | None = None
+        for cond, text in self._checks(micros):
+            msg = F.concat(
+                F.lit("implausible event time "), F.coalesce(shown, F.lit("?")), F.lit(": " + text)
+            )
+            out = F.when(cond, msg) if out is None else out.when(cond, msg)
+        assert out is not None
+        return out

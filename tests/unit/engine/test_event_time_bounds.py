@@ -1,0 +1,115 @@
+"""Implausible event times (engine/event_time.py): quarantined with the reason, counted, kept
+out of every metric, never moving the watermark; year 0001 and 9999-12-31T23:59:55Z do not
+crash either engine path; the bounds are configurable (relative and absolute)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+from streamdq.state import InMemoryStateStore
+
+from streamdq.checks.check import Check, Level
+from streamdq.engine.event_time import HARD_MAX, EventTimeBounds
+from streamdq.engine.handler import BatchHandler
+from streamdq.engine.judge import BatchJudge
+from streamdq.engine.scopes import ScopeStates
+from streamdq.engine.stages import BatchStates
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+HOSTILE = {
+    "0001-01-01T00:00:00Z": "before 1900-01-01T00:00:00Z",
+    "9999-12-31T23:59:55Z": "not before 9000-01-01T00:00:00Z",
+    "9999-06-01T00:00:00Z": "not before 9000-01-01T00:00:00Z",
+    (NOW + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ"): "more than 1 hour after processing time",
+}
+
+
+def _handler(store: Any, small_batch_rows: int, bounds: EventTimeBounds | None = None) -> BatchHandler:
+    return BatchHandler(
+        dataset="events",
+        query_id="q",
+        judge=BatchJudge([Check(Level.ERROR, "c").has_size(">= 0").has_max("x", "<= 100")]),
+        window_seconds=60,
+        watermark_seconds=0,
+        event_time="ts",
+        store=store,
+        small_batch_rows=small_batch_rows,
+        rows_cap=1000,
+        event_time_bounds=bounds,
+    )
+
+
+def _frame(spark: Any, stamps: list[str | None]) -> Any:
+    rows = [(s, float(i)) for i, s in enumerate(stamps)]
+    df = spark.createDataFrame(rows, "ts_text string, x double")
+    return df.select(F.to_timestamp("ts_text").alias("ts"), "x")
+
+
+def _value(report: Any, name: str, scope: str = "batch") -> Any:
+    return next(m.metric.value for m in report.metrics if m.metric.name == name and m.scope == scope)
+
+
+@pytest.mark.parametrize("small_batch_rows", [250_000, 0], ids=["arrow", "fused"])
+def test_implausible_event_times_are_quarantined_and_never_move_the_watermark(spark, small_batch_rows):
+    store = InMemoryStateStore()
+    handler = _handler(store, small_batch_rows)
+    good = (NOW - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    report = handler.handle(_frame(spark, [good, *HOSTILE, None]), 0)
+    assert report.counters["implausible_event_time_rows"] == len(HOSTILE)
+    assert _value(report, "ImplausibleEventTimeRows") == len(HOSTILE)
+    assert report.counters["bad_rows"] == len(HOSTILE)
+    assert _value(report, "Size") == 2.0  # the good row and the NULL-time row
+    assert _value(report, "Maximum") == 5.0  # x of the good row (0.0) and of the NULL-time row (5.0)
+    assert handler.watermark is not None and handler.watermark <= NOW
+    quarantined = store.table("quarantine").to_pylist()
+    assert len(quarantined) == len(HOSTILE)
+    reasons = sorted(r["reason"] for r in quarantined)
+    for text in HOSTILE.values():
+        assert any(r.startswith("implausible event time ") and r.endswith(text) for r in reasons), (
+            text,
+            reasons,
+        )
+    # a later ordinary record is not late
+    later = handler.handle(_frame(spark, [(NOW - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")]), 1)
+    assert later.counters["late_rows"] == 0
+    assert later.counters["implausible_event_time_rows"] == 0
+
+
+def test_relative_past_and_absolute_bounds_are_configurable(spark):
+    store = InMemoryStateStore()
+    bounds = EventTimeBounds(
+        past=timedelta(days=30), future=None, min=None, max=datetime(2100, 1, 1, tzinfo=UTC)
+    )
+    handler = _handler(store, 250_000, bounds)
+    old = (NOW - timedelta(days=31)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    recent = (NOW - timedelta(days=29)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    future = (NOW + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")  # no future bound now
+    report = handler.handle(_frame(spark, [old, recent, future, "2100-01-01T00:00:00Z"]), 0)
+    assert report.counters["implausible_event_time_rows"] == 2
+    reasons = sorted(r["reason"] for r in store.table("quarantine").to_pylist())
+    assert reasons[0].endswith("more than 30 days before processing time")
+    assert reasons[1].endswith("not before 2100-01-01T00:00:00Z")
+
+
+def test_bounds_validate_their_values():
+    with pytest.raises(ValueError, match="outside the supported range"):
+        EventTimeBounds(max=datetime(9999, 12, 31, tzinfo=UTC))
+    with pytest.raises(ValueError, match="not before max"):
+        EventTimeBounds(min=datetime(2030, 1, 1, tzinfo=UTC), max=datetime(2020, 1, 1, tzinfo=UTC))
+    with pytest.raises(ValueError, match=">= 0"):
+        EventTimeBounds(past=timedelta(days=-1))
+    assert EventTimeBounds().describe() == "future 1 hour, min 1900-01-01T00:00:00Z"
+    assert EventTimeBounds().highest == HARD_MAX
+
+
+def test_scope_arithmetic_saturates_instead_of_overflowing():
+    scopes = ScopeStates(timedelta(hours=1), watermark_delay=timedelta(minutes=1))
+    edge = datetime(9999, 12, 31, 23, 30, tzinfo=UTC)
+    update = scopes.advance(BatchStates(windows={edge: {}}, event_time_max=edge))
+    assert scopes.window_end(edge).year == 9999
+    assert update.watermark == edge - timedelta(minutes=1)
+    low = ScopeStates(timedelta(hours=1), watermark_delay=timedelta(hours=2))
+    assert low.advance(BatchStates(event_time_max=datetime(1, 1, 1, tzinfo=UTC))).watermark is not None
