@@ -208,6 +208,55 @@ class Anomaly:
 
 
 @dataclass(frozen=True)
+class BadDataSummary:
+    """What the bad and drifting records of one batch were, short enough for a console line.
+
+    ``reasons``: the most frequent quarantine reasons (``(reason, rows)``, a reason with its
+    offending value cut off, so ``field amount: expected DOUBLE got 'x'`` and ``... got 'y'``
+    are one reason), most frequent first; ``other_rows`` the quarantined rows with any other
+    reason. ``sample``: where the first quarantined record came from (``file:line``, ``file``
+    or ``topic[partition]@offset``) and ``sample_reason`` its full reason.
+    ``unknown_fields`` / ``missing_fields``: the names of the new fields the batch's records
+    carried that the schema does not name, and of the schema fields they lacked (at most a
+    few, sorted). Built by ``streamdq.engine.bad_data``.
+    """
+
+    reasons: tuple[tuple[str, int], ...] = ()
+    other_rows: int = 0
+    sample: str | None = None
+    sample_reason: str | None = None
+    unknown_fields: tuple[str, ...] = ()
+    missing_fields: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.reasons or self.unknown_fields or self.missing_fields)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reasons": [[r, n] for r, n in self.reasons],
+            "other_rows": self.other_rows,
+            "sample": self.sample,
+            "sample_reason": self.sample_reason,
+            "unknown_fields": list(self.unknown_fields),
+            "missing_fields": list(self.missing_fields),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> BadDataSummary:
+        if not data:
+            return cls()
+        return cls(
+            reasons=tuple((str(r), int(n)) for r, n in data.get("reasons") or ()),
+            other_rows=int(data.get("other_rows") or 0),
+            sample=data.get("sample"),
+            sample_reason=data.get("sample_reason"),
+            unknown_fields=tuple(data.get("unknown_fields") or ()),
+            missing_fields=tuple(data.get("missing_fields") or ()),
+        )
+
+
+@dataclass(frozen=True)
 class BatchReport:
     """What one microbatch produced: metrics at every scope, check results, anomalies, timings.
 
@@ -217,6 +266,7 @@ class BatchReport:
     ``alerts`` are the alert documents (``streamdq.alerts.Alert.to_dict()``) the alert
     policy derived for this batch, stored with the report so a replayed batch re-emits the
     same alerts; ``policy_state`` is the policy's state after this batch (restored on restart).
+    ``bad_data`` says which reasons, where, and which new or missing fields (``BadDataSummary``).
     """
 
     dataset: str
@@ -234,6 +284,7 @@ class BatchReport:
     replayed: bool = False
     alerts: tuple[dict[str, Any], ...] = ()
     policy_state: dict[str, Any] = field(default_factory=dict)
+    bad_data: BadDataSummary = field(default_factory=BadDataSummary)
 
     @property
     def status(self) -> str:
@@ -271,6 +322,7 @@ class BatchReport:
             "replayed": self.replayed,
             "alerts": list(self.alerts),
             "policy_state": dict(self.policy_state),
+            "bad_data": self.bad_data.to_dict(),
         }
 
     def to_json(self) -> str:
@@ -298,6 +350,7 @@ class BatchReport:
             replayed=bool(data.get("replayed", False)),
             alerts=tuple(data.get("alerts", ())),
             policy_state=dict(data.get("policy_state") or {}),
+            bad_data=BadDataSummary.from_dict(data.get("bad_data")),
         )
 
     @classmethod

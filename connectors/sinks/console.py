@@ -8,6 +8,8 @@ processing-time trigger), not rows per handler second; the handler's own time fo
 The first batch a sink sees has no previous one: it shows the handler time only. Example::
 
     orders batch 12 [Error] rows=1000 bad=3 late=2 433 rows/s (2.31 s since batch 11) handler 0.42s
+      bad: 2 undecodable JSON, 1 field amount: expected DOUBLE; first at orders-7.json:41
+      drift: new field(s) coupon; missing field(s) email
       window 12:00..12:01 closed: Size=5400 Completeness(amount)=0.91
       FAILED [Error] orders: Completeness(amount) >= 0.95 -> 0.91 (window)
       ALERT violation [Error] orders: 'Completeness(amount) >= 0.95' failed (...)
@@ -23,7 +25,17 @@ from streamdq.connectors.sinks.base import SeenBatches
 from streamdq.connectors.sinks.series import series_identity
 
 from streamdq.alerts.alert import Alert
-from streamdq.report import BatchReport, ScopedMetric, Window
+from streamdq.report import BadDataSummary, BatchReport, ScopedMetric, Window
+
+# the row counters shown in the head line when non-zero
+COUNTERS = (
+    "bad_rows",
+    "late_rows",
+    "quarantined_rows",
+    "unknown_field_rows",
+    "missing_field_rows",
+    "type_error_rows",
+)
 
 KEY_METRICS = ("Size", "Completeness", "Mean", "ApproxCountDistinct", "CountDistinct", "Uniqueness")
 
@@ -36,6 +48,27 @@ def _fmt(value: object) -> str:
 
 def _hhmm(window: Window) -> str:
     return f"{window.start:%Y-%m-%d %H:%M:%S}..{window.end:%H:%M:%S}"
+
+
+def bad_data_lines(bad: BadDataSummary) -> list[str]:
+    """At most two lines: the top reasons with their counts and where the first bad record came
+    from; the names of new and missing fields."""
+    lines = []
+    if bad.reasons:
+        text = ", ".join(f"{n} {reason}" for reason, n in bad.reasons)
+        if bad.other_rows:
+            text += f" (+{bad.other_rows} other)"
+        if bad.sample:
+            text += f"; first at {bad.sample}"
+        lines.append(f"  bad: {text}")
+    fields = []
+    if bad.unknown_fields:
+        fields.append("new field(s) " + ", ".join(bad.unknown_fields))
+    if bad.missing_fields:
+        fields.append("missing field(s) " + ", ".join(bad.missing_fields))
+    if fields:
+        lines.append(f"  drift: {'; '.join(fields)}")
+    return lines
 
 
 def _metric_text(m: ScopedMetric) -> str:
@@ -65,7 +98,7 @@ def format_report(
     head = f"{report.dataset} batch {report.batch_id} [{report.status}]"
     if rows is not None:
         head += f" rows={rows}"
-    for key in ("bad_rows", "late_rows", "quarantined_rows", "unknown_field_rows"):
+    for key in COUNTERS:
         if counters.get(key):
             head += f" {key.removesuffix('_rows')}={counters[key]}"
     if previous is not None and rows is not None:
@@ -76,7 +109,7 @@ def format_report(
         head += f" handler {total_s:.2f}s"
     if report.replayed:
         head += " (replayed)"
-    lines = [head]
+    lines = [head, *bad_data_lines(report.bad_data)]
     for window in report.closed_windows:
         in_window = [
             m
