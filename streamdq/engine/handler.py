@@ -51,6 +51,7 @@ from streamdq.engine.analysis import metrics_from_states
 from streamdq.engine.bad_data import drift_field_names
 from streamdq.engine.bad_data import summarize as summarize_bad_data
 from streamdq.engine.batch_size import BatchSizer
+from streamdq.engine.event_time import EventTimeBounds, epoch_micros, from_epoch_micros
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import MONITOR_KEY_PREFIX, WindowMonitor
 from streamdq.engine.plan import AnalysisPlan
@@ -134,12 +135,15 @@ class BatchHandler:
         maintenance_every: int = 100,
         retention_hours: float = 168.0,
         monitors: Sequence[WindowMonitor] = (),
+        event_time_bounds: EventTimeBounds | None = None,
     ) -> None:
         self.dataset = dataset
         self.query_id = query_id
         self.judge = judge
         self.event_time = event_time
+        self.event_time_bounds = event_time_bounds or EventTimeBounds()
         self.window_length = timedelta(seconds=window_seconds)
+        self._window_micros = max(1, self.window_length // timedelta(microseconds=1))
         self.watermark_delay = timedelta(seconds=watermark_seconds)
         self.store = store
         self.sinks = list(sinks)
@@ -276,16 +280,39 @@ class BatchHandler:
         return report
 
     # -- stage 2: compute ------------------------------------------------------------------
-    def _window_start(self) -> Column:
-        """Start of the tumbling window of each row's event time (NULL for a NULL time).
+    def _event_micros(self) -> Column:
+        """Each row's event time as epoch microseconds (a BIGINT: any timestamp Spark holds,
+        year 0001 and 9999 included, without a driver-side datetime)."""
+        assert self.event_time is not None
+        return F.unix_micros(col(self.event_time).cast("timestamp"))
+
+    def _window_key(self) -> Column:
+        """The tumbling window of each row's event time as an integer, event micros // window
+        length (NULL for a NULL time); the driver turns plausible keys into window starts.
 
         Computed arithmetically rather than with ``F.window``, which silently filters out
         rows whose event time is NULL: such rows must still count (batch and total).
         """
-        assert self.event_time is not None
-        length = int(self.window_length.total_seconds() * 1_000_000)
-        micros = F.unix_micros(col(self.event_time).cast("timestamp"))
-        return F.timestamp_micros(F.floor(micros / F.lit(length)) * F.lit(length))
+        return F.floor(self._event_micros() / F.lit(self._window_micros)).cast("long")
+
+    def _window_keys_of(self, starts: Iterable[datetime]) -> list[Column]:
+        return [F.lit(epoch_micros(s) // self._window_micros) for s in starts]
+
+    def _implausible(self, cols: set[str]) -> Column | None:
+        """TRUE for a row whose event time is outside ``event_time_bounds`` (event_time.py)."""
+        if not self.event_time or self.event_time not in cols:
+            return None
+        return self.event_time_bounds.implausible(self._event_micros())
+
+    def _bad(self, cols: set[str]) -> Column:
+        """TRUE for a row the analyzers must not see: a decode error or an implausible event time."""
+        conds = [col(ERROR_COLUMN).isNotNull()] if ERROR_COLUMN in cols else []
+        implausible = self._implausible(cols)
+        if implausible is not None:
+            conds.append(implausible)
+        if not conds:
+            return F.lit(False)
+        return conds[0] if len(conds) == 1 else conds[0] | conds[1]
 
     def _shape(self, df: DataFrame) -> _BatchShape:
         """The Spark expressions the compute stage adds to the analyzers', built once per
@@ -299,21 +326,25 @@ class BatchHandler:
         return shape
 
     def _segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
-        """Segment columns (bad record?, window start) and the extra per-segment aggregates:
-        rows, max event time, rows with each kind of schema drift."""
+        """Segment columns (bad record?, window key) and the extra per-segment aggregates:
+        rows, max event time (epoch micros), rows with each kind of schema drift, rows with an
+        implausible event time. Integers only: no event time reaches the driver as a datetime
+        before it is known to be plausible."""
         cols = set(df.columns)
-        bad = col(ERROR_COLUMN).isNotNull() if ERROR_COLUMN in cols else F.lit(False)
-        window_start = self._window_start() if self.event_time else F.lit(None).cast("timestamp")
+        bad = self._bad(cols)
+        window_key = self._window_key() if self.event_time else F.lit(None).cast("long")
         extra = [RowAggregate("rows")]
         extra.append(
-            RowAggregate("max", (col(self.event_time),))
+            RowAggregate("max", (self._event_micros(),))
             if self.event_time
-            else RowAggregate("max", (F.lit(None).cast("timestamp"),))
+            else RowAggregate("max", (F.lit(None).cast("long"),))
         )
         for name in DRIFT_COLUMNS:
             present = F.size(col(name)) > 0 if name in cols else F.lit(False)
             extra.append(RowAggregate("count_if", (present,)))
-        return [bad, window_start], extra
+        implausible = self._implausible(cols)
+        extra.append(RowAggregate("count_if", (F.lit(False) if implausible is None else implausible,)))
+        return [bad, window_key], extra
 
     def _compute(self, df: DataFrame, batch_id: int, path: str) -> tuple[BatchStates, Any]:
         """States per (bad?, window) segment of one microbatch, and its rows to quarantine
@@ -321,6 +352,7 @@ class BatchHandler:
         the scope stage, on the error path only)."""
         counters = {"input_rows": 0, "bad_rows": 0}
         counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
+        counters["implausible_event_time_rows"] = 0
         if path == "empty":
             return BatchStates(counters=counters, path="empty"), None
         shape = self._shape(df)
@@ -335,21 +367,24 @@ class BatchHandler:
         windows: dict[datetime, StateMap] = {}
         window_rows: dict[datetime, int] = {}
         batch_max: datetime | None = None
-        for (is_bad, window_start), row in result.segments.items():
-            rows, event_max = int(row.extra[0] or 0), _as_utc(row.extra[1])
+        for (is_bad, window_key), row in result.segments.items():
+            rows = int(row.extra[0] or 0)
             counters["input_rows"] += rows
             for i, name in enumerate(DRIFT_COLUMNS.values()):
                 counters[name] += int(row.extra[2 + i] or 0)
+            counters["implausible_event_time_rows"] += int(row.extra[2 + len(DRIFT_COLUMNS)] or 0)
             if is_bad:
                 counters["bad_rows"] += rows
                 continue
+            # a good segment's event times are plausible: inside datetime's range
+            event_max = None if row.extra[1] is None else from_epoch_micros(row.extra[1])
             if event_max is not None and (batch_max is None or event_max > batch_max):
                 batch_max = event_max
             keyed = states_by_key(row.states)
             batch = merge_maps(batch, keyed)
-            start = _as_utc(window_start)
-            if start is None:
+            if window_key is None:
                 continue
+            start = from_epoch_micros(int(window_key) * self._window_micros)
             windows[start] = merge_maps(windows.get(start, {}), keyed)
             window_rows[start] = window_rows.get(start, 0) + rows
         quarantine_rows = None
@@ -486,6 +521,7 @@ class BatchHandler:
             "input_rows": "InputRows",
             "bad_rows": "BadRecords",
             "late_rows": "LateRows",
+            "implausible_event_time_rows": "ImplausibleEventTimeRows",
             "unknown_field_rows": "UnknownFieldRows",
             "missing_field_rows": "MissingFieldRows",
             "type_error_rows": "TypeErrorRows",
@@ -508,6 +544,11 @@ class BatchHandler:
         if ERROR_COLUMN in cols:
             conds.append(col(ERROR_COLUMN).isNotNull())
             reason = col(ERROR_COLUMN)
+        implausible = self._implausible(cols)
+        if implausible is not None:
+            conds.append(implausible)
+            shown = col(self.event_time).cast("timestamp").cast("string")  # type: ignore[arg-type]
+            reason = F.coalesce(reason, self.event_time_bounds.reason(self._event_micros(), shown))
         if late is not None:
             conds.append(late)
             reason = F.when(late, F.lit("late: event time behind the watermark")).otherwise(reason)
@@ -555,18 +596,15 @@ class BatchHandler:
         has_bad = bad and bool(states.counters.get("bad_rows"))
         if not self.quarantine or not (has_bad or update.late):
             return None
-        if not has_bad and ERROR_COLUMN in df.columns and update.late and self.event_time:
-            late_only = (
-                self._window_start().isin([F.lit(w) for w in update.late]) & col(ERROR_COLUMN).isNull()
-            )
+        cols = set(df.columns)
+        if not has_bad and update.late and self.event_time:
+            late_only = self._window_key().isin(self._window_keys_of(update.late)) & ~self._bad(cols)
             _, selected = self._quarantine_selection(df, late_only)
             constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
             return df.filter(late_only).select(*constants, *[c.alias(n) for n, c in selected]).toArrow()
         late = None
         if update.late and self.event_time:
-            late = self._window_start().isin([F.lit(w) for w in update.late])
-            if ERROR_COLUMN in df.columns:
-                late = late & col(ERROR_COLUMN).isNull()
+            late = self._window_key().isin(self._window_keys_of(update.late)) & ~self._bad(cols)
         cond, selected = self._quarantine_selection(df, late)
         if cond is None:
             return None
