@@ -71,12 +71,14 @@ def demo_config(
 
 
 def run_live_demo(args: argparse.Namespace) -> int:
+    from pyspark.sql import SparkSession
+
     from streamdq.connectors.broker import BrokerUnavailable, EmbeddedBroker, free_port
     from streamdq.connectors.sources.generator import GeneratorConfig, rolling_incidents
     from streamdq.connectors.sources.generator_producer import KafkaGeneratorProducer
     from streamdq.engine.config import load_run_config
     from streamdq.engine.streaming import stream
-    from streamdq.spark import get_spark
+    from streamdq.spark import get_spark, stop_spark
 
     workdir = Path(args.workdir).resolve()
     if workdir.exists() and not args.keep:
@@ -89,6 +91,8 @@ def run_live_demo(args: argparse.Namespace) -> int:
         return 1
     producer = None
     runner = None
+    spark = None
+    owned = False
     try:
         broker.create_topic(DEMO_TOPIC, partitions=3)
         broker.create_topic(ALERT_TOPIC, partitions=1)
@@ -107,25 +111,24 @@ def run_live_demo(args: argparse.Namespace) -> int:
         print(f"streamdq demo: Prometheus metrics at http://127.0.0.1:{port}/metrics")
         print(f"streamdq demo: alerts on Kafka topic '{ALERT_TOPIC}'; state (Delta) in {workdir / 'state'}")
         print(f"streamdq demo: running for {args.duration:g} s (Ctrl-C stops earlier)\n", flush=True)
+        owned = SparkSession.getActiveSession() is None
         spark = get_spark()
         runner = stream(spark, config)
-        query = runner.start()
         stop = {"flag": False}
 
         def _stop(signum: int, frame: Any) -> None:
             stop["flag"] = True
 
         previous = signal.signal(signal.SIGINT, _stop)
-        deadline = time.monotonic() + args.duration
         try:
-            while query.isActive and not stop["flag"] and time.monotonic() < deadline:
-                query.awaitTermination(1)
+            # under the supervisor: a worker that did not connect back in time (a loaded
+            # machine), a broker hiccup, are restarted from the checkpoint (docs/streaming.md)
+            outcome = runner.run_supervised(lambda: stop["flag"], time.monotonic() + args.duration)
         finally:
             signal.signal(signal.SIGINT, previous)
-        failure = query.exception()
-        if failure is not None:
-            print(f"streamdq demo: the query failed: {failure}", file=sys.stderr)
-            return 1
+        if outcome.exit_code != 0:
+            print(f"streamdq demo: the query failed: {outcome.message}", file=sys.stderr)
+            return outcome.exit_code
         handler = runner.handler
         batches = handler.batches_committed if handler else 0
         print(f"\nstreamdq demo: stopped after {batches} committed batches; produced {producer.sent} events.")
@@ -137,6 +140,8 @@ def run_live_demo(args: argparse.Namespace) -> int:
     finally:
         if runner is not None:
             runner.stop()
+        if spark is not None and owned:
+            stop_spark(spark)  # not left to the JVM's shutdown hook (stack traces after a stop)
         if producer is not None:
             producer.stop()
         broker.stop()

@@ -13,17 +13,31 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from streamdq.engine.config import RunConfig, load_run_config, parse_duration
+from streamdq.engine.config import (
+    RunConfig,
+    SupervisionConfig,
+    load_run_config,
+    parse_duration,
+    supervision_config,
+)
+from streamdq.engine.faults import fault_marker, raise_if_marked
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import build_monitors
 from streamdq.errors import ConfigError
+from streamdq.spark import set_jvm_log_level
+from streamdq.supervision import SupervisorStatus
+
+if TYPE_CHECKING:
+    from streamdq.engine.supervisor import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +59,37 @@ def checkpoint_query_id(checkpoint: str) -> str | None:
 
 
 class _DeferredHandler:
-    """foreachBatch target that builds the real handler once the query id is known."""
+    """foreachBatch target that builds the real handler once the query id is known.
+
+    Also the supervisor's eyes inside the query: it counts the batches completed, records the
+    batch id (and error) of a handler that raised, and hands a batch the runner was told is
+    poison to the handler's poison path (``BatchHandler.handle(..., poison=...)``)."""
 
     def __init__(self, runner: StreamRunner) -> None:
         self.runner = runner
         self.ready = threading.Event()
         self.handler: BatchHandler | None = None
+        self.completed = 0
+        self.failed: tuple[int, BaseException] | None = None
+        self.fault_marker = fault_marker()
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
         if not self.ready.wait(timeout=120):
             raise RuntimeError("streamdq: the query id was not set within 120 s of the first batch")
         assert self.handler is not None
-        self.handler(df, batch_id)
+        batch_id = int(batch_id)
+        try:
+            poison = self.runner.poison.get(batch_id)
+            if poison is not None:
+                self.handler.handle(df, batch_id, poison=poison)
+            else:
+                if self.fault_marker is not None:
+                    raise_if_marked(df, batch_id, self.fault_marker)
+                self.handler(df, batch_id)
+        except BaseException as exc:
+            self.failed = (batch_id, exc)
+            raise
+        self.completed += 1
 
 
 class StreamRunner:
@@ -72,6 +105,10 @@ class StreamRunner:
         self.alert_policy = self._build_policy()
         self.query: StreamingQuery | None = None
         self.handler: BatchHandler | None = None
+        # batch id -> last error, for batches the supervisor declared poison
+        self.poison: dict[int, str] = {}
+        self._deferred: _DeferredHandler | None = None
+        self._closed = False
 
     # -- wiring -----------------------------------------------------------------------
     def _build_store(self) -> Any:
@@ -133,9 +170,12 @@ class StreamRunner:
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> StreamingQuery:
-        """Start the query; returns Spark's StreamingQuery (stop it with ``stop()``)."""
+        """Start the query (again: from its checkpoint); returns Spark's StreamingQuery.
+
+        Stop it with ``stop_query()`` (sinks stay open, for a restart) or ``stop()``."""
         cfg = self.config
         deferred = _DeferredHandler(self)
+        self._deferred = deferred
         writer = self.source_frame().writeStream.foreachBatch(deferred)
         writer = writer.option("checkpointLocation", cfg.checkpoint).queryName(cfg.query_label)
         if cfg.trigger == "once":
@@ -152,6 +192,69 @@ class StreamRunner:
         self._heartbeat().start()
         return query
 
+    def run_supervised(
+        self,
+        stop_requested: Callable[[], bool] = lambda: False,
+        deadline: float | None = None,
+        on_tick: Callable[[StreamingQuery], None] | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> Outcome:
+        """Start the query and keep it running under the supervisor (``supervision:`` of the
+        run config) until ``stop_requested()``, ``deadline`` (a ``time.monotonic()`` time), the
+        query's end, or a failure not retried; then stop it and close the sinks.
+
+        Returns the supervisor's :class:`~streamdq.engine.supervisor.Outcome` (exit code,
+        message); never raises for a failed query."""
+        from streamdq.engine.supervisor import Supervisor
+
+        if not os.environ.get("STREAMDQ_SPARK_LOG_LEVEL"):
+            # the supervisor reports each failure of the query in one line; Spark's own ERROR
+            # log of it ("Query ... terminated with error" and its JVM stack trace) would repeat
+            # it at length, for failures that are then restarted (set STREAMDQ_SPARK_LOG_LEVEL
+            # to see Spark's logs)
+            set_jvm_log_level(self.spark, "org.apache.spark.sql.execution.streaming", "OFF")
+        try:
+            return Supervisor(self, say=say).run(stop_requested, deadline, on_tick)
+        finally:
+            self.stop()
+
+    # -- what the supervisor reads and tells ----------------------------------------------
+    @property
+    def batches_completed(self) -> int:
+        """Batches the current query's handler completed (0 before a start)."""
+        return self._deferred.completed if self._deferred is not None else 0
+
+    @property
+    def failed_batch(self) -> tuple[int, BaseException] | None:
+        """(batch id, error) of the current query's last batch whose handler raised."""
+        return self._deferred.failed if self._deferred is not None else None
+
+    def mark_poison(self, batch_id: int, error: str) -> None:
+        """At the next start, batch ``batch_id`` goes whole to quarantine (``poison batch: error``)."""
+        self.poison[int(batch_id)] = error
+
+    def publish_status(self, status: SupervisorStatus) -> None:
+        """Hand the supervisor's state to every sink that takes it (``supervisor_status``)."""
+        for sink in self.sinks:
+            publish = getattr(sink, "supervisor_status", None)
+            if publish is None:
+                continue
+            try:
+                publish(status)
+            except Exception:
+                log.exception("sink %s failed to take the supervisor status", type(sink).__name__)
+
+    def stop_query(self) -> None:
+        """Stop the running query (if any); the sinks stay open."""
+        query = self.query
+        if query is None:
+            return
+        try:
+            if query.isActive:
+                query.stop()
+        except Exception:  # a query whose JVM side is already gone: nothing left to stop
+            log.debug("stopping the query failed", exc_info=True)
+
     def _heartbeat(self) -> Any:
         """The query's heartbeat to the sinks (``heartbeat.py``): one per runner, it follows the
         query across restarts and tells an idle feed from a stalled job."""
@@ -163,8 +266,11 @@ class StreamRunner:
         return beat
 
     def stop(self) -> None:
-        if self.query is not None and self.query.isActive:
-            self.query.stop()
+        """Stop the query and close the sinks (once; a second call only stops the query)."""
+        self.stop_query()
+        if self._closed:
+            return
+        self._closed = True
         self._heartbeat().stop()
         for sink in self.sinks:
             try:
@@ -179,6 +285,18 @@ def _rows_cap(source: dict[str, Any]) -> int | None:
     return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
-def stream(spark: SparkSession, config: RunConfig | dict[str, Any] | str) -> StreamRunner:
-    """``streamdq.stream(spark, "run.yaml").start()`` returns the StreamingQuery."""
-    return StreamRunner(spark, config)
+def stream(
+    spark: SparkSession,
+    config: RunConfig | dict[str, Any] | str,
+    *,
+    supervision: SupervisionConfig | dict[str, Any] | bool | None = None,
+) -> StreamRunner:
+    """``streamdq.stream(spark, "run.yaml").start()`` returns the StreamingQuery;
+    ``.run_supervised()`` runs it under the supervisor until stopped. ``supervision`` (a
+    ``supervision:`` mapping, ``False`` for none) replaces the run config's."""
+    runner = StreamRunner(spark, config)
+    if supervision is not None:
+        if not isinstance(supervision, SupervisionConfig):
+            supervision = supervision_config(supervision)
+        runner.config = replace(runner.config, supervision=supervision)
+    return runner

@@ -139,6 +139,9 @@ def _one_line(text: str, limit: int = 300) -> str:
         and ln.split(":", 1)[0].endswith(("Error", "Exception", "Failure"))
     ]
     line = named[-1] if named else lines[0]
+    if named:  # a.b.SomeError: ... -> SomeError: ...
+        name, rest = line.split(":", 1)
+        line = f"{name.rsplit('.', 1)[-1]}:{rest}"
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
