@@ -61,3 +61,28 @@ def test_kafka_outbox_is_local_never_an_s3a_folder(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"sinks\[0\]\.path.*object-store"):
         build_sinks([{"type": "jsonl", "path": "s3a://b/reports.jsonl"}], dataset="orders", state_dir=".")
     assert not any(p.name.startswith("s3a:") for p in tmp_path.rglob("*"))
+
+
+def test_stream_runner_with_s3a_checkpoint_keeps_its_outbox_local(tmp_path, monkeypatch):
+    """The job's own wiring (StreamRunner._state_dir -> build_sinks): s3a:// checkpoint and s3://
+    state, a Kafka alert sink; no Spark is needed to build the runner's sinks."""
+    from streamdq.engine.streaming import StreamRunner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "in").mkdir()
+    cfg = {
+        "dataset": "orders",
+        "source": {"type": "files", "path": str(tmp_path / "in"), "format": "json", "schema": "a STRING"},
+        "checkpoint": CHECKPOINT,
+        "state": {"path": "s3://dq-bucket/streamdq/orders/state"},
+        "sinks": [{"type": "kafka", "bootstrap_servers": "127.0.0.1:1", "topic": "streamdq-alerts"}],
+    }
+    runner = StreamRunner(None, cfg)  # type: ignore[arg-type]
+    try:
+        (sink,) = runner.sinks
+        assert Path(sink.journal.path).is_relative_to(tmp_path / "home" / ".streamdq")
+    finally:
+        runner.stop()
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith("s3")]
