@@ -97,8 +97,32 @@ def check_run_config(
         errs.raise_if_any()
         raise AssertionError("read_run_config returned no config and no error")  # pragma: no cover
     checked = check_loaded_config(config, errs)
+    if errs and config.file is not None:
+        _add_lines(errs, config.file)
     errs.raise_if_any()
     return checked
+
+
+def _add_lines(errs: ErrorCollector, file: str) -> None:
+    """Append ``(line N)`` to the problem of each error in ``file`` whose key is found there."""
+    from streamdq.checks.spec import with_line
+
+    text = _read(file)
+    if text is None:
+        return
+    out = []
+    for e in errs.errors:
+        if e.file == file and "(line " not in e.problem:
+            key = e.key
+            if not key:  # ``sinks[0].port: expected ...``: the key leads the message
+                head, sep, rest = e.problem.partition(": ")
+                if sep and " " not in head:
+                    e = ConfigError(head, rest, e.fix, e.file)
+                    key = head
+            if key:
+                e = with_line(text, e)
+        out.append(e)
+    errs.errors = out
 
 
 def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -> CheckedConfig:

@@ -151,7 +151,7 @@ def test_a_week_for_a_number_is_an_error_not_a_traceback(tmp_path):
     )
     line = _one(run)
     assert line == (
-        f"{run}: state.retention_hours: expected a number of hours > 0, got 'a week'; "
+        f"{run}: state.retention_hours: expected a number of hours > 0, got 'a week' (line 5); "
         "fix: write e.g. retention_hours: 168 (a week)"
     )
     with pytest.raises(ConfigError, match="state.retention_hours"):
@@ -252,7 +252,8 @@ def test_unknown_keys_each_reported(tmp_path):
     run = _write(tmp_path, extra="windwo: 1 minute\nsink: []\n")
     lines = _lines(run)
     assert [ln.split(": ")[1] for ln in lines] == ["sink", "windwo"]
-    assert all("unknown key; fix: known keys:" in ln for ln in lines)
+    assert lines[0].split(": ", 2)[2].startswith("unknown key (line 8); fix: known keys: alerts, ")
+    assert lines[1].split(": ", 2)[2].startswith("unknown key (line 7); fix: known keys: alerts, ")
 
 
 def test_alert_policy_is_checked(tmp_path):
