@@ -25,6 +25,7 @@ from streamdq.connectors.sinks.base import SeenBatches
 from streamdq.connectors.sinks.series import series_identity
 
 from streamdq.alerts.alert import Alert
+from streamdq.display import window_text
 from streamdq.report import BadDataSummary, BatchReport, ScopedMetric, Window
 
 # the row counters shown in the head line when non-zero
@@ -47,7 +48,7 @@ def _fmt(value: object) -> str:
 
 
 def _hhmm(window: Window) -> str:
-    return f"{window.start:%Y-%m-%d %H:%M:%S}..{window.end:%H:%M:%S}"
+    return window_text(window.start, window.end)
 
 
 def bad_data_lines(bad: BadDataSummary) -> list[str]:

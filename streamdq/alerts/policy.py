@@ -43,6 +43,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from streamdq.alerts.alert import Alert, alert_id_for
+from streamdq.display import bound_text, interval_text, window_text
 from streamdq.errors import ConfigError
 from streamdq.report import Anomaly, BatchReport, CheckResult, ConstraintResult, Window
 
@@ -193,7 +194,7 @@ def _metric_text(metric: Any, value: Any) -> str:
 
 def _where(scope: str, window: Window | None) -> str:
     if window is not None:
-        return f"{scope} scope, window {_iso(window.start)}..{_iso(window.end)}"
+        return f"{scope} scope, window {window_text(window.start, window.end)}"
     return f"{scope} scope"
 
 
@@ -205,20 +206,20 @@ def _build(report: BatchReport, cand: _Candidate, kind: str, since_batch: int | 
     if kind == "resolved":
         message = (
             f"{cand.check}: '{cand.constraint}' passes again ({where}): {_metric_text(metric, value)}"
-            + (f", expected {_fmt(expected)}" if expected is not None else "")
+            + (f", expected {bound_text(expected)}" if expected is not None else "")
             + (f"; failing since batch {since_batch}" if since_batch is not None else "")
         )
     elif kind == "anomaly":
         assert cand.anomaly is not None
         lo, hi = cand.anomaly.lower, cand.anomaly.upper
-        interval = f" outside [{_fmt(lo)}, {_fmt(hi)}]" if lo is not None or hi is not None else ""
+        interval = f", expected {interval_text(lo, hi)}" if lo is not None or hi is not None else ""
         message = f"{cand.anomaly.detector} flagged {_metric_text(metric, value)}{interval} ({where})"
         if cand.anomaly.message:
             message += f": {cand.anomaly.message}"
     else:
         message = f"{cand.check}: '{cand.constraint}' failed ({where}): {_metric_text(metric, value)}"
         if expected is not None:
-            message += f", expected {_fmt(expected)}"
+            message += f", expected {bound_text(expected)}"
         if cand.result is not None and cand.result.message:
             message += f"; {cand.result.message}"
     return Alert(

@@ -20,6 +20,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="check the whole config without starting Spark: exit 0 with a summary, or 2 with every error",
     )
+    p.add_argument(
+        "--heartbeat",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="print an idle line every SECONDS while no batch arrives (default 60)",
+    )
     p.set_defaults(func=run)
 
 
@@ -51,7 +58,14 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"streamdq: configuration error: {exc}", file=sys.stderr)
             return 2
-        return _supervise(runner, args)
+        # start banner, idle heartbeat, summary on stop (streamdq/engine/progress.py)
+        from streamdq.engine.progress import attach
+
+        progress = attach(runner, heartbeat_seconds=getattr(args, "heartbeat", 60.0))
+        try:
+            return _supervise(runner, args, progress.tick)
+        finally:
+            progress.print_summary()
     except KeyboardInterrupt:  # Ctrl-C before the loop took over the signals
         print("streamdq: interrupted", file=sys.stderr)
         return 130
@@ -60,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             stop_spark(spark)
 
 
-def _supervise(runner: Any, args: argparse.Namespace) -> int:
+def _supervise(runner: Any, args: argparse.Namespace, tick: Any = lambda: False) -> int:
     """Run the query under the supervisor until Ctrl-C/SIGTERM, ``--duration`` or a failure
     that is not retried; the exit code tells which (0 stopped, 1 failed)."""
     stopping = {"flag": False}
@@ -75,7 +89,7 @@ def _supervise(runner: Any, args: argparse.Namespace) -> int:
         # the supervisor restarts the query from its checkpoint on transient failures and
         # handles poison batches (docs/streaming.md, "Supervision"); it stops the query and
         # closes the sinks before it returns
-        outcome = runner.run_supervised(lambda: stopping["flag"], deadline)
+        outcome = runner.run_supervised(lambda: tick() or stopping["flag"], deadline)
     finally:
         signal.signal(signal.SIGINT, previous)
         signal.signal(signal.SIGTERM, previous_term)
