@@ -27,11 +27,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from streamdq.engine.event_time import EventTimeBounds
 from streamdq.errors import ConfigError, ErrorCollector
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
@@ -75,6 +77,7 @@ KNOWN_KEYS = {
     "quality_score",
     "query_name",
     "supervision",
+    "event_time_bounds",
 }
 
 
@@ -162,6 +165,7 @@ class RunConfig:
     quality_score: dict[str, Any] | None = None
     query_name: str | None = None
     supervision: SupervisionConfig = field(default_factory=SupervisionConfig)
+    event_time_bounds: EventTimeBounds = field(default_factory=EventTimeBounds)
     file: str | None = None
 
     @property
@@ -332,6 +336,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
     with errs.catch():
         _validate_monitors(raw.get("auto_validate"), raw.get("quality_score"), dataset)
     supervision = errs.get(supervision_config, raw.get("supervision"), default=SupervisionConfig())
+    bounds = errs.get(event_time_bounds, raw.get("event_time_bounds"), default=EventTimeBounds())
     return RunConfig(
         dataset=dataset,
         source=source,
@@ -352,6 +357,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         quality_score=raw.get("quality_score"),
         query_name=raw.get("query_name"),
         supervision=supervision,
+        event_time_bounds=bounds,
         file=file,
     )
 
@@ -430,6 +436,69 @@ def _non_negative(value: Any, path: str) -> float:
             path, f"expected a number of hours >= 0, got {value!r}", f"write e.g. {path.split('.')[-1]}: 1"
         )
     return float(value)
+
+
+BOUNDS_KEYS = ("past", "future", "min", "max")
+
+
+def _off(value: Any) -> bool:
+    """``none`` / ``off`` / ``false`` / null: no such bound."""
+    return value is None or value is False or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
+
+
+def event_time_bounds(raw: Any) -> EventTimeBounds:
+    """``event_time_bounds:`` (optional) as EventTimeBounds (engine/event_time.py).
+
+    ``past``/``future``: durations around processing time (``none`` = no such bound);
+    ``min``/``max``: ISO-8601 instants (UTC when no offset is given; ``none`` = no bound).
+    A key left out keeps its default (future 1 hour, min 1900-01-01T00:00:00Z).
+    """
+    example = "write e.g. event_time_bounds: {past: 30d, future: 1h} or {min: '2020-01-01T00:00:00Z'}"
+    if raw is None:
+        return EventTimeBounds()
+    if not isinstance(raw, dict):
+        raise ConfigError("event_time_bounds", f"expected a mapping, got {raw!r}", example)
+    unknown = sorted(str(k) for k in raw if k not in BOUNDS_KEYS)
+    if unknown:
+        raise ConfigError(f"event_time_bounds.{unknown[0]}", "unknown key", f"known: {', '.join(BOUNDS_KEYS)}")
+    defaults = EventTimeBounds()
+    values: dict[str, Any] = {}
+    for key in ("past", "future"):
+        if key not in raw:
+            values[key] = getattr(defaults, key)
+        elif _off(raw[key]):
+            values[key] = None
+        else:
+            values[key] = timedelta(seconds=parse_duration(raw[key], f"event_time_bounds.{key}"))
+    for key in ("min", "max"):
+        if key not in raw:
+            values[key] = getattr(defaults, key)
+        elif _off(raw[key]):
+            values[key] = None
+        else:
+            values[key] = _instant(raw[key], f"event_time_bounds.{key}")
+    try:
+        return EventTimeBounds(**values)
+    except ValueError as exc:
+        raise ConfigError("event_time_bounds", str(exc), example) from None
+
+
+def _instant(value: Any, path: str) -> datetime:
+    """An aware datetime from a YAML timestamp or an ISO-8601 string (naive = UTC)."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ConfigError(
+                path, f"not an ISO-8601 instant: {value!r}", "write e.g. '2020-01-01T00:00:00Z'"
+            ) from None
+    else:
+        raise ConfigError(path, f"expected an ISO-8601 instant, got {value!r}", "write e.g. '2020-01-01T00:00:00Z'")
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def supervision_config(raw: Any) -> SupervisionConfig:

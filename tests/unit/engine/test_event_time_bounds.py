@@ -113,3 +113,45 @@ def test_scope_arithmetic_saturates_instead_of_overflowing():
     assert update.watermark == edge - timedelta(minutes=1)
     low = ScopeStates(timedelta(hours=1), watermark_delay=timedelta(hours=2))
     assert low.advance(BatchStates(event_time_max=datetime(1, 1, 1, tzinfo=UTC))).watermark is not None
+
+
+def _config(bounds: Any) -> dict[str, Any]:
+    return {
+        "dataset": "d",
+        "source": {"type": "generator", "rows_per_second": 10},
+        "checkpoint": "/tmp/chk",
+        "event_time_bounds": bounds,
+    }
+
+
+def test_run_config_reads_event_time_bounds():
+    from streamdq.engine.config import load_run_config
+
+    default = load_run_config({k: v for k, v in _config(None).items() if k != "event_time_bounds"})
+    assert default.event_time_bounds == EventTimeBounds()
+    cfg = load_run_config(_config({"past": "30d", "future": "none", "max": "2100-01-01T00:00:00Z"}))
+    assert cfg.event_time_bounds == EventTimeBounds(
+        past=timedelta(days=30), future=None, max=datetime(2100, 1, 1, tzinfo=UTC)
+    )
+    yaml_time = load_run_config(_config({"min": datetime(2020, 1, 1), "future": "2 hours"}))
+    assert yaml_time.event_time_bounds.min == datetime(2020, 1, 1, tzinfo=UTC)
+    assert yaml_time.event_time_bounds.future == timedelta(hours=2)
+
+
+@pytest.mark.parametrize(
+    "bounds, key, problem",
+    [
+        ({"past": "a month"}, "event_time_bounds.past", "positive duration"),
+        ({"min": "yesterday"}, "event_time_bounds.min", "not an ISO-8601 instant"),
+        ({"max": "9999-12-31T00:00:00Z"}, "event_time_bounds", "outside the supported range"),
+        ({"futur": "1h"}, "event_time_bounds.futur", "unknown key"),
+        ("30d", "event_time_bounds", "expected a mapping"),
+    ],
+)
+def test_run_config_rejects_bad_event_time_bounds(bounds, key, problem):
+    from streamdq.engine.config import load_run_config
+    from streamdq.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        load_run_config(_config(bounds))
+    assert key in str(err.value) and problem in str(err.value), str(err.value)
