@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from streamdq.connectors.sinks.base import SeenBatches
+from streamdq.connectors.sinks.local_dir import require_local
 
 from streamdq.alerts.alert import Alert
 from streamdq.report import BatchReport
@@ -41,7 +42,7 @@ def read_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 class JsonLinesSink:
     def __init__(self, path: str | os.PathLike[str], name: str = "jsonl") -> None:
         self.name = name
-        self.path = Path(path)
+        self.path = Path(require_local(path, "jsonl sink path"))  # never a folder named 's3a:'
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._seen = SeenBatches(capacity=1_000_000)
         self._lock = threading.Lock()

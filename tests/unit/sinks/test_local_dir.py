@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamdq.connectors.sinks import build_sinks
 from streamdq.connectors.sinks.journal import AlertJournal
+from streamdq.connectors.sinks.jsonl import JsonLinesSink
 from streamdq.connectors.sinks.kafka_alerts import journal_path
 from streamdq.connectors.sinks.local_dir import ENV, is_uri, local_path, local_state_dir
 
@@ -58,6 +59,8 @@ def test_kafka_outbox_is_local_never_an_s3a_folder(tmp_path, monkeypatch):
         journal_path(CHECKPOINT, "t")
     with pytest.raises(ValueError, match="object-store URI"):
         AlertJournal(Path(CHECKPOINT) / "x.sqlite")
+    with pytest.raises(ValueError, match="object-store URI"):
+        JsonLinesSink("s3a://b/reports.jsonl")
     with pytest.raises(ConfigError, match=r"sinks\[0\]\.path.*object-store"):
         build_sinks([{"type": "jsonl", "path": "s3a://b/reports.jsonl"}], dataset="orders", state_dir=".")
     assert not any(p.name.startswith("s3a:") for p in tmp_path.rglob("*"))
