@@ -182,8 +182,17 @@ def _check_schema(spec: Mapping[str, Any], where: str, needed: bool) -> list[str
             )
         return None
     if SparkSession.getActiveSession() is None:
-        return parse_ddl(text, f"{where}.schema").fieldNames()
-    return parse_schema(text, f"{where}.schema").fieldNames()
+        return parse_ddl(text, _schema_key(spec, where)).fieldNames()
+    return parse_schema(text, _schema_key(spec, where)).fieldNames()
+
+
+def _schema_key(spec: Mapping[str, Any], where: str) -> str:
+    """The key an error in the schema names: ``schema``, or ``schema_file`` when it came from one."""
+    return (
+        f"{where}.schema_file"
+        if spec.get("schema") is None and spec.get("schema_file")
+        else f"{where}.schema"
+    )
 
 
 def _check_required(spec: Mapping[str, Any], where: str, names: list[str] | None) -> None:
@@ -266,7 +275,7 @@ def declared_schema(spec: Mapping[str, Any], where: str = "source") -> StructTyp
         text = schema_text(spec, where)
     if text is None or kind not in METADATA_DDL:
         return None
-    data = parse_ddl(text, f"{where}.schema")
+    data = parse_ddl(text, _schema_key(spec, where))
     meta = parse_ddl(METADATA_DDL[str(kind)], f"{where}.schema")
     return StructType([*data.fields, *meta.fields])
 
@@ -340,12 +349,16 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
         if fmt not in PAYLOAD_FORMATS[kind]:
             errs.add(
                 ConfigError(
-                    f"{where}.format", f"unknown value {fmt!r}", f"use one of {', '.join(PAYLOAD_FORMATS[kind])}"
+                    f"{where}.format",
+                    f"unknown value {fmt!r}",
+                    f"use one of {', '.join(PAYLOAD_FORMATS[kind])}",
                 )
             )
             errs.raise_if_any()
     elif fmt is not None and fmt != {"clf": "clf", "generator": "json"}[kind]:
-        errs.add(ConfigError(f"{where}.format", f"a {kind} source has a fixed format", f"remove {where}.format"))
+        errs.add(
+            ConfigError(f"{where}.format", f"a {kind} source has a fixed format", f"remove {where}.format")
+        )
     if kind == "kafka":
         missing = [key for key in ("bootstrap_servers", "topic") if not spec.get(key)]
         for key in missing:
@@ -397,11 +410,17 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
         with errs.catch():
             _check_incidents(spec.get("incidents"), f"{where}.incidents")
         names = errs.get(
-            _check_schema, {"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)}, where, needed=True, default=None
+            _check_schema,
+            {"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)},
+            where,
+            needed=True,
+            default=None,
         )
         with errs.catch():
             _check_required(spec, where, names)
     for key in ("options", "kafka_options"):
         if spec.get(key) is not None and not isinstance(spec[key], Mapping):
-            errs.add(ConfigError(f"{where}.{key}", f"must be a mapping, got {type(spec[key]).__name__}", None))
+            errs.add(
+                ConfigError(f"{where}.{key}", f"must be a mapping, got {type(spec[key]).__name__}", None)
+            )
     errs.raise_if_any()

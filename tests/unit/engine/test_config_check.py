@@ -302,3 +302,12 @@ def test_email_sink_secrets_are_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("STREAMDQ_TEST_SMTP_PASSWORD", "secret")
     (tmp_path / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
     assert check_run_config(tmp_path / "run.yaml").config.sinks[0]["type"] == "email"
+
+
+def test_schema_file_errors_name_schema_file(tmp_path):
+    (tmp_path / "schema.ddl").write_text("order_id STRING, ts TIMESTAMP, amount NUMBER\n")
+    source = f'source: {{type: files, path: "{tmp_path / "in"}", schema_file: schema.ddl}}\n'
+    run = _write(tmp_path, source=source)
+    run.write_text(run.read_text().replace("schema_file: schema.ddl", f"schema_file: {tmp_path / 'schema.ddl'}"))
+    line = _one(run)
+    assert line.startswith(f"{run}: source.schema_file: not a valid Spark DDL schema: field 'amount'"), line
