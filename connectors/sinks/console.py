@@ -72,15 +72,18 @@ def bad_data_lines(bad: BadDataSummary) -> list[str]:
     return lines
 
 
-def _metric_text(m: ScopedMetric) -> str:
-    """``Name(instance, params where filter)=value``: metrics of one name and column computed
-    with other parameters or filters read apart (``Mean(dep_delay where dep_delay > 0)=5.55``)."""
+def _metric_label(m: ScopedMetric) -> str:
+    """``Name(instance, params where filter)``: metrics of one name and column computed with
+    other parameters or filters read apart (``Mean(dep_delay where dep_delay > 0)``)."""
     metric = m.metric
     inner = "" if metric.instance in ("*", "") else metric.instance
     inner += series_identity(m.analyzer_key).suffix()
     inner = inner.removeprefix(", ").strip()
-    label = f"{metric.name}({inner})" if inner else metric.name
-    return f"{label}={_fmt(metric.value) if metric.ok else 'FAILED'}"
+    return f"{metric.name}({inner})" if inner else metric.name
+
+
+def _metric_text(m: ScopedMetric) -> str:
+    return f"{_metric_label(m)}={_fmt(m.metric.value) if m.metric.ok else 'FAILED'}"
 
 
 def format_report(
@@ -129,9 +132,15 @@ def format_report(
     if len(failed) > max_items:
         lines.append(f"  ... {len(failed) - max_items} more failed constraints")
     for a in report.anomalies[:max_items]:
-        lines.append(
-            f"  ANOMALY {a.detector}: {a.metric.name}({a.metric.instance})={_fmt(a.value)} ({a.scope})"
+        # the judged metric's own entry tells its parameters and filter apart
+        same = (
+            m
+            for m in report.metrics
+            if m.scope == a.scope and m.window == a.window and m.metric == a.metric and m.analyzer_key
         )
+        shown = next(same, None)
+        label = _metric_label(shown) if shown else f"{a.metric.name}({a.metric.instance})"
+        lines.append(f"  ANOMALY {a.detector}: {label}={_fmt(a.value)} ({a.scope})")
     for alert in alerts:
         lines.append(f"  ALERT {alert.kind} [{alert.severity}] {alert.message}")
     return "\n".join(lines)

@@ -114,3 +114,26 @@ def test_console_tells_apart_metrics_with_other_parameters_or_filters():
     assert "Mean(dep_delay where dep_delay > 0)=5.55" in line
     assert "ApproxQuantile(dep_delay, k=200,quantile=0.5)=2" in line
     assert "ApproxQuantile(dep_delay, k=200,quantile=0.9)=40" in line
+
+
+def test_console_anomaly_line_names_the_filter_of_the_judged_metric():
+    from dataclasses import replace
+
+    from streamdq.analyzers.metric import Metric
+    from streamdq.report import Anomaly, ScopedMetric
+    from tests.unit.sinks.conftest import W1
+
+    plain = Metric("Column", "Mean", "dep_delay", value=1.891)
+    filtered = Metric("Column", "Mean", "dep_delay", value=55.0)
+    key = json.dumps({"analyzer": "Mean", "column": "dep_delay", "where": "dep_delay > 0"}, sort_keys=True)
+    report = replace(
+        make_report(3, failing=False),
+        metrics=(
+            ScopedMetric("window", plain, W1, json.dumps({"analyzer": "Mean", "column": "dep_delay"})),
+            ScopedMetric("window", filtered, W1, key),
+        ),
+        anomalies=(Anomaly("simple_threshold", filtered, "window", value=55.0, window=W1),),
+    )
+    out = io.StringIO()
+    ConsoleSink(stream=out).emit(report, [])
+    assert "ANOMALY simple_threshold: Mean(dep_delay where dep_delay > 0)=55 (window)" in out.getvalue()
