@@ -170,7 +170,7 @@ def closed_window_rows(
     import pyarrow.dataset as pads
 
     from streamdq.state import schemas as S
-    from streamdq.state.queries import latest_per
+    from streamdq.state.queries import committed_watermark, latest_per
     from streamdq.state.sql import conj, lit
     from streamdq.state.tables import utc_date
 
@@ -190,12 +190,7 @@ def closed_window_rows(
     rows = latest_per(
         rows, ["window_start", "entity", "instance", "name", "analyzer_key"], ["processing_time", "batch_id"]
     )
-    watermark = None
-    for query_id in set(rows.column("query_id").to_pylist()) if rows.num_rows else ():
-        last = store.last_committed_batch(query_id)
-        report = store.report(query_id, last) if last is not None else None
-        if report is not None and report.watermark is not None:
-            watermark = report.watermark if watermark is None else max(watermark, report.watermark)
+    watermark = committed_watermark(store, rows)
     out = rows.to_pylist()
     if watermark is not None:
         out = [r for r in out if r["window_end"] is not None and r["window_end"] <= watermark]
