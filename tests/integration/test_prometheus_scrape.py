@@ -290,3 +290,62 @@ def test_prometheus_scrapes_the_exporter_and_rules_fire(prometheus_server):
         metric_sel, label = re.match(r"label_values\((.*),\s*([a-zA-Z_]+)\)", substitute(definition)).groups()
         series = api(base, "/api/v1/series", **{"match[]": metric_sel})["data"]
         assert series and all(label in s for s in series), definition
+
+
+def test_prometheus_keeps_parameters_filters_and_open_windows_apart(prometheus_server):
+    """Through a real server: Mean(amount) with and without a where filter, two quantiles of one
+    column, and the open and closed window of one metric are separate series."""
+    from dataclasses import replace
+
+    from streamdq.analyzers import ApproxQuantile, Mean
+    from streamdq.analyzers.metric import Metric
+    from streamdq.report import ScopedMetric
+
+    base, sink = prometheus_server
+    extra = (
+        ScopedMetric(
+            "batch",
+            Metric("Column", "Mean", "amount", value=5.55),
+            None,
+            Mean("amount", where="amount > 0").key(),
+        ),
+        ScopedMetric("batch", Metric("Column", "Mean", "amount", value=1.89), None, Mean("amount").key()),
+        ScopedMetric(
+            "batch",
+            Metric("Column", "ApproxQuantile", "amount", value=2.0),
+            None,
+            ApproxQuantile("amount", 0.5).key(),
+        ),
+        ScopedMetric(
+            "batch",
+            Metric("Column", "ApproxQuantile", "amount", value=40.0),
+            None,
+            ApproxQuantile("amount", 0.9).key(),
+        ),
+    )
+    report = make_report(8)
+    sink.emit(replace(report, metrics=(*report.metrics, *extra)), [])
+
+    def query(expr: str):
+        return lambda: api(base, "/api/v1/query", query=expr)["data"]["result"]
+
+    means = wait_until(
+        query('streamdq_metric_value{metric="Mean",column="amount",scope="batch"}'), 60, "means"
+    )
+    assert sorted(float(s["value"][1]) for s in means) == [1.89, 5.55]
+    (filtered,) = api(base, "/api/v1/query", query='streamdq_metric_value{metric="Mean",where="amount > 0"}')[
+        "data"
+    ]["result"]
+    assert float(filtered["value"][1]) == 5.55 and len(filtered["metric"]["where_id"]) == 8
+    quantiles = api(
+        base, "/api/v1/query", query='streamdq_metric_value{metric="ApproxQuantile",scope="batch"}'
+    )
+    assert {s["metric"]["params"]: float(s["value"][1]) for s in quantiles["data"]["result"]} == {
+        "k=200,quantile=0.5": 2.0,
+        "k=200,quantile=0.9": 40.0,
+    }
+    windows = api(base, "/api/v1/query", query='streamdq_metric_value{metric="Size",scope="window"}')
+    assert {s["metric"]["window"]: float(s["value"][1]) for s in windows["data"]["result"]} == {
+        "closed": 5400.0,
+        "open": 120.0,
+    }
