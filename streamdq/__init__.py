@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from streamdq.checks import Check, Level, VerificationResult, load_checks, verify
+    from streamdq.commands.profile import profile
+    from streamdq.commands.suggest import suggest
     from streamdq.engine.analysis import AnalyzerContext, analyze
     from streamdq.engine.streaming import stream
+    from streamdq.frames import to_spark
 
 __version__ = "0.1.0"
 
@@ -23,6 +26,9 @@ _LAZY = {
     "AnalyzerContext": "streamdq.engine.analysis",
     "analyze": "streamdq.engine.analysis",
     "stream": "streamdq.engine.streaming",
+    "profile": "streamdq.commands.profile",
+    "suggest": "streamdq.commands.suggest",
+    "to_spark": "streamdq.frames",
 }
 
 
@@ -42,6 +48,9 @@ __all__ = [
     "analyze",
     "load_checks",
     "verify",
+    "profile",
+    "suggest",
     "stream",
+    "to_spark",
     "__version__",
 ]

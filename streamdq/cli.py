@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from streamdq.commands import hard_exit
 
@@ -30,10 +31,21 @@ COMMAND_MODULES = [
 ]
 
 
+def package_version() -> str:
+    """The installed distribution's version (package metadata), else the source tree's."""
+    try:
+        return version("streamdq")
+    except PackageNotFoundError:
+        from streamdq import __version__
+
+        return f"{__version__} (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="streamdq", description="Always-on data-quality validation on Spark"
     )
+    parser.add_argument("--version", action="version", version=f"streamdq {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -7,13 +7,20 @@ whatever its scope: a table is one batch. Empty input is judged like any other (
 ``has_size("> 0")`` fails, Completeness of zero rows is a failure). The overall status is
 ``Error`` if an error-level check failed, else ``Warning`` if a warning-level check failed,
 else ``Success``.
+
+``df`` may also be a pandas or Polars DataFrame (converted with ``streamdq.frames.to_spark``).
+
+``has_no_anomalies`` in a batch verify: the table gives one point per metric, judged against the
+earlier points that ``history`` returns (``streamdq.detectors.history_evaluator``). Without
+history the detector is still warming up: the constraint passes with a ``not enough history``
+message, or fails when ``anomalies_need_history=True``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -171,11 +178,29 @@ def overall_status(results: Iterable[CheckResult]) -> str:
 
 
 def verify(
-    df: DataFrame, checks: Iterable[Check], *, max_groups: int = DEFAULT_MAX_GROUPS
+    df: DataFrame | Any,
+    checks: Iterable[Check],
+    *,
+    max_groups: int = DEFAULT_MAX_GROUPS,
+    history: Callable[[Any], Sequence[float | None]] | None = None,
+    anomalies_need_history: bool = False,
 ) -> VerificationResult:
-    """Judge ``checks`` on ``df`` with one fused analysis (see module docstring)."""
+    """Judge ``checks`` on ``df`` with one fused analysis (see module docstring).
+
+    ``history(constraint)`` returns the earlier values (oldest first) of a ``has_no_anomalies``
+    constraint's metric; ``anomalies_need_history`` fails such a constraint while its detector
+    has too little history instead of passing it with a message.
+    """
+    from streamdq.frames import to_spark
+
+    df = to_spark(df)
     checks = list(checks)
     analyzers = list(dict.fromkeys(a for c in checks for a in c.required_analyzers(None)))
     ctx = analyze(df, analyzers, max_groups=max_groups)
-    results = tuple(c.evaluate(ctx.metrics, scope=None) for c in checks)
+    context: dict[str, Any] | None = None
+    if any(k.kind == "has_no_anomalies" for c in checks for k in c.constraints):
+        from streamdq.detectors.history_evaluator import HistoryAnomalyEvaluator
+
+        context = {"anomaly_evaluator": HistoryAnomalyEvaluator(history, strict=anomalies_need_history)}
+    results = tuple(c.evaluate(ctx.metrics, scope=None, context=context) for c in checks)
     return VerificationResult(overall_status(results), results, dict(ctx.metrics), ctx.jobs, tuple(checks))

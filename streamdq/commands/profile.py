@@ -1,4 +1,7 @@
-"""``streamdq profile --data PATH [--format text|json]``: per-column metrics in ONE fused pass.
+"""``streamdq profile --data PATH [--format text|json] [--null-value NA] [--sep ,] [--no-header]
+[--schema DDL]``: per-column metrics in ONE fused pass (CSV options as for ``verify``).
+
+In Python, ``profile(df)`` takes a PySpark, pandas or Polars DataFrame.
 
 For every column: completeness, approximate distinct count and the inferred data type
 distribution; numeric columns add minimum, maximum, mean, standard deviation and the
@@ -22,7 +25,7 @@ from pyspark.sql.types import ArrayType, MapType, StructType
 from streamdq.analyzers.base import Analyzer, is_numeric, is_string
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.kinds import make
-from streamdq.commands.verify import add_data_arguments, read_data
+from streamdq.commands.verify import add_data_arguments, read_data, read_options
 from streamdq.errors import ConfigError
 
 QUARTILES = (0.25, 0.5, 0.75)
@@ -57,10 +60,14 @@ def profile_analyzers(schema: StructType) -> dict[str, list[Analyzer]]:
     return out
 
 
-def profile(df: DataFrame) -> dict[str, Any]:
-    """``{"rows", "jobs", "columns": {column: {"type", metric name: value or {"failure"}}}}``."""
-    from streamdq.engine.analysis import analyze
+def profile(df: DataFrame | Any) -> dict[str, Any]:
+    """``{"rows", "jobs", "columns": {column: {"type", metric name: value or {"failure"}}}}``.
 
+    ``df``: a PySpark, pandas or Polars DataFrame (``streamdq.frames.to_spark``)."""
+    from streamdq.engine.analysis import analyze
+    from streamdq.frames import to_spark
+
+    df = to_spark(df)
     per_column = profile_analyzers(df.schema)
     ctx = analyze(df, [a for analyzers in per_column.values() for a in analyzers])
     rows = ctx.metric(per_column["*"][0])
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     from streamdq.spark import get_spark
 
     try:
-        df = read_data(get_spark(), args.data, args.input_format)
+        df = read_data(get_spark(), args.data, args.input_format, **read_options(args))
     except ConfigError as exc:
         print(f"streamdq profile: {exc}", file=sys.stderr)
         return 2

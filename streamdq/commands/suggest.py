@@ -1,5 +1,8 @@
 """``streamdq suggest --data PATH [--format yaml|json|text] [--sample-fraction f] [--seed n]
-[--out checks.yaml] [--dataset NAME] [--level error|warning] [--input-format ...]``.
+[--out checks.yaml] [--dataset NAME] [--level error|warning] [--input-format ...]
+[--null-value NA] [--sep ,] [--no-header] [--schema DDL]`` (CSV options as for ``verify``).
+
+In Python, ``suggest(df)`` takes a PySpark, pandas or Polars DataFrame and returns the suggestions.
 
 Profiles the table with the engine (one fused pass plus one grouped pass per
 low-cardinality String/Integral column, see ``streamdq.autovalidate.suggest``), applies
@@ -21,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from streamdq.commands.verify import add_data_arguments, read_data
+from streamdq.commands.verify import add_data_arguments, read_data, read_options
 from streamdq.errors import ConfigError
 
 FORMATS = ("yaml", "json", "text")
@@ -65,6 +68,16 @@ def _out_path(out: str | None) -> Path | None:
     return path
 
 
+def suggest(df: Any, *, sample_fraction: float | None = None, seed: int | None = None) -> list[Any]:
+    """Suggested constraints for ``df`` (a PySpark, pandas or Polars DataFrame): Deequ's rules
+    over one profile (``streamdq.autovalidate.suggest``); render them with its ``render_yaml``."""
+    from streamdq.autovalidate.suggest import profile_table, sample, suggest_from_profile
+    from streamdq.frames import to_spark
+
+    profile = profile_table(sample(to_spark(df), _fraction(sample_fraction), seed))
+    return list(suggest_from_profile(profile))
+
+
 def run(args: argparse.Namespace) -> int:
     from streamdq.autovalidate.suggest import (
         profile_table,
@@ -79,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         fraction = _fraction(args.sample_fraction)
         out = _out_path(args.out)
-        df = read_data(get_spark(), args.data, args.input_format)
+        df = read_data(get_spark(), args.data, args.input_format, **read_options(args))
     except ConfigError as exc:
         print(f"streamdq suggest: {exc}", file=sys.stderr)
         return 2
