@@ -17,8 +17,10 @@ Spark accepts for a schema is implemented here:
 * types, case-insensitive: boolean, tinyint/byte, smallint/short, int/integer, bigint/long,
   float/real, double, date, timestamp (the session default, local time zone),
   timestamp_ltz, timestamp_ntz, time[(p)], string [COLLATE name], char(n)/character(n),
-  varchar(n), binary, decimal/dec/numeric[(p[, s])], void, variant, ``INTERVAL <field> [TO
-  <field>]``, ``ARRAY<t>``, ``MAP<k, v>``, ``STRUCT<name[:] t [NOT NULL] [COMMENT 's'], ...>``.
+  varchar(n), binary, decimal/dec/numeric[(p[, s])], void, variant, geometry(srid),
+  geography(srid), ``INTERVAL`` and ``INTERVAL <field> [TO <field>]``, ``ARRAY<t>``,
+  ``MAP<k, v>``, ``STRUCT<name[:] t [NOT NULL] [COMMENT 's'], ...>``; SQL comments
+  (``-- ...``, ``/* ... */``) are skipped.
 
 A test compares it with Spark's own parser on valid and invalid schemas
 (tests/unit/engine/test_ddl.py); ``read_source`` still parses with Spark at start, so a
@@ -36,6 +38,7 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     ByteType,
+    CalendarIntervalType,
     CharType,
     DataType,
     DateType,
@@ -43,6 +46,8 @@ from pyspark.sql.types import (
     DecimalType,
     DoubleType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IntegerType,
     LongType,
     MapType,
@@ -82,20 +87,31 @@ SIMPLE_TYPES: dict[str, DataType] = {
     "void": NullType(),
     "variant": VariantType(),
 }
-PARAMETRIC = ("decimal", "dec", "numeric", "char", "character", "varchar", "string", "time")
+PARAMETRIC = (
+    "decimal",
+    "dec",
+    "numeric",
+    "char",
+    "character",
+    "varchar",
+    "string",
+    "time",
+    "geometry",
+    "geography",
+)
 COMPLEX = ("array", "map", "struct", "interval")
 TYPE_NAMES = tuple(sorted({*SIMPLE_TYPES, *PARAMETRIC, *COMPLEX}))
 YEAR_MONTH = ("year", "month")
 DAY_TIME = ("day", "hour", "minute", "second")
 
 _TOKEN = re.compile(
-    r"""\s*(?:
+    r"""(?:\s|--[^\n]*|/\*.*?\*/)*(?:
       (?P<quoted>`(?:[^`]|``)*`)
     | (?P<string>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
     | (?P<word>[^\W]\w*)
     | (?P<punct><>|[<>(),:])
     )""",
-    re.VERBOSE,
+    re.VERBOSE | re.DOTALL,
 )
 
 
@@ -113,7 +129,7 @@ def _tokens(text: str, key: str) -> list[_Tok]:
     out: list[_Tok] = []
     pos = 0
     while pos < len(text):
-        if text[pos:].strip() == "":
+        if re.fullmatch(r"(?:\s|--[^\n]*|/\*.*?\*/)*", text[pos:], re.DOTALL):
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.lastgroup is None:
@@ -264,8 +280,15 @@ class _Parser:
         if word == "string":
             if self.accept("collate"):
                 collation = self.name()
-                return StringType(collation.upper() if collation.upper() == "UTF8_BINARY" else collation)
+                canonical = collation.upper().startswith(("UTF8_", "UNICODE"))
+                return StringType(collation.upper() if canonical else collation)
             return StringType()
+        if word in ("geometry", "geography"):
+            if not self.accept("("):
+                raise self.fail(f"{word.upper()} needs an SRID", f"write {word.upper()}(4326)")
+            srid = self.integer()
+            self.expect(")")
+            return GeometryType(srid) if word == "geometry" else GeographyType(srid)
         if word == "time":
             if self.accept("("):
                 precision = self.integer()
@@ -299,15 +322,22 @@ class _Parser:
 
     def interval(self) -> DataType:
         start = self.tok.word()
+        if (
+            start not in YEAR_MONTH + DAY_TIME
+            and self.tok.text in (",", ">", "")
+            or start in ("not", "comment")
+        ):
+            return CalendarIntervalType()  # a bare INTERVAL
         if start not in YEAR_MONTH + DAY_TIME:
             raise self.fail("INTERVAL needs a unit (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND)")
         self.i += 1
         end = start
-        if self.accept("to"):
+        ranged = self.accept("to")
+        if ranged:
             end = self.tok.word()
             self.i += 1
         units = YEAR_MONTH if start in YEAR_MONTH else DAY_TIME
-        if end not in units or units.index(end) <= units.index(start) and end != start:
+        if end not in units or units.index(end) <= units.index(start) and ranged:
             self.i -= 1
             raise self.fail(f"INTERVAL {start.upper()} TO {end.upper()} is not an interval type")
         if units is YEAR_MONTH:

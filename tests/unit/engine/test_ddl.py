@@ -84,6 +84,51 @@ def test_invalid_schemas_are_rejected_like_spark_rejects_them(spark, text):
     assert "not a valid Spark DDL schema" in info.value.problem or "schema" in info.value.problem
 
 
+# odd corners: each must be accepted with Spark's very type, or rejected, as Spark does
+CORNERS = [
+    "a geometry(4326), b geography(4326)",
+    "a GEOMETRY",
+    "a INTERVAL",
+    "a interval year to year",
+    "a interval second to second",
+    "a STRING COLLATE UNICODE_CI",
+    "a string collate utf8_lcase",
+    "a int default 0",
+    "a int -- a comment",
+    "a /* a comment */ INT, b STRING",
+    "a `int`",
+    "a array<int> not null",
+    "a struct<>",
+    "a decimal(38)",
+    "a char(0)",
+    "A INT, a INT",
+    "a time(9)",
+    'a BIGINT COMMENT "dq"',
+    "a int comment 'it\\'s'",
+    "a int not null not null",
+    "`` INT",
+    "a.b INT",
+    "a-b INT",
+    "a ARRAY<INT NOT NULL>",
+    "a INT, struct<b:int>",
+    "a double precision",
+    "a json",
+    "a varchar",
+    "a character varying(10)",
+    "a long long",
+]
+
+
+@pytest.mark.parametrize("text", CORNERS)
+def test_corner_cases_agree_with_spark(spark, text):
+    expected = _spark_parse(spark, text)
+    try:
+        mine = parse_ddl(text)
+    except ConfigError:
+        mine = None
+    assert mine == expected
+
+
 def test_unknown_type_names_the_field_and_suggests_the_type():
     with pytest.raises(ConfigError) as info:
         parse_ddl("id STRING, amount DOUBEL, ts TIMESTAMP", "source.schema")
