@@ -6,6 +6,7 @@ Importing this package registers every analyzer and state type.
 from streamdq.analyzers.approx_count_distinct import ApproxCountDistinct
 from streamdq.analyzers.approx_quantile import ApproxQuantile, ApproxQuantiles
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
+from streamdq.analyzers.column_count import ColumnCount, ColumnCountState
 from streamdq.analyzers.completeness import Completeness
 from streamdq.analyzers.compliance import Compliance
 from streamdq.analyzers.correlation import Correlation
@@ -14,8 +15,10 @@ from streamdq.analyzers.data_type import DataType, DataTypeState
 from streamdq.analyzers.distinctness import Distinctness
 from streamdq.analyzers.duplicate_row_count import DuplicateRowCount
 from streamdq.analyzers.entropy import Entropy
+from streamdq.analyzers.exact_quantile import ExactQuantile, ExactQuantileState
 from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.histogram import Histogram
+from streamdq.analyzers.interquartile_range import InterquartileRange
 from streamdq.analyzers.kurtosis import Kurtosis
 from streamdq.analyzers.max_length import MaxLength
 from streamdq.analyzers.maximum import Maximum
@@ -26,6 +29,7 @@ from streamdq.analyzers.minimum import Minimum
 from streamdq.analyzers.mutual_information import MutualInformation
 from streamdq.analyzers.non_finite import NonFinite
 from streamdq.analyzers.pattern_match import PATTERNS, PatternMatch
+from streamdq.analyzers.range import Range, RangeState
 from streamdq.analyzers.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from streamdq.analyzers.size import Size
 from streamdq.analyzers.sketch_states import HllState, KllState
@@ -39,6 +43,13 @@ from streamdq.analyzers.variance import Variance
 from streamdq.analyzers.zeros_count import ZerosCount
 
 __all__ = [
+    "ColumnCount",
+    "ColumnCountState",
+    "ExactQuantile",
+    "ExactQuantileState",
+    "InterquartileRange",
+    "Range",
+    "RangeState",
     "CountDistinct",
     "Distinctness",
     "DuplicateRowCount",

@@ -12,7 +12,13 @@ Greenwald-Khanna summary with relativeError 0.01): GK summaries do not merge acr
 microbatches and windows, KLL sketches do. The guarantee is therefore KLL's: the rank of
 the returned value is within ``error_bound`` = the sketch's normalized rank error
 (~1.3% at k = 200, ~99% confidence) of q, rather than GK's deterministic relativeError.
-There is no ``relative_error`` parameter; ``k`` (8..65535) sets the accuracy.
+``k`` (8..65535) sets the accuracy; or give Deequ's ``relative_error`` instead (a number in
+(0, 1]; outside -> Failure with Deequ's message, 0 included since a sketch cannot be exact):
+it is mapped to the smallest k whose normalized rank error (single quantile, ~99% confidence,
+``kll_doubles_sketch.get_normalized_rank_error(k, False)``) is at most ``relative_error``,
+clamped to [8, 65535] (0.01 -> k = 269; 0.05 -> k = 52; below ~4.8e-5 the cap k = 65535
+applies). When given, it replaces ``k``. The two guarantees differ in kind: GK's relativeError
+bounds the rank error deterministically, KLL's with ~99% probability.
 
 A quantile outside [0, 1] or a bad ``k`` -> Failure (precondition); numeric columns
 only; no non-NULL value in scope -> Failure (empty). ApproxQuantiles' value is
@@ -23,8 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+import datasketches as ds
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
@@ -49,6 +57,47 @@ def _k_problem(k: Any) -> str | None:
     return None
 
 
+def relative_error_problem(relative_error: Any) -> str | None:
+    """Deequ's failure for a relative error outside (0, 1] (None when it is fine or absent)."""
+    if relative_error is None:
+        return None
+    e = relative_error
+    if isinstance(e, bool) or not isinstance(e, int | float) or not 0.0 < float(e) <= 1.0:
+        return (
+            "Relative error parameter must be in the interval (0, 1]. "
+            f"Currently, the value is: {relative_error!r}"
+        )
+    return None
+
+
+@lru_cache(maxsize=64)
+def k_for_relative_error(relative_error: float) -> int:
+    """The smallest KLL k in [8, 65535] whose normalized rank error is <= ``relative_error``."""
+    error = ds.kll_doubles_sketch.get_normalized_rank_error
+    if error(MAX_K, False) > relative_error:
+        return MAX_K
+    lo, hi = MIN_K, MAX_K
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if error(mid, False) <= relative_error:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _effective_k(k: int, relative_error: float | None) -> int:
+    if relative_error is None or relative_error_problem(relative_error):
+        return k
+    return k_for_relative_error(float(relative_error))
+
+
+def _spec_without_default_error(spec: dict[str, Any]) -> dict[str, Any]:
+    if spec.get("relative_error") is None:
+        spec.pop("relative_error", None)
+    return spec
+
+
 def _kll_aggregation(schema: StructType, column: str, k: int, where: str | None) -> RowAggregate:
     return of("kll", conditional(finite_value(schema, column), where), k)
 
@@ -63,17 +112,23 @@ class ApproxQuantile(ScanShareableAnalyzer):
     quantile: float
     k: int = 200
     where: str | None = None
+    relative_error: float | None = None
+
+    def to_spec(self) -> dict[str, Any]:
+        return _spec_without_default_error(super().to_spec())
 
     def preconditions(self, schema: StructType) -> str | None:
         return (
             _quantile_problem(self.quantile)
+            or relative_error_problem(self.relative_error)
             or _k_problem(self.k)
             or super().preconditions(schema)
             or numeric_precondition(self, schema, self.column)
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [_kll_aggregation(schema, self.column, self.k, self.where)]
+        k = _effective_k(self.k, self.relative_error)
+        return [_kll_aggregation(schema, self.column, k, self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return KllState.from_sketch_bytes(row[offset])
@@ -98,6 +153,10 @@ class ApproxQuantiles(ScanShareableAnalyzer):
     quantiles: tuple[float, ...]
     k: int = 200
     where: str | None = None
+    relative_error: float | None = None
+
+    def to_spec(self) -> dict[str, Any]:
+        return _spec_without_default_error(super().to_spec())
 
     def preconditions(self, schema: StructType) -> str | None:
         if not self.quantiles:
@@ -107,13 +166,15 @@ class ApproxQuantiles(ScanShareableAnalyzer):
             if problem:
                 return problem
         return (
-            _k_problem(self.k)
+            relative_error_problem(self.relative_error)
+            or _k_problem(self.k)
             or super().preconditions(schema)
             or numeric_precondition(self, schema, self.column)
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [_kll_aggregation(schema, self.column, self.k, self.where)]
+        k = _effective_k(self.k, self.relative_error)
+        return [_kll_aggregation(schema, self.column, k, self.where)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return KllState.from_sketch_bytes(row[offset])

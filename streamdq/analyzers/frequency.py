@@ -93,9 +93,19 @@ class FrequencySpec:
     columns: tuple[str, ...]
     where: str | None = None
     histogram: bool = False
+    # histogram binning (Histogram's binning map): (key, bin) pairs, the bin of other keys
+    bins: tuple[tuple[str, str], ...] = ()
+    default_bin: str | None = None
 
     def key(self) -> str:
-        body = {"columns": list(self.columns), "where": self.where, "histogram": self.histogram}
+        body: dict[str, Any] = {
+            "columns": list(self.columns),
+            "where": self.where,
+            "histogram": self.histogram,
+        }
+        if self.bins or self.default_bin is not None:
+            body["bins"] = [list(b) for b in self.bins]
+            body["default_bin"] = self.default_bin
         return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
     def resolve_columns(self, all_columns: list[str]) -> tuple[str, ...]:
@@ -588,6 +598,17 @@ def estimate_kwargs(state: FrequencyState, bound: float) -> dict[str, Any]:
     return {"approximate": True, "error_bound": float(bound)}
 
 
+def _binned(key: Column, spec: FrequencySpec) -> Column:
+    """A histogram key mapped through the spec's bins (keys not listed: ``default_bin``, or
+    kept as they are when there is none). NULL was already turned into ``"NullValue"``."""
+    if not spec.bins and spec.default_bin is None:
+        return key
+    out = F.lit(spec.default_bin) if spec.default_bin is not None else key
+    for value, name in reversed(spec.bins):
+        out = F.when(key == F.lit(value), F.lit(name)).otherwise(out)
+    return out
+
+
 def key_projection(df: DataFrame, spec: FrequencySpec) -> tuple[Column, list[Column]]:
     """(scope flag, key columns) of ``spec`` as per-row Spark expressions over ``df``: what
     ``grouped_counts`` groups by, and what the small-batch path projects and groups itself.
@@ -599,7 +620,7 @@ def key_projection(df: DataFrame, spec: FrequencySpec) -> tuple[Column, list[Col
     if spec.histogram:
         if len(columns) != 1:
             raise ValueError(f"a histogram groups exactly one column, got {columns}")
-        keys = [F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE))]
+        keys = [_binned(F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE)), spec)]
     else:
         keys = [col(c) for c in columns]
     if spec.where is not None:

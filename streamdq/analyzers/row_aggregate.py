@@ -69,6 +69,7 @@ KINDS: dict[str, int] = {
     "covar_pop": 2,  # over rows where both inputs are non-NULL
     "kll": 1,  # kll_sketch_agg_double(input, param=k): serialized KLL doubles sketch
     "hll": 1,  # hll_sketch_agg(input, param=lgConfigK): serialized HLL sketch
+    "percentile": 1,  # percentile(input, param=q): exact, linearly interpolated (not mergeable)
 }
 
 
@@ -76,12 +77,13 @@ KINDS: dict[str, int] = {
 class RowAggregate:
     """An aggregate ``kind`` over per-row Spark expressions ``inputs`` (see the module doc).
 
-    ``param`` is the sketch parameter of ``kll`` (k) and ``hll`` (lgConfigK), else None.
+    ``param`` is the sketch parameter of ``kll`` (k) and ``hll`` (lgConfigK), the quantile
+    of ``percentile`` (a float in [0, 1]), else None.
     """
 
     kind: str
     inputs: tuple[Column, ...] = ()
-    param: int | None = None
+    param: int | float | None = None
 
     def __post_init__(self) -> None:
         arity = KINDS.get(self.kind)
@@ -89,7 +91,7 @@ class RowAggregate:
             raise ValueError(f"unknown row aggregate kind {self.kind!r}; known: {', '.join(KINDS)}")
         if len(self.inputs) != arity:
             raise ValueError(f"row aggregate {self.kind} takes {arity} input(s), got {len(self.inputs)}")
-        if self.kind in ("kll", "hll") and self.param is None:
+        if self.kind in ("kll", "hll", "percentile") and self.param is None:
             raise ValueError(f"row aggregate {self.kind} needs its sketch parameter")
 
     def to_spark(self) -> Column:
@@ -104,10 +106,13 @@ class RowAggregate:
             return F.covar_pop(x, self.inputs[1])
         if self.kind == "kll":
             assert self.param is not None
-            return F.kll_sketch_agg_double(x, self.param)
+            return F.kll_sketch_agg_double(x, int(self.param))
         if self.kind == "hll":
             assert self.param is not None
-            return F.hll_sketch_agg(x, self.param)
+            return F.hll_sketch_agg(x, int(self.param))
+        if self.kind == "percentile":
+            assert self.param is not None
+            return F.percentile(x, F.lit(float(self.param)))
         fn = {
             "sum": F.sum,
             "count": F.count,
@@ -125,7 +130,7 @@ def count_if(condition: Column) -> RowAggregate:
     return RowAggregate("count_if", (condition,))
 
 
-def of(kind: str, value: Column, param: int | None = None) -> RowAggregate:
+def of(kind: str, value: Column, param: int | float | None = None) -> RowAggregate:
     return RowAggregate(kind, (value,), param)
 
 
@@ -200,7 +205,21 @@ def _hll(array: pa.Array | pa.ChunkedArray, lg_k: int) -> bytes | None:
     return bytes(sketch.serialize_compact())
 
 
-def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], param: int | None) -> Any:
+def exact_percentile(values: np.ndarray, q: float) -> float | None:
+    """Spark's ``percentile``: position (n - 1) * q in the sorted values, linear interpolation
+    between its floor and ceiling, in Spark's own arithmetic (so both paths agree to the bit)."""
+    if values.size == 0:
+        return None
+    ordered = np.sort(values)
+    position = (ordered.size - 1) * q
+    lower, higher = math.floor(position), math.ceil(position)
+    low, high = float(ordered[lower]), float(ordered[higher])
+    if lower == higher or low == high:
+        return low
+    return (higher - position) * low + (position - lower) * high
+
+
+def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], param: int | float | None) -> Any:
     """The value Spark's aggregate of ``kind`` returns over these projected inputs.
 
     ``inputs`` are the projected per-row columns (NULLs included), all of one length.
@@ -219,14 +238,17 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
     if kind == "kll":
         assert param is not None
         values = _floats(x)
-        sketch = ds.kll_doubles_sketch(param)
+        sketch = ds.kll_doubles_sketch(int(param))
         if values.size:
             # the binding takes a writable, contiguous float64 array (Arrow's buffers are read-only)
             sketch.update(np.array(values, dtype=np.float64, copy=True, order="C"))
         return None if sketch.is_empty() else bytes(sketch.serialize())
     if kind == "hll":
         assert param is not None
-        return _hll(x, param)
+        return _hll(x, int(param))
+    if kind == "percentile":
+        assert param is not None
+        return exact_percentile(_floats(x), float(param))
     if kind == "covar_pop":
         y = inputs[1]
         both = pc.and_(pc.is_valid(x), pc.is_valid(y))

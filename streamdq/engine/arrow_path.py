@@ -51,7 +51,7 @@ from streamdq.analyzers.row_aggregate import RowAggregate, evaluate_arrow
 from streamdq.engine.plan_result import SegmentedResult, SegmentRow
 
 # (kind, projected column names, param): one reduction of the driver
-Reduction = tuple[str, tuple[str, ...], int | None]
+Reduction = tuple[str, tuple[str, ...], int | float | None]
 
 
 class _Projection:

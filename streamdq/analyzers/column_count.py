@@ -1,0 +1,74 @@
+"""ColumnCount: the number of data columns of the input (Deequ's ColumnCount).
+
+The count is taken from the schema the analyzer runs on; the engine's own metadata columns
+(``_streamdq_*``: decode errors, raw payload, source coordinates) are not data and are not
+counted. It runs in the fused scan as ``max(<count>)`` (a constant per row), so both engine
+paths produce it in their one pass. States merge by the maximum (a schema that gained a
+column in a later microbatch counts the wider schema at window and total scope). ``where``
+is accepted for symmetry and does not change the value.
+
+Difference from Deequ: the value comes out of the scan, so an input with NO rows gives a
+Failure (empty) instead of the column count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, register_analyzer
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.row_aggregate import RowAggregate, of
+from streamdq.analyzers.state import JsonState, State, register_state
+
+METADATA_PREFIX = "_streamdq_"
+
+
+def data_columns(schema: StructType) -> list[str]:
+    """The schema's column names without the engine's ``_streamdq_*`` metadata columns."""
+    return [name for name in schema.fieldNames() if not name.startswith(METADATA_PREFIX)]
+
+
+@register_state
+@dataclass(frozen=True)
+class ColumnCountState(JsonState):
+    """The number of data columns seen (0 = no row seen yet); merges by the maximum."""
+
+    TYPE_TAG = "ColumnCount"
+    columns: int = 0
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(0)
+
+    def merge(self, other: Self) -> Self:
+        return type(self)(max(self.columns, other.columns))
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class ColumnCount(ScanShareableAnalyzer):
+    """Number of data columns of the input (dataset level)."""
+
+    NAME = "ColumnCount"
+    where: str | None = None
+
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        return [of("max", F.lit(len(data_columns(schema))).cast("long"))]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        value = row[offset]
+        return ColumnCountState(0 if value is None else int(value))
+
+    def empty_state(self) -> State:
+        return ColumnCountState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, ColumnCountState)
+        if state.columns == 0:
+            return self.empty_failure()
+        return self.ok(float(state.columns))

@@ -1,0 +1,72 @@
+"""Range: max - min of a numeric column over the finite non-NULL values in scope (Deequ's Range).
+
+Runs in the fused scan as ``min`` and ``max`` of the column cast to double (NaN and
++-Infinity skipped like NULL: the non-finite policy of ``numeric.finite_value``); the state
+(``RangeState``) keeps both and merges them independently (min of mins, max of maxes), so it
+is exact at every scope. Numeric columns only (else Failure); no finite value in scope
+(empty input, all NULL, everything filtered) -> Failure (empty). ``[1..6]`` -> 5.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from pyspark.sql.types import StructType
+
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.basic_states import MaxState, MinState
+from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.row_aggregate import RowAggregate, of
+from streamdq.analyzers.state import JsonState, State, register_state
+
+
+@register_state
+@dataclass(frozen=True)
+class RangeState(JsonState):
+    """Smallest and largest value seen (None = none seen); each merges like Min / Max."""
+
+    TYPE_TAG = "Range"
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(None, None)
+
+    def merge(self, other: Self) -> Self:
+        low = MinState(self.minimum).merge(MinState(other.minimum)).value
+        high = MaxState(self.maximum).merge(MaxState(other.maximum)).value
+        return type(self)(low, high)
+
+
+@register_analyzer
+@dataclass(frozen=True)
+class Range(ScanShareableAnalyzer):
+    """``max - min`` of the finite values in scope, as a float. Numeric columns only."""
+
+    NAME = "Range"
+    column: str
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
+
+    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
+        value = conditional(finite_value(schema, self.column), self.where)
+        return [of("min", value), of("max", value)]
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        low, high = row[offset], row[offset + 1]
+        return RangeState(None if low is None else float(low), None if high is None else float(high))
+
+    def empty_state(self) -> State:
+        return RangeState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, RangeState)
+        if state.minimum is None or state.maximum is None:
+            return self.empty_failure()
+        return self.ok(state.maximum - state.minimum)
