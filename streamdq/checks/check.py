@@ -28,6 +28,8 @@ from streamdq.analyzers.metric import Metric
 from streamdq.checks.constraint import Constraint
 from streamdq.report import SUCCESS, CheckResult, Window
 
+ROW_LEVEL_MODES = (None, "quarantine")
+
 
 class Level(StrEnum):
     """How severe a failing check is."""
@@ -56,10 +58,15 @@ class Check:
     level: Level
     description: str
     constraints: tuple[Constraint, ...] = ()
+    row_level: str | None = None
+    """``"quarantine"``: in the streaming job, rows failing this check's row-level constraints
+    go to the quarantine table (``streamdq.checks.row_level``); None: metrics only."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.description, str) or not self.description.strip():
             raise ValueError(f"check description: got {self.description!r}; expected a non-empty string")
+        if self.row_level not in ROW_LEVEL_MODES:
+            raise ValueError(f"row_level: got {self.row_level!r}; expected 'quarantine' (or leave it out)")
         object.__setattr__(self, "level", Level.parse(self.level))
         object.__setattr__(self, "constraints", tuple(self.constraints))
 
@@ -149,9 +156,23 @@ class Check:
         )
 
     # -- statistics -------------------------------------------------------------------------
-    def has_approx_quantile(self, column: str, quantile: float, assertion: Any, **kw: Any) -> Check:
+    def has_approx_quantile(
+        self,
+        column: str,
+        quantile: float,
+        assertion: Any,
+        *,
+        relative_error: float | None = None,
+        **kw: Any,
+    ) -> Check:
+        """``relative_error``: Deequ's relativeError in (0, 1], mapped to the KLL sketch's k."""
         return self.add_constraint(
-            "has_approx_quantile", column=column, quantile=quantile, assertion=assertion, **kw
+            "has_approx_quantile",
+            column=column,
+            quantile=quantile,
+            assertion=assertion,
+            relative_error=relative_error,
+            **kw,
         )
 
     def has_approx_count_distinct(self, column: str, assertion: Any, **kw: Any) -> Check:
@@ -171,6 +192,41 @@ class Check:
 
     def has_standard_deviation(self, column: str, assertion: Any, **kw: Any) -> Check:
         return self.add_constraint("has_standard_deviation", column=column, assertion=assertion, **kw)
+
+    def has_range(self, column: str, assertion: Any, **kw: Any) -> Check:
+        """max - min of ``column`` (Range)."""
+        return self.add_constraint("has_range", column=column, assertion=assertion, **kw)
+
+    def has_interquartile_range(self, column: str, assertion: Any, **kw: Any) -> Check:
+        """Q3 - Q1 of ``column`` (InterquartileRange, KLL)."""
+        return self.add_constraint("has_interquartile_range", column=column, assertion=assertion, **kw)
+
+    def has_exact_quantile(self, column: str, quantile: float, assertion: Any, **kw: Any) -> Check:
+        """Exact quantile (ExactQuantile: not mergeable, verify and batch scope only)."""
+        return self.add_constraint(
+            "has_exact_quantile", column=column, quantile=quantile, assertion=assertion, **kw
+        )
+
+    def has_column_count(self, assertion: Any, **kw: Any) -> Check:
+        return self.add_constraint("has_column_count", assertion=assertion, **kw)
+
+    def has_variance(self, column: str, assertion: Any, **kw: Any) -> Check:
+        return self.add_constraint("has_variance", column=column, assertion=assertion, **kw)
+
+    def has_skewness(self, column: str, assertion: Any, **kw: Any) -> Check:
+        return self.add_constraint("has_skewness", column=column, assertion=assertion, **kw)
+
+    def has_kurtosis(self, column: str, assertion: Any, **kw: Any) -> Check:
+        return self.add_constraint("has_kurtosis", column=column, assertion=assertion, **kw)
+
+    def has_zeros_count(self, column: str, assertion: Any, **kw: Any) -> Check:
+        return self.add_constraint("has_zeros_count", column=column, assertion=assertion, **kw)
+
+    def has_duplicate_row_count(
+        self, assertion: Any, columns: Sequence[str] | None = None, **kw: Any
+    ) -> Check:
+        """Rows whose ``columns`` (default: all) value occurs more than once (DuplicateRowCount)."""
+        return self.add_constraint("has_duplicate_row_count", columns=columns, assertion=assertion, **kw)
 
     def has_no_non_finite(self, column: str, assertion: Any = None, **kw: Any) -> Check:
         """No NaN, +Infinity or -Infinity in ``column`` (NonFinite; default ``== 0``)."""

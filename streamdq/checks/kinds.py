@@ -30,6 +30,7 @@ from streamdq.checks.constraint import (
     Param,
     register_constraint_kind,
 )
+from streamdq.checks.kinds_statistics import register as _register_statistics
 from streamdq.report import FAILURE
 
 DATA_TYPES = ("Null", "Fractional", "Integral", "Boolean", "String", "Numeric")
@@ -281,8 +282,18 @@ def _register() -> None:
     reg(
         ConstraintKind(
             "has_approx_quantile",
-            (COLUMN, Param("quantile", "fraction", doc="the quantile, 0..1")),
-            lambda p, w: make("ApproxQuantile", column=p["column"], quantile=p["quantile"], where=w),
+            (
+                COLUMN,
+                Param("quantile", "fraction", doc="the quantile, 0..1"),
+                Param("relative_error", "number", required=False, doc="Deequ's relativeError, (0, 1]"),
+            ),
+            lambda p, w: make(
+                "ApproxQuantile",
+                column=p["column"],
+                quantile=p["quantile"],
+                relative_error=p.get("relative_error"),
+                where=w,
+            ),
             default_assertion=None,
             doc="approximate quantile (KLL sketch)",
         )
@@ -558,3 +569,4 @@ def set_anomaly_evaluator(evaluator: Evaluator | None) -> None:
 
 
 _register()
+_register_statistics()  # has_range, has_exact_quantile, has_variance, ... (kinds_statistics.py)
