@@ -311,10 +311,24 @@ def _unique_ratio(keys: list[tuple[str, int]]) -> tuple[int, float]:
     return once, once / len(keys)
 
 
-def _values(column: ProfiledColumn, keys: list[str]) -> list[Any]:
-    """Histogram keys as constraint values: ints for a typed Integral column; NULL dropped."""
+def _values(column: ProfiledColumn, keys: list[str]) -> list[Any] | None:
+    """Histogram keys as constraint values: ints for a typed Integral column; NULL dropped.
+
+    None (the rule declines) when a key of a typed Integral column does not parse as an
+    integer: a profile that contradicts its declared type is no basis for a suggestion.
+    """
     native_int = column.data_type == INTEGRAL and not column.type_inferred
-    return [int(k) if native_int else k for k in keys if k != NULL_VALUE]
+    if not native_int:
+        return [k for k in keys if k != NULL_VALUE]
+    out: list[Any] = []
+    for k in keys:
+        if k == NULL_VALUE:
+            continue
+        try:
+            out.append(int(k))
+        except (TypeError, ValueError):
+            return None
+    return out
 
 
 @dataclass(frozen=True)
@@ -330,7 +344,7 @@ class CategoricalRange:
             return None
         once, ratio = _unique_ratio(keys)
         values = _values(column, [k for k, _ in keys])
-        if ratio > self.max_unique_ratio or not values:
+        if ratio > self.max_unique_ratio or not values:  # None: keys not of the declared type
             return None
         why = (
             f"{len(keys)} distinct values, {once} of them seen once "
