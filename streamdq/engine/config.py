@@ -73,6 +73,7 @@ KNOWN_KEYS = {
     "alerts",
     "max_groups",
     "small_batch_rows",
+    "row_level_quarantine_max_rows",
     "auto_validate",
     "quality_score",
     "query_name",
@@ -161,6 +162,7 @@ class RunConfig:
     alerts: dict[str, Any] = field(default_factory=dict)
     max_groups: int = 100_000
     small_batch_rows: int = 250_000
+    row_level_quarantine_max_rows: int = 1000  # per batch; beyond it rows are counted only
     auto_validate: dict[str, Any] | None = None
     quality_score: dict[str, Any] | None = None
     query_name: str | None = None
@@ -175,7 +177,7 @@ class RunConfig:
 
 def _require(raw: dict[str, Any], key: str, kind: type | tuple[type, ...], fix: str) -> Any:
     if key not in raw:
-        raise ConfigError(f"missing required key; {fix}", path=key)
+        raise ConfigError(key, "missing required key", f"add {fix}")
     value = raw[key]
     if not isinstance(value, kind):
         raise ConfigError(f"expected {fix}, got {value!r}", path=key)
@@ -324,6 +326,14 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         "rows up to which a microbatch takes the one-job Arrow path; 0 = always the fused Spark passes",
         default=250_000,
     )
+    row_level_cap = errs.get(
+        _int_at_least,
+        raw.get("row_level_quarantine_max_rows", 1000),
+        "row_level_quarantine_max_rows",
+        0,
+        "rows failing row-level constraints quarantined per batch (docs/checks.md); the rest are counted",
+        default=1000,
+    )
     alerts = raw.get("alerts") or {}
     if not isinstance(alerts, dict):
         errs.add(
@@ -353,6 +363,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         alerts=dict(alerts),
         max_groups=max_groups,
         small_batch_rows=small_batch_rows,
+        row_level_quarantine_max_rows=row_level_cap,
         auto_validate=raw.get("auto_validate"),
         quality_score=raw.get("quality_score"),
         query_name=raw.get("query_name"),
