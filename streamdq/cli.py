@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "streamdq.commands.query",
     "streamdq.commands.backtest",
     "streamdq.commands.autovalidate",
+    "streamdq.commands.serve",
     "streamdq.commands.quarantine",
     "streamdq.commands.results",
     "streamdq.commands.alerts",
