@@ -38,7 +38,7 @@ from streamdq.checks.constraint import COMMON_KEYS, Constraint, constraint_kind,
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 TOP_KEYS = ("dataset", "checks")
-CHECK_KEYS = ("description", "level", "constraints")
+CHECK_KEYS = ("description", "level", "constraints", "row_level")
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,11 @@ def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0
         for j, c in enumerate(raw)
     ]
     errs.raise_if_any()
-    return Check(level, description, tuple(c for c in constraints if c is not None))
+    row_level = item.get("row_level")
+    try:
+        return Check(level, description, tuple(c for c in constraints if c is not None), row_level=row_level)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=file, path=f"{path}.row_level") from None
 
 
 def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "constraint") -> Constraint:
@@ -329,6 +333,7 @@ def suite_to_dict(checks: Iterable[Check], dataset: str | None = None) -> dict[s
                 constraint_to_dict(c, path=f"checks[{i}].constraints[{j}]")
                 for j, c in enumerate(check.constraints)
             ],
+            **({"row_level": check.row_level} if check.row_level else {}),
         }
         for i, check in enumerate(checks)
     ]

@@ -55,6 +55,8 @@ from streamdq.engine.event_time import EventTimeBounds, epoch_micros, from_epoch
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import MONITOR_KEY_PREFIX, WindowMonitor
 from streamdq.engine.plan import AnalysisPlan
+from streamdq.engine.row_level import DEFAULT_MAX_ROWS as DEFAULT_ROW_LEVEL_MAX_ROWS
+from streamdq.engine.row_level import RowLevelOutcome, RowLevelQuarantine
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_by_key, states_for
 from streamdq.engine.stages import BatchStates, Judgement, Measurement, ScopeUpdate
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
@@ -136,6 +138,7 @@ class BatchHandler:
         retention_hours: float = 168.0,
         monitors: Sequence[WindowMonitor] = (),
         event_time_bounds: EventTimeBounds | None = None,
+        row_level_max_rows: int = DEFAULT_ROW_LEVEL_MAX_ROWS,
     ) -> None:
         self.dataset = dataset
         self.query_id = query_id
@@ -149,6 +152,7 @@ class BatchHandler:
         self.sinks = list(sinks)
         self.alert_policy = alert_policy
         self.quarantine = quarantine
+        self.row_level = RowLevelQuarantine(judge.checks, row_level_max_rows)  # row_level.py
         self.maintenance_every = maintenance_every
         self.retention_hours = retention_hours
         self.monitors = list(monitors)
@@ -253,12 +257,16 @@ class BatchHandler:
                 late_rows = self._quarantine_fused(df, batch_id, states, update, bad=False)
                 quarantine_rows = _concat(quarantine_rows, late_rows)
             drift_names = drift_field_names(df, states.counters)  # a job only on drift
+            row_level = self._row_level(df, batch_id, states)
         finally:
             if persisted:
                 df.unpersist()
         if poisoned is not None:
             quarantine_rows = _concat(quarantine_rows, poisoned)
             states = replace(states, counters={**states.counters, "poison_rows": poisoned.num_rows})
+        if self.row_level.active:
+            quarantine_rows = _concat(quarantine_rows, row_level.rows)
+            states = replace(states, counters={**states.counters, **row_level.counters()})
         compute_seconds = time.perf_counter() - started
         measurement = self._measure(states, update)
         judgement = self._judge(batch_id, processing_time, states, measurement)
@@ -266,6 +274,8 @@ class BatchHandler:
             batch_id, processing_time, states, update, measurement, judgement, quarantine_rows
         )
         report = replace(report, timings={"compute": compute_seconds})
+        if self.row_level.active:
+            report = replace(report, metrics=report.metrics + tuple(row_level.metrics()))
         report = replace(report, bad_data=summarize_bad_data(quarantine_rows, drift_names))
         report = self._apply_alert_policy(report)
         commit_started = time.perf_counter()
@@ -580,6 +590,15 @@ class BatchHandler:
             *position,
         ]
         return cond, selected
+
+    def _row_level(self, df: DataFrame, batch_id: int, states: BatchStates) -> RowLevelOutcome:
+        """Rows failing the row-level constraints of ``row_level: quarantine`` checks (row_level.py);
+        the rows already quarantined as bad are not judged."""
+        if not self.quarantine or not self.row_level.active or states.path == "empty":
+            return RowLevelOutcome()
+        _, selected = self._quarantine_selection(df, F.lit(True))
+        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
+        return self.row_level.run(df, ~self._bad(set(df.columns)), constants, selected)
 
     def _quarantine_whole(self, df: DataFrame, batch_id: int, reason: str) -> pa.Table:
         """Every row of ``df`` as quarantine rows with ``reason`` (a poison batch), in one job."""

@@ -162,6 +162,7 @@ class StreamRunner:
             quarantine=cfg.quarantine,
             max_groups=cfg.max_groups,
             small_batch_rows=cfg.small_batch_rows,
+            row_level_max_rows=cfg.row_level_quarantine_max_rows,
             rows_cap=_rows_cap(cfg.source),
             maintenance_every=cfg.state.maintenance_every,
             retention_hours=cfg.state.retention_hours,
