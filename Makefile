@@ -11,7 +11,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 BENCHES := $(patsubst bench/%/run.py,%,$(wildcard bench/*/run.py))
 BENCH_TARGETS := $(addprefix bench-,$(BENCHES))
 
-.PHONY: demo test lint typecheck unit java-check install clean $(BENCH_TARGETS)
+.PHONY: demo test lint typecheck unit java-check install clean wheel-smoke $(BENCH_TARGETS)
 
 java-check:
 	@command -v java >/dev/null 2>&1 || { echo "streamdq needs Java 17+ for Spark: install it, e.g. 'apt-get install -y openjdk-17-jre-headless'"; exit 1; }
@@ -35,6 +35,11 @@ lint: $(STAMP)
 
 test: java-check $(STAMP) lint
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+# build the wheel (python -m build), install it into a fresh venv, run `streamdq --version` and a
+# batch verify on a tiny CSV (.ci/wheel-smoke; CI runs it after `make test`)
+wheel-smoke: java-check $(STAMP)
+	.ci/wheel-smoke $(PY)
 
 # a static pattern rule: GNU make skips plain pattern rules for .PHONY targets
 $(BENCH_TARGETS): bench-%: java-check $(STAMP)
