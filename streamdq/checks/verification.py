@@ -43,6 +43,9 @@ class VerificationResult:
     metrics: dict[Analyzer, Metric] = field(default_factory=dict, compare=False)
     jobs: int = 0
     checks: tuple[Check, ...] = field(default=(), compare=False, repr=False)
+    row_level: DataFrame | None = field(default=None, compare=False, repr=False)
+    """With ``verify(..., row_level=True)``: the input plus one boolean column per row-level
+    constraint (``streamdq.checks.row_level``), lazy; else None."""
 
     @property
     def constraint_results(self) -> list[ConstraintResult]:
@@ -184,12 +187,17 @@ def verify(
     max_groups: int = DEFAULT_MAX_GROUPS,
     history: Callable[[Any], Sequence[float | None]] | None = None,
     anomalies_need_history: bool = False,
+    row_level: bool = False,
+    filtered_row: str = "true",
 ) -> VerificationResult:
     """Judge ``checks`` on ``df`` with one fused analysis (see module docstring).
 
     ``history(constraint)`` returns the earlier values (oldest first) of a ``has_no_anomalies``
     constraint's metric; ``anomalies_need_history`` fails such a constraint while its detector
     has too little history instead of passing it with a message.
+
+    ``row_level=True`` adds ``result.row_level``: Deequ's row-level outcomes as Spark columns
+    on the input (rows outside a constraint's ``where`` get ``filtered_row``: "true" or "null").
     """
     from streamdq.frames import to_spark
 
@@ -203,4 +211,11 @@ def verify(
 
         context = {"anomaly_evaluator": HistoryAnomalyEvaluator(history, strict=anomalies_need_history)}
     results = tuple(c.evaluate(ctx.metrics, scope=None, context=context) for c in checks)
-    return VerificationResult(overall_status(results), results, dict(ctx.metrics), ctx.jobs, tuple(checks))
+    rows = None
+    if row_level:
+        from streamdq.checks.row_level import with_outcomes
+
+        rows = with_outcomes(df, checks, filtered_row=filtered_row)
+    return VerificationResult(
+        overall_status(results), results, dict(ctx.metrics), ctx.jobs, tuple(checks), row_level=rows
+    )

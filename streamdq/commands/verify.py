@@ -1,6 +1,6 @@
 """``streamdq verify --data PATH --checks checks.yaml [--format text|json] [--input-format ...]
 [--null-value NA] [--sep ,] [--no-header] [--schema DDL] [--state PATH --dataset NAME]
-[--anomalies-need-history]``.
+[--anomalies-need-history] [--rows-out PATH]``.
 
 Reads a Parquet, CSV (with header) or JSON (JSON Lines, or one JSON array) file or
 directory, runs every check of the checks file with ONE fused analysis and prints the
@@ -19,6 +19,9 @@ columns are dropped, and Spark checks every other file's header against the same
 against the history stored there by a streaming run (closed windows or batches, per the
 constraint's scope); without history the constraint passes with "not enough history"
 (``--anomalies-need-history`` makes that a failure).
+
+``--rows-out PATH`` writes the rows failing row-level constraints, with the names of the
+constraints they fail (``_dq_failed_constraints``), as Parquet at PATH (``rows_out.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ def register(sub: Any) -> None:
         "--anomalies-need-history",
         action="store_true",
         help="fail has_no_anomalies when there is not enough history (default: pass with a message)",
+    )
+    p.add_argument(
+        "--rows-out",
+        default=None,
+        help="write the rows failing row-level constraints, with their reasons, as Parquet here",
     )
     p.set_defaults(func=run)
 
@@ -204,6 +212,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamdq verify: {exc}", file=sys.stderr)
         return 2
     result = verify(df, suite.checks, history=history, anomalies_need_history=args.anomalies_need_history)
+    if getattr(args, "rows_out", None):
+        from streamdq.commands.rows_out import write_failing_rows
+
+        try:
+            written = write_failing_rows(df, suite.checks, args.rows_out)
+        except ConfigError as exc:
+            print(f"streamdq verify: {exc}", file=sys.stderr)
+            return 2
+        print(f"{written} failing rows written to {args.rows_out}", file=sys.stderr)
     if args.format == "json":
         print(result.to_json(indent=2))
     else:
