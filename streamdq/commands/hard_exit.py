@@ -4,7 +4,7 @@ The commands that only read the Delta tables (``query``, ``quarantine``, ``resul
 ``alerts``) scan them through pyarrow datasets over delta-rs. Both keep native thread pools
 (Arrow's CPU and I/O pools, delta-rs's tokio runtime: ~80 threads after one scan) that are
 still alive when the interpreter finalizes; tearing them down in C++ static destructors
-aborted about one run in ten with ``terminate called without an active exception`` (exit
+aborted up to 12 runs in 30 with ``terminate called without an active exception`` (exit
 134) after the command had printed its answer (apache/arrow#34314, delta-io/delta-rs#2184).
 These commands hold nothing that needs a clean shutdown (no Spark, no open writers), so the
 console script ends them with ``os._exit`` once stdout and stderr are flushed.
