@@ -203,7 +203,7 @@ def validate_sink_spec(spec: Any, where: str) -> dict[str, Any]:
     if not isinstance(spec, dict):
         raise ConfigError(f"{where}: expected a mapping such as {{type: console}}, got {spec!r}")
     kind = spec.get("type")
-    if kind not in SCHEMAS:
+    if not isinstance(kind, str) or kind not in SCHEMAS:
         raise ConfigError(f"{where}.type: expected one of {', '.join(SCHEMAS)}, got {kind!r}")
     schema = SCHEMAS[kind]
     out: dict[str, Any] = {"type": kind}

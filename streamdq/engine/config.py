@@ -185,7 +185,7 @@ def _require(raw: dict[str, Any], key: str, kind: type | tuple[type, ...], fix: 
 
 
 def _resolve(path: str, base: Path) -> str:
-    if "://" in path or os.path.isabs(path):
+    if "://" in path or os.path.isabs(path) or "\x00" in path:  # a NUL is reported by the checks
         return path
     return str((base / path).resolve())
 

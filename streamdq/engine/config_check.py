@@ -135,12 +135,10 @@ def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -
     errs = errs if errs is not None else ErrorCollector(config.file)
     broken = {_top_key(e) for e in errs.errors} | {e.key for e in errs.errors}
     schema = None
-    if config.source:
-        try:
-            schema = _declared_schema(config.source)
-        except ConfigError as exc:
-            if "source" not in broken:  # else it is the source error already reported
-                errs.add(exc)
+    # the schema is known when the source validated (a missing required field aside)
+    source_ok = not any(k == "source" or (k.startswith("source.") and k != "source.required") for k in broken)
+    if config.source and source_ok:
+        schema = errs.get(_declared_schema, config.source, default=None)
     if config.event_time:
         _check_event_time(config.event_time, schema, errs)
     checks = _compile_checks(config, errs)
@@ -299,6 +297,8 @@ def writable_dir_problem(path: str, *, target: str | None = None) -> str | None:
     text = local_path(path)
     if text is None:
         return None
+    if "\x00" in text:
+        return f"{text!r} contains a NUL character"
     local = Path(os.path.abspath(text))
     probe = local
     while not probe.exists():
@@ -325,6 +325,8 @@ def writable_file_problem(path: str) -> str | None:
     text = local_path(path)
     if text is None:
         return None
+    if "\x00" in text:
+        return f"{text!r} contains a NUL character"
     local = Path(os.path.abspath(text))
     if local.is_dir():
         return f"{local} is a folder, not a file"

@@ -311,3 +311,114 @@ def test_schema_file_errors_name_schema_file(tmp_path):
     run.write_text(run.read_text().replace("schema_file: schema.ddl", f"schema_file: {tmp_path / 'schema.ddl'}"))
     line = _one(run)
     assert line.startswith(f"{run}: source.schema_file: not a valid Spark DDL schema: field 'amount'"), line
+
+
+def test_missing_required_keys_say_what_to_add(tmp_path):
+    run = tmp_path / "run.yaml"
+    run.write_text("dataset: orders\n")
+    lines = _lines(run)
+    assert lines == [
+        f"{run}: source: missing required key; fix: add a mapping with a 'type' (kafka | files | clf | generator)",
+        f"{run}: checkpoint: missing required key; fix: add a checkpoint directory, e.g. 'checkpoint: ./chk'",
+    ]
+
+
+JUNK = [None, 0, -1, 1.5, True, "", "a week", [], ["x"], {}, {"x": 1}, "`", "../nowhere/\x00"]
+
+
+def _paths(value, prefix=()):
+    """Every key path of a nested config (mappings and lists)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield (*prefix, k)
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield (*prefix, i)
+            yield from _paths(v, (*prefix, i))
+
+
+def _replaced(value, path, junk):
+    import copy
+
+    out = copy.deepcopy(value)
+    here = out
+    for step in path[:-1]:
+        here = here[step]
+    here[path[-1]] = junk
+    return out
+
+
+def test_no_junk_value_anywhere_ends_in_a_traceback(tmp_path):
+    """Every key of a full config replaced by each junk value: a ConfigError or a pass, nothing else."""
+    (tmp_path / "in").mkdir()
+    good = {
+        "dataset": "orders",
+        "source": {
+            "type": "files",
+            "path": str(tmp_path / "in"),
+            "format": "csv",
+            "schema": SCHEMA,
+            "required": ["order_id"],
+            "max_files_per_trigger": 2,
+        },
+        "event_time": "ts",
+        "window": "1 minute",
+        "watermark": "10 seconds",
+        "trigger": "5 seconds",
+        "checkpoint": "chk",
+        "state": {"path": "state", "retention_hours": 168, "maintenance_every": 10, "log_retention_hours": 1},
+        "quarantine": True,
+        "checks": [
+            {
+                "description": "d",
+                "level": "warning",
+                "constraints": [
+                    {"is_complete": {"column": "order_id"}},
+                    {"has_mean": {"column": "amount", "assertion": "> 0", "scope": "window"}},
+                ],
+            }
+        ],
+        "sinks": [{"type": "console"}, {"type": "jsonl", "path": str(tmp_path / "r.jsonl")}],
+        "alerts": {"cooldown_seconds": 5},
+        "max_groups": 10,
+        "small_batch_rows": 100,
+        "auto_validate": {"columns": ["amount"], "history": 30},
+        "quality_score": {"alert_at": 6},
+        "query_name": "q",
+    }
+    kafka = dict(
+        good,
+        source={
+            "type": "kafka",
+            "bootstrap_servers": "127.0.0.1:9092",
+            "topic": "orders",
+            "starting_offsets": "earliest",
+            "max_records_per_trigger": 100,
+            "format": "json",
+            "schema": SCHEMA,
+            "kafka_options": {"fetch.min.bytes": "1"},
+        },
+        sinks=[
+            {"type": "prometheus", "port": 0},
+            {"type": "kafka", "bootstrap_servers": "127.0.0.1:9092", "topic": "alerts", "kinds": ["violation"]},
+            {"type": "webhook", "url": "http://127.0.0.1:1/x", "headers": {"a": "b"}, "cooldown_seconds": 1},
+            {"type": "email", "host": "localhost", "from": "a@b.c", "to": ["d@e.f"], "port": 25},
+        ],
+    )
+    check_run_config(good, base_dir=str(tmp_path))
+    check_run_config(kafka, base_dir=str(tmp_path))
+    tried = 0
+    for path in [*_paths(good), *(("kafka", *p) for p in _paths(kafka) if p[0] in ("source", "sinks"))]:
+        base = good
+        if path[0] == "kafka":
+            base, path = kafka, path[1:]
+        for junk in JUNK:
+            tried += 1
+            try:
+                check_run_config(_replaced(base, path, junk), base_dir=str(tmp_path))
+            except ConfigError as exc:
+                assert exc.errors_list() and all(e.line() for e in exc.errors_list())
+            except Exception as exc:
+                raise AssertionError(f"{path} = {junk!r}: {type(exc).__name__}: {exc}") from exc
+    assert tried > 1000
