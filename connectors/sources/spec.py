@@ -320,7 +320,14 @@ def _check_incidents(value: Any, where: str) -> None:
                 "unknown key",
                 f"a rolling schedule takes {', '.join(sorted(ROLLING_KEYS))}",
             )
-        for kind in value.get("kinds", []):
+        kinds = value.get("kinds", [])
+        if not isinstance(kinds, list | tuple):
+            raise ConfigError(
+                f"{where}.kinds",
+                f"expected a list of incident kinds, got {kinds!r}",
+                f"use {', '.join(INCIDENT_KINDS)}",
+            )
+        for kind in kinds:
             if kind not in INCIDENT_KINDS:
                 raise ConfigError(
                     f"{where}.kinds", f"unknown kind {kind!r}", f"use {', '.join(INCIDENT_KINDS)}"

@@ -308,7 +308,9 @@ def test_schema_file_errors_name_schema_file(tmp_path):
     (tmp_path / "schema.ddl").write_text("order_id STRING, ts TIMESTAMP, amount NUMBER\n")
     source = f'source: {{type: files, path: "{tmp_path / "in"}", schema_file: schema.ddl}}\n'
     run = _write(tmp_path, source=source)
-    run.write_text(run.read_text().replace("schema_file: schema.ddl", f"schema_file: {tmp_path / 'schema.ddl'}"))
+    run.write_text(
+        run.read_text().replace("schema_file: schema.ddl", f"schema_file: {tmp_path / 'schema.ddl'}")
+    )
     line = _one(run)
     assert line.startswith(f"{run}: source.schema_file: not a valid Spark DDL schema: field 'amount'"), line
 
@@ -401,18 +403,53 @@ def test_no_junk_value_anywhere_ends_in_a_traceback(tmp_path):
         },
         sinks=[
             {"type": "prometheus", "port": 0},
-            {"type": "kafka", "bootstrap_servers": "127.0.0.1:9092", "topic": "alerts", "kinds": ["violation"]},
+            {
+                "type": "kafka",
+                "bootstrap_servers": "127.0.0.1:9092",
+                "topic": "alerts",
+                "kinds": ["violation"],
+            },
             {"type": "webhook", "url": "http://127.0.0.1:1/x", "headers": {"a": "b"}, "cooldown_seconds": 1},
             {"type": "email", "host": "localhost", "from": "a@b.c", "to": ["d@e.f"], "port": 25},
         ],
     )
-    check_run_config(good, base_dir=str(tmp_path))
-    check_run_config(kafka, base_dir=str(tmp_path))
+    generator = dict(
+        good,
+        source={
+            "type": "generator",
+            "rows_per_second": 10,
+            "seed": 1,
+            "incidents": {"every": 60, "duration": 10, "kinds": ["null_burst"]},
+        },
+        checks=[
+            {
+                "description": "d",
+                "constraints": [
+                    {
+                        "has_no_anomalies": {
+                            "metric": {"analyzer": "Mean", "column": "amount"},
+                            "detector": {"type": "online_normal"},
+                        }
+                    },
+                    {"is_contained_in": {"column": "country", "values": ["DE"]}},
+                    {"satisfies": {"predicate": "amount > 0", "name": "pos"}},
+                ],
+            }
+        ],
+    )
+    bases = {"files": good, "kafka": kafka, "generator": generator}
+    for config in bases.values():
+        check_run_config(config, base_dir=str(tmp_path))
+    cases = [("files", p) for p in _paths(good)]
+    cases += [
+        (name, p)
+        for name in ("kafka", "generator")
+        for p in _paths(bases[name])
+        if p[0] in ("source", "sinks", "checks")
+    ]
     tried = 0
-    for path in [*_paths(good), *(("kafka", *p) for p in _paths(kafka) if p[0] in ("source", "sinks"))]:
-        base = good
-        if path[0] == "kafka":
-            base, path = kafka, path[1:]
+    for name, path in cases:
+        base = bases[name]
         for junk in JUNK:
             tried += 1
             try:
@@ -421,4 +458,5 @@ def test_no_junk_value_anywhere_ends_in_a_traceback(tmp_path):
                 assert exc.errors_list() and all(e.line() for e in exc.errors_list())
             except Exception as exc:
                 raise AssertionError(f"{path} = {junk!r}: {type(exc).__name__}: {exc}") from exc
-    assert tried > 1000
+    assert tried > 1500
+    print(f"{tried} junk configs checked")
