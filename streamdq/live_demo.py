@@ -93,6 +93,7 @@ def run_live_demo(args: argparse.Namespace) -> int:
     runner = None
     spark = None
     owned = False
+    console = None
     try:
         broker.create_topic(DEMO_TOPIC, partitions=3)
         broker.create_topic(ALERT_TOPIC, partitions=1)
@@ -109,6 +110,11 @@ def run_live_demo(args: argparse.Namespace) -> int:
             + ", ".join(i.kind for i in incidents[:7])
         )
         print(f"streamdq demo: Prometheus metrics at http://127.0.0.1:{port}/metrics")
+        from streamdq.service.process import start_console  # the web console beside the job
+
+        console = start_console(workdir / "state")
+        if console is not None:
+            print(f"streamdq demo: web console at {console.url}")
         print(f"streamdq demo: alerts on Kafka topic '{ALERT_TOPIC}'; state (Delta) in {workdir / 'state'}")
         print(f"streamdq demo: running for {args.duration:g} s (Ctrl-C stops earlier)\n", flush=True)
         owned = SparkSession.getActiveSession() is None
@@ -138,6 +144,8 @@ def run_live_demo(args: argparse.Namespace) -> int:
         )
         return 0
     finally:
+        if console is not None:
+            console.stop()
         if runner is not None:
             runner.stop()
         if spark is not None and owned:

@@ -121,7 +121,7 @@ async function loadTimeline(fields) {
     ? (await api(`/v1/source/${enc(d)}/fields/*/timeseries/Size`)).timeValues
     : [];
   const alerts = await api(`/v1/datasets/${enc(d)}/alerts`);
-  const sizeValues = size.map((p) => ({ t: p.timestamp * 1000, rows: p.data }));
+  const sizeValues = size.map((p) => ({ t: p.timestamp * 1000, t2: (p.windowEnd || p.timestamp) * 1000, rows: p.data }));
   const alertValues = alerts.map((a) => ({
     t: a.timestamp * 1000,
     kind: a.kind,
@@ -139,7 +139,8 @@ async function loadTimeline(fields) {
         mark: { type: "bar", tooltip: true },
         params: [{ name: "brush", select: { type: "interval", encodings: ["x"] } }],
         encoding: {
-          x: { field: "t", type: "temporal", title: "window start (UTC)", timeUnit: "utcyearmonthdatehoursminutesseconds" },
+          x: { field: "t", type: "temporal", title: "window (UTC)" },
+          x2: { field: "t2" },
           y: { field: "rows", type: "quantitative", title: "rows per window" },
         },
       },
@@ -299,6 +300,7 @@ async function loadAggregation(fields) {
   out.dataset.start = ui.start;
   out.dataset.end = ui.end;
   out.dataset.aggregation = agg.name;
+  out.dataset.field = ui.field;
   $("merged-windows").textContent = merged
     ? `(${merged.windows} windows${merged.approximate ? ", approximate" : ""}${merged.failure ? ", " + merged.failure : ""})`
     : "";
@@ -450,9 +452,14 @@ async function loadPrograms() {
 
 /* -- refresh loop ---------------------------------------------------------------------- */
 let running = false;
+let again = false;
 async function refresh() {
-  if (running) return;
+  if (running) {
+    again = true; // a change during a refresh: run once more with it when this one ends
+    return;
+  }
   running = true;
+  again = false;
   try {
     await loadDatasets();
     if (ui.dataset) {
@@ -473,6 +480,7 @@ async function refresh() {
     showError(String(err.message || err));
   } finally {
     running = false;
+    if (again) refresh();
   }
 }
 
