@@ -71,8 +71,9 @@ __all__ = [
 def _decode_payload(df: DataFrame, spec: Mapping[str, Any], keep: list[tuple[str, str]]) -> DataFrame:
     fmt = str(spec.get("format", "json"))
     required = list(spec.get("required") or [])
+    utf8 = str(spec.get("invalid_utf8") or "quarantine")
     if fmt == "json":
-        return decode_json(df, str(schema_text(spec)), required=required, keep=keep)
+        return decode_json(df, str(schema_text(spec)), required=required, keep=keep, invalid_utf8=utf8)
     if fmt == "csv":
         return decode_csv(
             df,
@@ -81,12 +82,13 @@ def _decode_payload(df: DataFrame, spec: Mapping[str, Any], keep: list[tuple[str
             keep=keep,
             sep=str(spec.get("sep", ",")),
             header=False,
+            invalid_utf8=utf8,
         )
     if fmt == "clf":
         from streamdq.connectors.sources.clf import parse_clf
 
         return parse_clf(df, keep=keep)
-    return decode_raw(df, keep=keep)
+    return decode_raw(df, keep=keep, invalid_utf8=utf8)
 
 
 def read_source(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:

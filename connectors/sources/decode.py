@@ -10,7 +10,12 @@ Output contract (every decoder in ``streamdq.connectors.sources`` returns it):
 * ``_streamdq_error STRING``: NULL for a good record, else the reason(s), joined by ``"; "``:
   ``"empty payload"``, ``"undecodable JSON"``, ``"field amount: expected DOUBLE got 'abc'"``,
   ``"missing required field order_id"``, ``"required field order_id is null"``;
-* ``_streamdq_raw STRING``: the raw payload (for the quarantine table);
+* ``_streamdq_raw STRING``: the raw payload (for the quarantine table), always valid UTF-8
+  (invalid byte sequences shown as U+FFFD);
+* ``_streamdq_invalid_utf8 BOOLEAN``: TRUE when the payload's bytes were not valid UTF-8 (the
+  engine counts these rows as ``InvalidUtf8Rows``). By the ``invalid_utf8`` policy such a record
+  is bad with the reason ``"invalid UTF-8"`` (``quarantine``, the default) or kept, its broken
+  bytes read as U+FFFD, and only counted (``flag``);
 * schema-drift facts, per record, which the engine counts (see :func:`drift_aggregations`):
   ``_streamdq_unknown_fields ARRAY<STRING>`` (top-level keys in the payload that the schema does
   not name: a *new field*), ``_streamdq_missing_fields ARRAY<STRING>`` (schema fields absent from
@@ -18,6 +23,9 @@ Output contract (every decoder in ``streamdq.connectors.sources`` returns it):
   ``_streamdq_type_errors ARRAY<STRING>`` (schema fields whose value is present but does not
   convert to the schema type: a *type change*). The three arrays are NULL for an undecodable
   record and empty when there is nothing to report.
+
+A payload of only whitespace (spaces, tabs, newlines) is an ``"empty payload"`` like an empty
+one, in every decoder that reads structure (JSON, CSV).
 
 A bad record never raises: the stream keeps running and the record keeps its raw payload. Typed
 columns of a partly bad record keep the values that did convert (Spark's partial results); the
@@ -54,6 +62,9 @@ RAW_COL = "_streamdq_raw"
 UNKNOWN_FIELDS_COL = "_streamdq_unknown_fields"
 MISSING_FIELDS_COL = "_streamdq_missing_fields"
 TYPE_ERRORS_COL = "_streamdq_type_errors"
+INVALID_UTF8_COL = "_streamdq_invalid_utf8"
+INVALID_UTF8 = "invalid UTF-8"
+UTF8_POLICIES = ("quarantine", "flag")
 METADATA_PREFIX = "_streamdq_"
 DRIFT_COLS = (UNKNOWN_FIELDS_COL, MISSING_FIELDS_COL, TYPE_ERRORS_COL)
 
@@ -131,6 +142,30 @@ def payload_as_string(df: DataFrame, value_col: str) -> Column:
     raise ConfigError("source", f"payload column {value_col!r} is {dtype.simpleString()}, not string/binary")
 
 
+def payload_invalid_utf8(df: DataFrame, value_col: str) -> Column:
+    """TRUE when the payload's bytes are not valid UTF-8; FALSE for valid text and for NULL."""
+    return F.coalesce(~F.is_valid_utf8(F.col(value_col).cast("string")), F.lit(False))
+
+
+def blank(raw: Column) -> Column:
+    """TRUE for a NULL payload or one of only whitespace (an ``"empty payload"``)."""
+    return raw.isNull() | raw.rlike(r"^\s*$")
+
+
+def utf8_policy(policy: str, key: str = "source.invalid_utf8") -> str:
+    """The validated ``invalid_utf8`` policy (``quarantine`` or ``flag``)."""
+    if policy not in UTF8_POLICIES:
+        raise ConfigError(key, f"unknown policy {policy!r}", f"use one of {', '.join(UTF8_POLICIES)}")
+    return policy
+
+
+def with_utf8_reason(error: Column, policy: str) -> Column:
+    """``error`` with ``"invalid UTF-8"`` first when the policy quarantines such records."""
+    if utf8_policy(policy) == "flag":
+        return error
+    return join_reasons([F.when(F.col(INVALID_UTF8_COL), F.lit(INVALID_UTF8)), error])
+
+
 def _quote(raw: Column) -> Column:
     short = F.when(
         F.length(raw) > MAX_QUOTED, F.concat(F.substring(raw, 1, MAX_QUOTED), F.lit("..."))
@@ -197,6 +232,7 @@ def decode_json(
     value_col: str = "value",
     required: Sequence[str] = (),
     keep: Sequence[tuple[str, str]] = (),
+    invalid_utf8: str = "quarantine",
 ) -> DataFrame:
     """Decode JSON payloads in ``value_col`` into the schema's typed columns plus metadata columns.
 
@@ -217,8 +253,13 @@ def decode_json(
     """
     struct = parse_schema(schema)
     _check_required(struct, required)
+    utf8_policy(invalid_utf8)
     raw = payload_as_string(df, value_col)
-    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    base = df.select(
+        *[F.col(src).alias(dst) for src, dst in keep],
+        raw.alias(RAW_COL),
+        payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
+    )
     raw_c = F.col(RAW_COL)
     col = _internal_names(struct, "typed", "keys", "clean", "map", "tnull", "corrupt")
     corrupt = col["corrupt"]
@@ -290,10 +331,11 @@ def decode_json(
     )
     error = (
         F.when(is_clean, clean_error)  # a clean record is an object: not empty
-        .when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload"))
+        .when(blank(raw_c), F.lit("empty payload"))
         .when(m.isNull(), F.lit("undecodable JSON"))
         .otherwise(exact_error)
     )
+    error = with_utf8_reason(error, invalid_utf8)
     # Top-level keys: NULL for an undecodable record.
     keys = F.when(is_clean, F.col(col["keys"])).otherwise(F.map_keys(m))
     empty_arr = F.array().cast("array<string>")
@@ -315,6 +357,7 @@ def decode_json(
         F.when(exact_keys, empty_arr).otherwise(F.array_except(keys, names)).alias(UNKNOWN_FIELDS_COL),
         F.when(exact_keys, empty_arr).otherwise(F.array_except(names, keys)).alias(MISSING_FIELDS_COL),
         type_errors.alias(TYPE_ERRORS_COL),
+        F.col(INVALID_UTF8_COL),
         *[F.col(dst) for _, dst in keep],
     )
 
@@ -392,6 +435,7 @@ def decode_csv(
     header_col: str | None = None,
     is_header_col: str | None = None,
     source_col: str | None = None,
+    invalid_utf8: str = "quarantine",
 ) -> DataFrame:
     """Decode one CSV line per payload into the schema's typed columns plus metadata columns.
 
@@ -411,10 +455,12 @@ def decode_csv(
     n = len(struct.fields)
     raw = payload_as_string(df, value_col)
     extra_in = [c for c in (header_col, is_header_col, source_col) if c is not None]
+    utf8_policy(invalid_utf8)
     base = df.select(
         *[F.col(src).alias(dst) for src, dst in keep],
         *[F.col(c).alias(f"__sdq_in_{c}") for c in extra_in],
         raw.alias(RAW_COL),
+        payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
     )
     raw_c = F.col(RAW_COL)
     opts = csv_options(sep, null_value=null_value)
@@ -485,12 +531,11 @@ def decode_csv(
         reasons.append(reason)
         type_flags.append(F.when(flag, F.lit(field.name)))
         missing_items.append(F.when(~present, F.lit(field.name)))
-    error = F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload")).otherwise(
-        join_reasons(reasons)
-    )
+    error = F.when(blank(raw_c), F.lit("empty payload")).otherwise(join_reasons(reasons))
     if file_reason is not None:
         error = F.coalesce(file_reason, error)
-    ok = raw_c.isNotNull() & (F.trim(raw_c) != "")
+    error = with_utf8_reason(error, invalid_utf8)
+    ok = ~blank(raw_c)
     null_arr = F.lit(None).cast("array<string>")
     unknown = (
         F.when(
@@ -512,20 +557,34 @@ def decode_csv(
         unknown.alias(UNKNOWN_FIELDS_COL),
         missing.alias(MISSING_FIELDS_COL),
         type_errors.alias(TYPE_ERRORS_COL),
+        F.col(INVALID_UTF8_COL),
         *[F.col(dst) for _, dst in keep],
     )
 
 
-def decode_raw(df: DataFrame, value_col: str = "value", keep: Sequence[tuple[str, str]] = ()) -> DataFrame:
-    """No decoding: one ``value STRING`` column; only a NULL payload is bad (``"empty payload"``)."""
+def decode_raw(
+    df: DataFrame,
+    value_col: str = "value",
+    keep: Sequence[tuple[str, str]] = (),
+    invalid_utf8: str = "quarantine",
+) -> DataFrame:
+    """No decoding: one ``value STRING`` column; only a NULL payload is bad (``"empty payload"``),
+    and, by the ``invalid_utf8`` policy, one whose bytes are not valid UTF-8."""
+    utf8_policy(invalid_utf8)
     raw = payload_as_string(df, value_col)
-    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    base = df.select(
+        *[F.col(src).alias(dst) for src, dst in keep],
+        raw.alias(RAW_COL),
+        payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
+    )
     raw_c = F.col(RAW_COL)
+    error = with_utf8_reason(F.when(raw_c.isNull(), F.lit("empty payload")), invalid_utf8)
     return base.select(
         raw_c.alias("value"),
-        F.when(raw_c.isNull(), F.lit("empty payload")).alias(ERROR_COL),
+        error.alias(ERROR_COL),
         raw_c.alias(RAW_COL),
         *no_drift_columns(),
+        F.col(INVALID_UTF8_COL),
         *[F.col(dst) for _, dst in keep],
     )
 

@@ -126,14 +126,15 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     required = list(spec.get("required") or [])
     keep = [(FILE_COL, FILE_COL)]
     by_name = fmt == "csv" and bool(spec.get("header", False))
+    utf8 = str(spec.get("invalid_utf8") or "quarantine")
     if fmt in ("json", "csv", "text"):
         lines = _lines(spark, spec, whole=by_name)
         if LINE_COL in lines.columns:
             keep.append((LINE_COL, LINE_COL))
         if fmt == "json":
-            return decode_json(lines, spec["schema"], required=required, keep=keep)
+            return decode_json(lines, spec["schema"], required=required, keep=keep, invalid_utf8=utf8)
         if fmt == "text":
-            return decode_raw(lines, keep=keep)
+            return decode_raw(lines, keep=keep, invalid_utf8=utf8)
         null_value = spec.get("null_value")
         if by_name:
             lines = lines.withColumn("__sdq_is_header", F.col(LINE_COL) == 1)
@@ -147,6 +148,7 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
             header_col=HEADER_COL if by_name else None,
             is_header_col="__sdq_is_header" if by_name else None,
             source_col=FILE_COL if by_name else None,
+            invalid_utf8=utf8,
         )
     if fmt == "parquet":
         struct = parse_schema(spec["schema"])

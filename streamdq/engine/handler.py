@@ -70,6 +70,7 @@ log = logging.getLogger(__name__)
 
 ERROR_COLUMN = "_streamdq_error"
 RAW_COLUMN = "_streamdq_raw"
+INVALID_UTF8_COLUMN = "_streamdq_invalid_utf8"  # the decoders' flag: the payload was not valid UTF-8
 # schema-drift columns of the decoders -> the counter of rows in which each is non-empty
 DRIFT_COLUMNS = {
     "_streamdq_unknown_fields": "unknown_field_rows",
@@ -338,7 +339,7 @@ class BatchHandler:
     def _segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
         """Segment columns (bad record?, window key) and the extra per-segment aggregates:
         rows, max event time (epoch micros), rows with each kind of schema drift, rows with an
-        implausible event time. Integers only: no event time reaches the driver as a datetime
+        implausible event time, rows whose payload was not valid UTF-8. Integers only: no event time reaches the driver as a datetime
         before it is known to be plausible."""
         cols = set(df.columns)
         bad = self._bad(cols)
@@ -354,6 +355,8 @@ class BatchHandler:
             extra.append(RowAggregate("count_if", (present,)))
         implausible = self._implausible(cols)
         extra.append(RowAggregate("count_if", (F.lit(False) if implausible is None else implausible,)))
+        utf8 = col(INVALID_UTF8_COLUMN) if INVALID_UTF8_COLUMN in cols else F.lit(False)
+        extra.append(RowAggregate("count_if", (utf8,)))
         return [bad, window_key], extra
 
     def _compute(self, df: DataFrame, batch_id: int, path: str) -> tuple[BatchStates, Any]:
@@ -363,6 +366,7 @@ class BatchHandler:
         counters = {"input_rows": 0, "bad_rows": 0}
         counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
         counters["implausible_event_time_rows"] = 0
+        counters["invalid_utf8_rows"] = 0
         if path == "empty":
             return BatchStates(counters=counters, path="empty"), None
         shape = self._shape(df)
@@ -383,6 +387,7 @@ class BatchHandler:
             for i, name in enumerate(DRIFT_COLUMNS.values()):
                 counters[name] += int(row.extra[2 + i] or 0)
             counters["implausible_event_time_rows"] += int(row.extra[2 + len(DRIFT_COLUMNS)] or 0)
+            counters["invalid_utf8_rows"] += int(row.extra[3 + len(DRIFT_COLUMNS)] or 0)
             if is_bad:
                 counters["bad_rows"] += rows
                 continue
@@ -532,6 +537,7 @@ class BatchHandler:
             "bad_rows": "BadRecords",
             "late_rows": "LateRows",
             "implausible_event_time_rows": "ImplausibleEventTimeRows",
+            "invalid_utf8_rows": "InvalidUtf8Rows",
             "unknown_field_rows": "UnknownFieldRows",
             "missing_field_rows": "MissingFieldRows",
             "type_error_rows": "TypeErrorRows",

@@ -188,6 +188,7 @@ def test_invalid_utf8_payload_is_repaired_not_fatal(spark):
     df = spark.createDataFrame(
         [(bytearray(b'\xff\xfe{"order_id":"a"}'),), (bytearray(b'{"order_id":"\xc3\x28"}'),)], "value BINARY"
     )
-    out = decode_json(df, SCHEMA).toPandas()  # Arrow conversion fails on invalid UTF-8
+    # policy "flag": kept and only flagged (the default, "quarantine", is in test_sources_utf8.py)
+    out = decode_json(df, SCHEMA, invalid_utf8="flag").toPandas()  # Arrow fails on invalid UTF-8
     assert list(out[ERROR_COL]) == ["undecodable JSON", None]
     assert out["order_id"][1] == "\ufffd("

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 from streamdq.connectors.sources.decode import (
     ERROR_COL,
+    INVALID_UTF8_COL,
     MISSING_FIELDS_COL,
     RAW_COL,
     TYPE_ERRORS_COL,
@@ -25,10 +26,13 @@ from streamdq.connectors.sources.decode import (
     _check_required,
     _quote,
     _str_array,
+    blank,
     decode_json,
     join_reasons,
     parse_schema,
     payload_as_string,
+    payload_invalid_utf8,
+    with_utf8_reason,
 )
 
 
@@ -64,7 +68,11 @@ def reference_decode_json(
     struct = parse_schema(schema)
     _check_required(struct, required)
     raw = payload_as_string(df, value_col)
-    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    base = df.select(
+        *[F.col(src).alias(dst) for src, dst in keep],
+        raw.alias(RAW_COL),
+        payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
+    )
     raw_c = F.col(RAW_COL)
     # One lenient parse to text values (keys -> raw text, JSON null -> NULL), one typed parse.
     base = base.select(
@@ -90,10 +98,11 @@ def reference_decode_json(
         else F.array().cast("array<string>")
     )
     error = (
-        F.when(raw_c.isNull() | (F.trim(raw_c) == ""), F.lit("empty payload"))
+        F.when(blank(raw_c), F.lit("empty payload"))
         .when(~decodable, F.lit("undecodable JSON"))
         .otherwise(join_reasons(reasons))
     )
+    error = with_utf8_reason(error, "quarantine")
     null_arr = F.lit(None).cast("array<string>")
     unknown = F.when(decodable, F.array_except(F.map_keys(m), names)).otherwise(null_arr)
     missing = F.when(decodable, F.filter(names, lambda n: ~F.map_contains_key(m, n))).otherwise(null_arr)
@@ -105,6 +114,7 @@ def reference_decode_json(
         unknown.alias(UNKNOWN_FIELDS_COL),
         missing.alias(MISSING_FIELDS_COL),
         type_errors.alias(TYPE_ERRORS_COL),
+        F.col(INVALID_UTF8_COL),
         *[F.col(dst) for _, dst in keep],
     )
 
@@ -147,6 +157,8 @@ PAYLOADS = [
     "{}",
     "",
     "   ",
+    " \n",
+    "\t\r\n ",
     '{"id":null}',
     '{"b": true}',
     '{"flag": "true"}',
