@@ -53,6 +53,24 @@ def interval_text(lower: Any, upper: Any) -> str:
     return f"[{number_text(lower)}, {number_text(upper)}]"
 
 
+def between_text(what: str, lower: Any, upper: Any) -> str:
+    """``lo <= what <= hi``, ``what >= lo``, ``what <= hi`` or ``what: any value``."""
+    lo_open, hi_open = _open_side(lower), _open_side(upper)
+    if lo_open and hi_open:
+        return f"{what}: any value"
+    if hi_open:
+        return f"{what} >= {number_text(lower)}"
+    if lo_open:
+        return f"{what} <= {number_text(upper)}"
+    return f"{number_text(lower)} <= {what} <= {number_text(upper)}"
+
+
+def range_text(lower: Any, upper: Any) -> str:
+    """``in [lo, hi]`` when both sides are bounded, else ``interval_text`` (``>= lo``...)."""
+    text = interval_text(lower, upper)
+    return f"in {text}" if text.startswith("[") else text
+
+
 def bound_text(bound: Any) -> str:
     """A constraint's or detector's expected bound as text (see ``interval_text``)."""
     if isinstance(bound, dict) and ("lower" in bound or "upper" in bound):

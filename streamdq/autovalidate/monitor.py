@@ -59,6 +59,7 @@ from streamdq.autovalidate.profile import (
     profile_from_states,
 )
 from streamdq.autovalidate.program import LearnedConstraint, Program, Violation
+from streamdq.display import range_text
 from streamdq.engine.monitor import MonitorOutput
 from streamdq.errors import ConfigError
 from streamdq.report import CheckResult, ConstraintResult, Window
@@ -243,7 +244,7 @@ class AutoValidateMonitor:
                 ConstraintResult(
                     check=check,
                     level=self.level,
-                    constraint=f"learned {c.transformed_name()}({c.column}) in [{c.lower:.6g}, {c.upper:.6g}]",
+                    constraint=f"learned {c.transformed_name()}({c.column}) {range_text(c.lower, c.upper)}",
                     constraint_id=ident[:16],
                     status="Failure" if v else "Success",
                     message=v.message if v else None,

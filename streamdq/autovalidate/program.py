@@ -36,6 +36,7 @@ import yaml
 from streamdq.autovalidate.features import VOLUME_METRICS, pair_metrics, single_metrics
 from streamdq.autovalidate.profile import ColumnProfile
 from streamdq.autovalidate.stationarity import MAX_LAG, Transform
+from streamdq.display import between_text
 
 FORMAT_VERSION = 2  # 2: recent_values (seasonal lags) instead of last_values
 
@@ -88,9 +89,9 @@ class LearnedConstraint:
         what = f"{self.transformed_name()}({self.column})"
         if self.pairwise:
             what += " vs previous batch"
-            rule = f"{what} <= {self.upper:.6g}"
+            rule = between_text(what, None, self.upper)
         else:
-            rule = f"{self.lower:.6g} <= {what} <= {self.upper:.6g}"
+            rule = between_text(what, self.lower, self.upper)
         return (
             f"{rule}  [{self.bound}, k={self.k:.3g}, FPR <= {self.fpr:.2g}, "
             f"catches {len(self.caught)} synthetic issues]"

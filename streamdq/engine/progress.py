@@ -36,7 +36,12 @@ def _source_text(source: dict[str, Any]) -> str:
 
 def banner(config: Any, sinks: Sequence[Any] = ()) -> str:
     """The start banner of a run config (a ``RunConfig``) and its built sinks."""
-    urls = [s.url() for s in sinks if callable(getattr(s, "url", None))]
+    urls = []
+    for sink in sinks:  # the Prometheus sink's ``url`` (a property; a method is taken too)
+        url = getattr(sink, "url", None)
+        url = url() if callable(url) else url
+        if isinstance(url, str) and url.startswith("http"):
+            urls.append(url)
     state = config.state.path or "(none: metrics are not stored)"
     lines = [
         f"streamdq: validating dataset {config.dataset!r}",
@@ -44,8 +49,12 @@ def banner(config: Any, sinks: Sequence[Any] = ()) -> str:
         f"  state       {state}",
         f"  checkpoint  {config.checkpoint}",
         f"  metrics     {', '.join(urls) if urls else '(no prometheus sink)'}",
-        f"  windows     {_seconds_text(config.window_seconds)} event-time windows in UTC"
-        + (f" on {config.event_time}" if config.event_time else " (no event_time: batch and total only)"),
+        (
+            f"  windows     {_seconds_text(config.window_seconds)} event-time windows on "
+            f"{config.event_time}, in UTC"
+            if config.event_time
+            else "  windows     none (no event_time: checks judge each batch and the total)"
+        ),
     ]
     return "\n".join(lines)
 

@@ -4,6 +4,7 @@ heartbeat, the stop summary; windows and open-ended bounds in the console and al
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -130,14 +131,22 @@ def _config(tmp_path: Path):
 
 def test_banner_names_source_state_checkpoint_metrics_and_utc(tmp_path: Path) -> None:
     config = _config(tmp_path)
-    sink = SimpleNamespace(url=lambda: "http://127.0.0.1:9108/metrics")
+    sink = SimpleNamespace(url="http://127.0.0.1:9108/metrics")  # PrometheusSink.url is a property
     text = banner(config, [sink])
     assert "dataset 'orders'" in text
     assert "source      files json " in text and str(tmp_path / "in") in text
     assert f"state       {tmp_path / 'state'}" in text and "checkpoint  " + str(tmp_path / "ck") in text
     assert "metrics     http://127.0.0.1:9108/metrics" in text
-    assert "1 day event-time windows in UTC on ts" in text
+    assert "1 day event-time windows on ts, in UTC" in text
     assert "(no prometheus sink)" in banner(config, [])
+    assert "windows     none (no event_time" in banner(replace(config, event_time=None), [])
+    from streamdq.connectors.sinks.prometheus import PrometheusSink
+
+    real = PrometheusSink(port=0)
+    try:
+        assert f"metrics     http://127.0.0.1:{real.port}/metrics" in banner(config, [real])
+    finally:
+        real.close()
 
 
 def test_attach_prints_the_banner_and_joins_the_sinks(tmp_path: Path, capsys) -> None:
@@ -145,3 +154,15 @@ def test_attach_prints_the_banner_and_joins_the_sinks(tmp_path: Path, capsys) ->
     progress = attach(runner, heartbeat_seconds=5)
     assert runner.sinks == [progress]
     assert "streamdq: validating dataset 'orders'" in capsys.readouterr().err
+
+
+def test_learned_constraints_read_without_double_max() -> None:
+    from streamdq.autovalidate.program import LearnedConstraint
+    from streamdq.display import between_text, range_text
+
+    assert between_text("Mean(x)", 0.5, MAX_DOUBLE) == "Mean(x) >= 0.5"
+    assert between_text("Mean(x)", 1.0, 3.0) == "1 <= Mean(x) <= 3"
+    assert range_text(1, 2) == "in [1, 2]" and range_text(MIN_DOUBLE, 9) == "<= 9"
+    learned = LearnedConstraint("amount", "mean", 0.5, MAX_DOUBLE, bound="cantelli", k=3.0, fpr=0.001)
+    text = learned.describe()
+    assert text.startswith("mean(amount) >= 0.5  [cantelli") and "e+308" not in text
