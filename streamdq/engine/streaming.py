@@ -167,6 +167,7 @@ class StreamRunner:
             maintenance_every=cfg.state.maintenance_every,
             retention_hours=cfg.state.retention_hours,
             monitors=self.monitors,
+            event_time_bounds=cfg.event_time_bounds,
         )
 
     # -- lifecycle ----------------------------------------------------------------------

@@ -155,3 +155,21 @@ def test_run_config_rejects_bad_event_time_bounds(bounds, key, problem):
     with pytest.raises(ConfigError) as err:
         load_run_config(_config(bounds))
     assert key in str(err.value) and problem in str(err.value), str(err.value)
+
+
+def test_the_streaming_runner_hands_the_bounds_to_its_handler(spark, tmp_path):
+    import streamdq
+
+    (tmp_path / "in").mkdir()
+    cfg = {
+        "dataset": "d",
+        "source": {"type": "files", "path": str(tmp_path / "in"), "format": "json", "schema": "ts TIMESTAMP"},
+        "event_time": "ts",
+        "checkpoint": str(tmp_path / "chk"),
+        "sinks": [{"type": "jsonl", "path": str(tmp_path / "r.jsonl")}],
+        "event_time_bounds": {"past": "7d", "max": "2200-01-01T00:00:00Z"},
+    }
+    handler = streamdq.stream(spark, cfg).make_handler("q")
+    assert handler.event_time_bounds == EventTimeBounds(
+        past=timedelta(days=7), max=datetime(2200, 1, 1, tzinfo=UTC)
+    )
