@@ -36,6 +36,8 @@ COUNTERS = (
     "unknown_field_rows",
     "missing_field_rows",
     "type_error_rows",
+    "implausible_event_time_rows",
+    "invalid_utf8_rows",
 )
 
 KEY_METRICS = ("Size", "Completeness", "Mean", "ApproxCountDistinct", "CountDistinct", "Uniqueness")
