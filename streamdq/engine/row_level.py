@@ -33,7 +33,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streamdq.analyzers.metric import DATASET, Metric
-from streamdq.checks.row_level import RowLevelRule, failed_names, row_level_rules
+from streamdq.checks.row_level import RowLevelRule, row_level_rules
 from streamdq.report import ScopedMetric
 
 DEFAULT_MAX_ROWS = 1000
@@ -96,19 +96,25 @@ class RowLevelQuarantine:
         the quarantine columns ``selected`` (its ``reason`` replaced) after ``constants``."""
         if not self.rules:
             return RowLevelOutcome()
-        judged = df.filter(good)
-        fails = [r.fails() for r in self.rules]
-        any_fail = fails[0]
-        for f in fails[1:]:
-            any_fail = any_fail | f
+        # the flags are projected first: uniqueness is a window, not allowed inside an aggregate
+        flags = [f"_streamdq_row_level_{i}" for i in range(len(self.rules))]
+        judged = df.filter(good).select(
+            "*", *[r.fails().alias(n) for r, n in zip(self.rules, flags, strict=True)]
+        )
+        any_fail = F.col(flags[0])
+        for name in flags[1:]:
+            any_fail = any_fail | F.col(name)
         counts = judged.agg(
-            *[F.count_if(f).alias(f"f{i}") for i, f in enumerate(fails)], F.count_if(any_fail).alias("any")
+            *[F.count_if(F.col(n)).alias(n) for n in flags], F.count_if(any_fail).alias("any")
         ).collect()[0]
-        failures = {r.name: int(counts[f"f{i}"] or 0) for i, r in enumerate(self.rules)}
+        failures = {r.name: int(counts[n] or 0) for r, n in zip(self.rules, flags, strict=True)}
         failed = int(counts["any"] or 0)
         rows = None
         if failed and self.max_rows:
-            names = failed_names(self.rules)
+            names = F.filter(
+                F.array(*[F.when(F.col(n), F.lit(r.name)) for r, n in zip(self.rules, flags, strict=True)]),
+                lambda x: x.isNotNull(),
+            )
             reason = F.concat(F.lit("row-level: "), F.array_join(names, " | "))
             columns = [reason.alias(n) if n == "reason" else c.alias(n) for n, c in selected]
             rows = judged.filter(any_fail).select(*constants, *columns).limit(self.max_rows).toArrow()
