@@ -6,11 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from streamdq.state import DeltaStateStore
+from streamdq.state import schemas as S
+
 from streamdq.checks.check import Check, Level
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
-from streamdq.state import DeltaStateStore
-from streamdq.state import schemas as S
 
 SCHEMA = "ts timestamp, id int, status string"
 T = datetime(2026, 1, 1, 12, 0, 5)
