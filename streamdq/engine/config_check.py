@@ -20,13 +20,15 @@ What is checked, beyond each key's own validation in ``config.py`` (sources, sin
   tables, quarantine included), the sinks' outbox folder and ``jsonl`` files. A path under a
   regular file, or under a folder this user cannot write, is an error now. Object-store and HDFS
   URIs (``s3a://``, ``abfss://``, ``gs://``, ``hdfs://``...) are not checked;
-* the e-mail sink's ``password_env`` variable is set and its ``ca_file`` can be read.
+* the e-mail sink's ``password_env`` variable is set and its ``ca_file`` can be read; the
+  Prometheus sink's port is free (bound and released at once).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import socket
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -380,6 +382,35 @@ def _check_paths(config: RunConfig, broken: set[str], errs: ErrorCollector) -> N
                 )
         if sink.get("type") == "email":
             _check_email_secrets(sink, f"sinks[{i}]", errs)
+        if sink.get("type") == "prometheus":
+            _check_port_free(sink, f"sinks[{i}]", errs)
+
+
+def _check_port_free(sink: dict[str, Any], where: str, errs: ErrorCollector) -> None:
+    """The Prometheus sink's port can be listened on now (bound and released at once; 0 = any)."""
+    host, port = sink.get("host", "127.0.0.1"), sink.get("port", 9108)
+    if not isinstance(port, int) or isinstance(port, bool) or port == 0 or not isinstance(host, str):
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        errs.add(
+            ConfigError(f"{where}.host", f"cannot resolve {host!r}: {exc}", "use an address such as 0.0.0.0")
+        )
+        return
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            errs.add(
+                ConfigError(
+                    f"{where}.port",
+                    f"cannot listen on {host}:{port}: {exc.strerror}",
+                    "choose a free port (0 = any free port), or stop the process that holds it",
+                )
+            )
 
 
 def _check_email_secrets(sink: dict[str, Any], where: str, errs: ErrorCollector) -> None:

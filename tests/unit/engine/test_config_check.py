@@ -460,3 +460,15 @@ def test_no_junk_value_anywhere_ends_in_a_traceback(tmp_path):
                 raise AssertionError(f"{path} = {junk!r}: {type(exc).__name__}: {exc}") from exc
     assert tried > 1500
     print(f"{tried} junk configs checked")
+
+
+def test_prometheus_port_in_use_is_reported(tmp_path):
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        line = _one(_write(tmp_path, extra=f"sinks: [{{type: prometheus, host: 127.0.0.1, port: {port}}}]\n"))
+        assert f"sinks[0].port: cannot listen on 127.0.0.1:{port}: Address already in use" in line
+    check_run_config(tmp_path / "run.yaml")  # free again
