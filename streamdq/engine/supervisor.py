@@ -230,7 +230,17 @@ class Outcome:
 
 
 def batch_offsets(checkpoint: str, batch_id: int) -> str | None:
-    """The source offsets Spark logged for ``batch_id`` (``<checkpoint>/offsets/<id>``), as JSON text."""
+    """The source offsets of ``batch_id``: ``from <start> to <end>``, read from Spark's offset log
+    (``<checkpoint>/offsets/<id>`` holds a batch's end offsets, the previous batch's its start);
+    just the end when the start is unknown (the first batch), None without a log entry."""
+    end = _logged_offsets(checkpoint, batch_id)
+    if end is None:
+        return None
+    start = _logged_offsets(checkpoint, batch_id - 1) if batch_id > 0 else None
+    return f"from {start} to {end}" if start is not None else f"to {end}"
+
+
+def _logged_offsets(checkpoint: str, batch_id: int) -> str | None:
     path = Path(checkpoint) / "offsets" / str(batch_id)
     try:
         lines = [ln for ln in path.read_text().splitlines() if ln.strip()]

@@ -274,14 +274,16 @@ def test_a_poison_batch_stops_by_policy_naming_its_offsets(tmp_path):
     assert outcome.exit_code == 1
     assert runner.starts == 2
     msg = outcome.message or ""
-    assert "poison batch 12" in msg and '{"0": 40, "1": 38}' in msg and "OverflowError" in msg
+    assert "poison batch 12 (offsets to [" in msg and '{"0": 40, "1": 38}' in msg and "OverflowError" in msg
     assert dict(runner.statuses[-1].poison_batches) == {"stop": 1}
 
 
 def test_batch_offsets_reads_the_checkpoint(tmp_path):
     (tmp_path / "offsets").mkdir()
+    (tmp_path / "offsets" / "2").write_text('v1\n{"batchWatermarkMs":0}\n{"t":{"0":3}}\n')
     (tmp_path / "offsets" / "3").write_text('v1\n{"batchWatermarkMs":0}\n{"t":{"0":5}}\n')
-    assert batch_offsets(str(tmp_path), 3) == '[{"t": {"0": 5}}]'
+    assert batch_offsets(str(tmp_path), 3) == 'from [{"t": {"0": 3}}] to [{"t": {"0": 5}}]'
+    assert batch_offsets(str(tmp_path), 2) == 'to [{"t": {"0": 3}}]'
     assert batch_offsets(str(tmp_path), 4) is None
 
 
