@@ -14,12 +14,20 @@ start banner / stop summary.
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 # a side at or beyond this magnitude is unbounded (float max is 1.797e308)
 UNBOUNDED = 1e300
 DAY = timedelta(days=1)
+_QUOTED_VALUE = re.compile(r" got .*$", re.DOTALL)
+
+
+def reason_kind(reason: str) -> str:
+    """A quarantine reason without the offending value it quotes (``field a: expected INT got
+    'x'`` -> ``field a: expected INT``), so reasons can be counted."""
+    return _QUOTED_VALUE.sub("", reason.strip()) or "unknown"
 
 
 def number_text(value: Any) -> str:

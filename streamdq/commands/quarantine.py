@@ -3,7 +3,9 @@
 ``--limit`` in time order, with the reason and where each came from (``file:line`` for file
 sources, ``topic[partition]@offset`` for Kafka) and its raw payload.
 
-Text: one line per record, then the count per reason of the records shown. JSON: one array of
+Text: one line per record, then the count per reason of the records shown (a reason with its
+offending value cut off: ``field amount: expected DOUBLE got 'x'`` counts as ``field amount:
+expected DOUBLE``). JSON: one array of
 the ``quarantine`` table's rows (docs/state.md). See ``table_args`` for the shared options.
 """
 
@@ -15,6 +17,7 @@ from collections import Counter
 from typing import Any
 
 from streamdq.commands.table_args import add_common, clip, open_store, print_json, short_time
+from streamdq.display import reason_kind
 
 
 def register(sub: Any) -> None:
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             f"{short_time(r['ingested_at'])} {r['dataset']} batch {r['batch_id']} {where(r)} "
             f"{clip(r['reason'], 60)} | {clip(r['raw'], 100)}"
         )
-    reasons = Counter(_reason_kind(r["reason"]) for r in rows)
+    reasons = Counter(reason_kind(part) for r in rows for part in _parts(r["reason"]))
     summary = ", ".join(f"{reason} {n}" for reason, n in reasons.most_common(8))
     print(f"{len(rows)} record(s): {summary}")
     return 0
@@ -76,6 +79,6 @@ def _matches(row: dict[str, Any], text: str | None) -> bool:
     return text is None or text.lower() in str(row.get("reason") or "").lower()
 
 
-def _reason_kind(reason: Any) -> str:
-    """The reason's kind: the text before the first ``:`` (``late``, ``malformed``...)."""
-    return str(reason or "unknown").split(":", 1)[0].strip() or "unknown"
+def _parts(reason: Any) -> list[str]:
+    """The reasons of a record (the decoders join several with ``"; "``), each once."""
+    return list(dict.fromkeys(str(reason or "unknown").split("; ")))

@@ -13,7 +13,6 @@ and which new or missing fields.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streamdq.display import reason_kind
 from streamdq.report import BadDataSummary
 
 TOP_REASONS = 3
@@ -30,13 +30,7 @@ DRIFT_NAMES = {
     "unknown_field_rows": ("_streamdq_unknown_fields", "unknown_fields"),
     "missing_field_rows": ("_streamdq_missing_fields", "missing_fields"),
 }
-_VALUE = re.compile(r" got .*$", re.DOTALL)
-
-
-def reason_kind(reason: str) -> str:
-    """A reason without the offending value it quotes (``field a: expected INT got 'x'`` ->
-    ``field a: expected INT``)."""
-    return _VALUE.sub("", reason.strip()) or "unknown"
+__all__ = ["drift_field_names", "reason_kind", "summarize"]
 
 
 def drift_field_names(df: DataFrame, counters: Mapping[str, int]) -> dict[str, tuple[str, ...]]:

@@ -5,7 +5,7 @@ summary on stop (stderr, so stdout stays the console sink's).
   the checkpoint, the metrics URL of a Prometheus sink, and that windows are UTC.
 * ``Progress`` is a sink (``emit(report, alerts)``) the run command adds to the runner's
   sinks: it counts batches, rows, bad rows, late rows and alerts. ``tick()`` (called from the
-  supervisor's stop poll, about once a second) prints ``idle: no batch for 60 s (12 batches,
+  supervisor's stop poll, about once a second) prints ``idle: no batch completed for 60 s (12 batches,
   5,400 rows so far)`` once every ``heartbeat_seconds`` while no batch arrived; a batch
   resets the clock. ``summary()`` is the stop line.
 
@@ -113,7 +113,7 @@ class Progress:
         now = self._clock()
         if now - self._last_beat >= self.heartbeat_seconds:
             idle = now - self._last_activity
-            self._print(f"streamdq: idle: no batch for {idle:.0f} s ({self._so_far()})")
+            self._print(f"streamdq: idle: no batch completed for {idle:.0f} s ({self._so_far()})")
             self._last_beat = now
         return False
 

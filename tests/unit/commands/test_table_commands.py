@@ -52,7 +52,7 @@ def state_root(tmp_path_factory: pytest.TempPathFactory) -> str:
         rep = replace(rep, alerts=tuple(_alert(b, k) for k in kinds))
         quarantine = pa.table(
             {
-                "reason": ["missing required field order_id", "undecodable JSON"],
+                "reason": ["missing required field order_id", f"field amount: expected DOUBLE got 'x{b}'"],
                 "raw": [f'{{"amount": {b}}}', "{oops"],
                 "file": ["file:/data/in/orders-1.json", "file:/data/in/orders-2.json"],
                 "line": pa.array([10 + b, 3], pa.int64()),
@@ -85,8 +85,9 @@ def test_quarantine_text_names_file_line_and_reasons(
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 8 + 1
     assert "orders-1.json:10" in lines[0] and "missing required field order_id" in lines[0]
-    assert "orders-2.json:3" in lines[1] and "undecodable JSON" in lines[1]
-    assert lines[-1] == "8 record(s): missing required field order_id 4, undecodable JSON 4"
+    assert "orders-2.json:3" in lines[1] and "field amount: expected DOUBLE got 'x0'" in lines[1]
+    # counted per reason without the offending value
+    assert lines[-1] == "8 record(s): missing required field order_id 4, field amount: expected DOUBLE 4"
 
 
 def test_quarantine_range_limit_reason_and_json(state_root: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,8 @@ from streamdq.connectors.sources.decode import decode_json
 from streamdq.state import DeltaStateStore
 
 from streamdq.checks.check import Check, Level
-from streamdq.engine.bad_data import reason_kind, summarize
+from streamdq.display import reason_kind
+from streamdq.engine.bad_data import summarize
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 from streamdq.report import BadDataSummary, BatchReport

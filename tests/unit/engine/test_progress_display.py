@@ -102,8 +102,8 @@ def test_progress_counts_beats_when_idle_and_sums_up() -> None:
     progress.tick()
     lines = out.getvalue().splitlines()
     assert lines == [
-        "streamdq: idle: no batch for 31 s (1 batches, 1,200 rows so far)",
-        "streamdq: idle: no batch for 62 s (1 batches, 1,200 rows so far)",
+        "streamdq: idle: no batch completed for 31 s (1 batches, 1,200 rows so far)",
+        "streamdq: idle: no batch completed for 62 s (1 batches, 1,200 rows so far)",
     ]
     progress.emit(BatchReport("orders", "q1", 1, DAY0, counters={"input_rows": 5}), [object()])  # type: ignore[list-item]
     now[0] = 80.0
