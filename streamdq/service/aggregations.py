@@ -70,7 +70,15 @@ def _analyzer(key: str | None) -> Analyzer | None:
 
 
 def stored_keys(reader: StateReader, dataset: str) -> dict[str, str]:
-    """``{state_key: analyzer spec}`` of the dataset's stored window states."""
+    """``{state_key: analyzer spec}`` of the dataset's stored window states (remembered per
+    version of the ``states`` table: the console asks for it on every refresh)."""
+    dt = reader.store.table(S.STATES)
+    if dt is None:
+        return {}
+    memo_key = ("stored_keys", dataset, reader.store.root, dt.version())
+    cached = reader.memo.get(memo_key)
+    if cached is not None:
+        return dict(cached)
     rows = reader.rows(
         S.STATES,
         dataset,
@@ -79,7 +87,10 @@ def stored_keys(reader: StateReader, dataset: str) -> dict[str, str]:
         columns=["state_key", "analyzer", "scope"],
         committed=False,
     )
-    return stored_window_analyzers(rows.group_by(["state_key", "analyzer", "scope"]).aggregate([]))
+    found = stored_window_analyzers(rows.group_by(["state_key", "analyzer", "scope"]).aggregate([]))
+    reader.memo.clear()  # one table version at a time
+    reader.memo[memo_key] = found
+    return dict(found)
 
 
 def fields(reader: StateReader, dataset: str, rng: TimeRange) -> list[dict[str, Any]]:

@@ -73,6 +73,7 @@ class StateReader:
         self.root = root
         self.store = DeltaStateStore(root, storage_options=storage_options or None)
         self._lock = threading.RLock()
+        self.memo: dict[tuple[Any, ...], Any] = {}  # derived values keyed by table version
 
     @contextmanager
     def locked(self) -> Iterator[DeltaStateStore]:

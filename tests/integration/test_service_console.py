@@ -116,7 +116,8 @@ def test_charts_render_with_marks(browser: Any, served: Served) -> None:
     with console(browser, served.url + "/", "marks") as (page, errors):
         assert _marks(page, "#timeline", "layer_0_marks", "path") >= 13  # a bar per window
         assert _marks(page, "#checks-chart", "layer_0_marks", "*") >= 5 * 11  # 5 constraints x closed windows
-        assert _marks(page, "#quality-chart", "marks", "path") >= 1
+        assert _marks(page, "#quality-chart", "layer_0_marks", "path") == 1  # the score line
+        assert _marks(page, "#quality-chart", "layer_1_marks", "path") >= 4  # a point per scored window
         assert errors == []
 
 

@@ -142,6 +142,7 @@ async function loadTimeline(fields) {
           x: { field: "t", type: "temporal", title: "window (UTC)" },
           x2: { field: "t2" },
           y: { field: "rows", type: "quantitative", title: "rows per window" },
+          y2: { datum: 0 },
         },
       },
       {
