@@ -246,8 +246,11 @@ def create_app(reader: StateReader, token: str | None = None) -> FastAPI:
         rng = time_range(startTimestamp, endTimestamp)
 
         def answer() -> dict[str, Any]:
-            agg = A.pick(A.catalog(reader, source, field, rng), aggregation, key)
-            points = reader.window_series(source, field, agg.key, agg.name, rng)
+            reader.require(source)
+            points = reader.window_series(source, field, key, aggregation, rng)
+            if points is None:  # the 404 naming the field's aggregations (or its fields)
+                A.pick(A.catalog(reader, source, field, rng), aggregation, key)
+                points = []
             return {"timeValues": A.series_data(points)}
 
         return dict(run(answer))

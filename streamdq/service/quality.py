@@ -37,7 +37,7 @@ def scorer_results(reader: StateReader, dataset: str) -> dict[int, dict[str, Any
 def quality(reader: StateReader, dataset: str, rng: TimeRange) -> list[dict[str, Any]]:
     """One entry per window in ``rng`` with a stored quality score (see the module docstring)."""
     reader.require(dataset)
-    points = reader.window_series(dataset, "*", "", QUALITY_METRIC, rng)
+    points = reader.window_series(dataset, "*", "", QUALITY_METRIC, rng) or []
     results = scorer_results(reader, dataset)
     out = []
     for p in points:

@@ -307,13 +307,22 @@ class StateReader:
         return out
 
     def window_series(
-        self, dataset: str, field: str, key: str, name: str, rng: TimeRange
-    ) -> list[dict[str, Any]]:
-        """The latest value of one analyzer (``key``, or metric ``name`` when keyless) per window."""
+        self, dataset: str, field: str, key: str | None, name: str, rng: TimeRange
+    ) -> list[dict[str, Any]] | None:
+        """The latest value per window of metric ``name`` of ``field``: of analyzer ``key``; with
+        ``key=""`` of every analyzer of that name; with ``key=None`` of the preferred one (no
+        ``where`` filter, then the shortest key). None when the field has no such metric in ``rng``."""
         where = (pads.field("instance") == field) & (pads.field("name") == name)
         rows = self.window_metric_rows(dataset, rng, where)
+        if rows.num_rows == 0:
+            return None
+        if key is None:
+            keys = [k or "" for k in pc.unique(rows.column("analyzer_key")).to_pylist()]
+            key = min(keys, key=lambda k: ('"where"' in k, len(k), k))
         if key:
             rows = rows.filter(pc.fill_null(pc.equal(rows.column("analyzer_key"), key), False))
+            if rows.num_rows == 0:
+                return None
         table = history_of(rows, committed_watermark(self.store, rows))
         return self._points(table)
 

@@ -444,3 +444,20 @@ def test_fold_stored_equals_pairwise_merge() -> None:
     assert isinstance(fold_k, KllState) and fold_k.n == pair_k.n == 40 * 50
     assert abs(fold_k.quantile(0.5) - pair_k.quantile(0.5)) <= 1000 * 2 * fold_k.rank_error() + 1
     assert fold_stored([], HllState.empty(), "test") == HllState.empty()
+
+
+def test_demo_console_process_starts_and_stops(service_store: ServiceStore) -> None:
+    """``make demo`` starts the console with ``start_console`` beside the job and prints its URL."""
+    import httpx
+
+    from streamdq.service.process import start_console
+
+    console = start_console(service_store.path)
+    assert console is not None
+    try:
+        assert console.url.startswith("http://127.0.0.1:")
+        assert httpx.get(console.url + "v1/health", timeout=30).json()["status"] == "ok"
+        assert "<title>streamdq console</title>" in httpx.get(console.url, timeout=30).text
+    finally:
+        console.stop()
+    assert console.process.poll() is not None
