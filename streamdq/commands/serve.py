@@ -75,7 +75,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
         from streamdq.service.app import create_app
     except ImportError as exc:
-        print(f"streamdq serve: {exc.name} is not installed: pip install 'streamdq[serve]'", file=sys.stderr)
+        print(
+            f"streamdq serve: {exc.name} is not installed: install the serve extra (pip install -e '.[serve]' in a checkout)",
+            file=sys.stderr,
+        )
         return 2
     from streamdq.service.reader import StateReader
 

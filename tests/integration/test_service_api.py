@@ -105,9 +105,6 @@ def _config(tmp: Path, inbox: Path) -> Path:
     return path
 
 
-_CACHE: dict[str, ServiceStore] = {}
-
-
 def build_store(spark: Any, tmp: Path) -> ServiceStore:
     """Run the streaming job once into ``tmp/state``."""
     import streamdq
@@ -132,18 +129,26 @@ def build_store(spark: Any, tmp: Path) -> ServiceStore:
     return ServiceStore(tmp / "state", DATASET, T0)
 
 
+BUILT_ENV = "STREAMDQ_SERVICE_STORE_BUILT"  # process-wide: this module may be imported twice
+
+
 def store_once(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> ServiceStore:
-    """The streaming run's store, built once per test process (shared by the service test files)."""
-    if "store" not in _CACHE:
-        keep = os.environ.get("STREAMDQ_SERVICE_STORE")  # a developer's reusable store (not in CI)
-        if keep and (Path(keep) / "state" / "reports").exists():
-            _CACHE["store"] = ServiceStore(Path(keep) / "state", DATASET, T0)
-        elif keep:
-            Path(keep).mkdir(parents=True)
-            _CACHE["store"] = build_store(spark, Path(keep))
-        else:
-            _CACHE["store"] = build_store(spark, tmp_path_factory.mktemp("service"))
-    return _CACHE["store"]
+    """The streaming run's store, built once per test process (shared by the service test files:
+    pytest imports this file as ``test_service_api`` and test_service_console.py imports it as
+    ``tests.integration.test_service_api``, so the path is kept in the environment)."""
+    built = os.environ.get(BUILT_ENV)
+    if built and (Path(built) / "reports").exists():
+        return ServiceStore(Path(built), DATASET, T0)
+    keep = os.environ.get("STREAMDQ_SERVICE_STORE")  # a developer's reusable store (not in CI)
+    if keep and (Path(keep) / "state" / "reports").exists():
+        store = ServiceStore(Path(keep) / "state", DATASET, T0)
+    elif keep:
+        Path(keep).mkdir(parents=True)
+        store = build_store(spark, Path(keep))
+    else:
+        store = build_store(spark, tmp_path_factory.mktemp("service"))
+    os.environ[BUILT_ENV] = str(store.path)
+    return store
 
 
 @pytest.fixture(scope="session")
