@@ -219,3 +219,32 @@ def test_console_follows_a_store_being_written(
             assert errors == []
     finally:
         stop_server(server)
+
+
+def test_dragging_on_the_timeline_picks_the_range(browser: Any, served: Served) -> None:
+    with console(browser, served.url + "/", "brush") as (page, errors):
+        _pick_aggregation(page, "user", "ApproxCountDistinct")
+        _marks(page, "#timeline", "layer_0_marks", "path")
+        box = page.locator("#timeline svg g.role-mark.layer_0_marks").bounding_box()
+        assert box is not None
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + box["width"] * 0.2, y)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.7, y, steps=8)
+        page.mouse.up()
+        page.wait_for_function(
+            "document.querySelector('#merged-value').dataset.start !== '' && "
+            "document.querySelector('#merged-value').dataset.start === document.querySelector('#start').value",
+            timeout=30_000,
+        )
+        start, end = page.input_value("#start"), page.input_value("#end")
+        assert start < end  # ISO 8601 in the same zone compare as text
+        api = get(
+            served,
+            f"/v1/source/{DATASET}/fields/user/aggregations/ApproxCountDistinct",
+            startTimestamp=start,
+            endTimestamp=end,
+        ).json()
+        assert json.loads(page.inner_text("#merged-value")) == api["data"]
+        assert 0 < api["windows"] < 13
+        assert errors == []

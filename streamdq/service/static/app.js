@@ -155,15 +155,18 @@ async function loadTimeline(fields) {
   const view = await draw("timeline", $("timeline"), spec, [sizeValues, alertValues]);
   if (!view.__brushBound) {
     view.__brushBound = true;
+    let settle = null;
     view.addSignalListener("brush", (_name, value) => {
       const t = value && value.t;
       if (t && t.length === 2) {
         $("start").value = new Date(Math.min(+t[0], +t[1])).toISOString();
         $("end").value = new Date(Math.max(+t[0], +t[1])).toISOString();
+        // apply once the drag has settled (vega keeps the pointer events to itself)
+        clearTimeout(settle);
+        settle = setTimeout(() => {
+          if ($("start").value !== ui.start || $("end").value !== ui.end) applyRange();
+        }, 400);
       }
-    });
-    $("timeline").addEventListener("mouseup", () => {
-      if ($("start").value !== ui.start || $("end").value !== ui.end) applyRange();
     });
   }
   setRows(
@@ -262,18 +265,21 @@ function fillSelect(select, options, current) {
 
 async function loadAggregation(fields) {
   const d = ui.dataset;
+  const asked = { start: ui.start, end: ui.end }; // the range this answer is for (ui may change meanwhile)
+  const range = { startTimestamp: asked.start, endTimestamp: asked.end };
   const withFields = fields.filter((f) => f.aggregations.length);
   ui.field = fillSelect(
     $("field"),
     withFields.map((f) => ({ value: f.field, label: f.field === "*" ? "* (dataset)" : f.field })),
     ui.field,
   );
-  if (!ui.field) {
+  const field = ui.field; // this answer's field (ui may change meanwhile)
+  if (!field) {
     $("merged-value").textContent = "–";
     clearChart("aggregation", $("agg-chart"), "no window metrics yet");
     return;
   }
-  const aggs = await api(`/v1/source/${enc(d)}/fields/${enc(ui.field)}/aggregations`, rangeParams()).catch(() => []);
+  const aggs = await api(`/v1/source/${enc(d)}/fields/${enc(field)}/aggregations`, range).catch(() => []);
   const options = aggs.map((a) => ({
     value: a.key || a.name,
     label: a.name + (Object.keys(a.parameters).length ? " " + JSON.stringify(a.parameters) : "") + (a.combinable ? "" : " (series only)"),
@@ -287,21 +293,21 @@ async function loadAggregation(fields) {
     return;
   }
   $("quantile-label").hidden = agg.name !== "ApproxQuantile";
-  const base = `/v1/source/${enc(d)}/fields/${enc(ui.field)}`;
+  const base = `/v1/source/${enc(d)}/fields/${enc(field)}`;
   const keyParam = agg.key ? { key: agg.key } : {};
   const merged = agg.combinable
     ? await api(`${base}/aggregations/${enc(agg.name)}`, {
-        ...rangeParams(),
+        ...range,
         ...keyParam,
         quantile: agg.name === "ApproxQuantile" ? $("quantile").value : "",
       })
     : null;
   const out = $("merged-value");
   out.textContent = merged ? JSON.stringify(merged.data) : "not combinable: see the series";
-  out.dataset.start = ui.start;
-  out.dataset.end = ui.end;
+  out.dataset.start = asked.start;
+  out.dataset.end = asked.end;
   out.dataset.aggregation = agg.name;
-  out.dataset.field = ui.field;
+  out.dataset.field = field;
   $("merged-windows").textContent = merged
     ? `(${merged.windows} windows${merged.approximate ? ", approximate" : ""}${merged.failure ? ", " + merged.failure : ""})`
     : "";
@@ -311,18 +317,18 @@ async function loadAggregation(fields) {
     const spec = {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
       width: "container",
-      title: `${agg.name}(${ui.field}) merged over the range`,
+      title: `${agg.name}(${field}) merged over the range`,
       data: { values },
       mark: { type: "bar", tooltip: true },
       encoding: {
-        x: { field: "key", type: "nominal", sort: "-y", title: ui.field },
+        x: { field: "key", type: "nominal", sort: "-y", title: field },
         y: { field: "count", type: "quantitative" },
       },
     };
     await draw("aggregation", $("agg-chart"), spec, values);
     return;
   }
-  const series = (await api(`${base}/timeseries/${enc(agg.name)}`, { ...rangeParams(), ...keyParam })).timeValues;
+  const series = (await api(`${base}/timeseries/${enc(agg.name)}`, { ...range, ...keyParam })).timeValues;
   const values = series
     .filter((p) => typeof p.data === "number")
     .map((p) => ({ t: p.timestamp * 1000, value: p.data, open: !!p.open }));
@@ -333,7 +339,7 @@ async function loadAggregation(fields) {
   const spec = {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     width: "container",
-    title: `${agg.name}(${ui.field}) per window`,
+    title: `${agg.name}(${field}) per window`,
     data: { values },
     mark: { type: "line", point: true, tooltip: true },
     encoding: {
