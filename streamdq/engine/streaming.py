@@ -58,6 +58,10 @@ def checkpoint_query_id(checkpoint: str) -> str | None:
         return None
 
 
+# how long a stop waits for the batch still in the handler (its commit, its sinks)
+STOP_WAIT_SECONDS = 120.0
+
+
 class _DeferredHandler:
     """foreachBatch target that builds the real handler once the query id is known.
 
@@ -72,8 +76,21 @@ class _DeferredHandler:
         self.completed = 0
         self.failed: tuple[int, BaseException] | None = None
         self.fault_marker = fault_marker()
+        self._idle = threading.Event()  # set while no batch is in the handler
+        self._idle.set()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no batch is in the handler; False if one still is after ``timeout`` s."""
+        return self._idle.wait(timeout)
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
+        self._idle.clear()
+        try:
+            self._handle(df, batch_id)
+        finally:
+            self._idle.set()
+
+    def _handle(self, df: DataFrame, batch_id: int) -> None:
         if not self.ready.wait(timeout=120):
             raise RuntimeError("streamdq: the query id was not set within 120 s of the first batch")
         assert self.handler is not None
@@ -246,8 +263,12 @@ class StreamRunner:
             except Exception:
                 log.exception("sink %s failed to take the supervisor status", type(sink).__name__)
 
-    def stop_query(self) -> None:
-        """Stop the running query (if any); the sinks stay open."""
+    def stop_query(self, wait: float = STOP_WAIT_SECONDS) -> None:
+        """Stop the running query (if any) and wait up to ``wait`` s for a batch still in the
+        handler: Spark's ``stop()`` returns once its stream thread ends, while the Python
+        ``foreachBatch`` call may still be computing, committing or emitting; closing the sinks
+        or stopping Spark under it printed errors and tracebacks after a normal stop. The
+        sinks stay open."""
         query = self.query
         if query is None:
             return
@@ -256,6 +277,9 @@ class StreamRunner:
                 query.stop()
         except Exception:  # a query whose JVM side is already gone: nothing left to stop
             log.debug("stopping the query failed", exc_info=True)
+        deferred = self._deferred
+        if deferred is not None and not deferred.wait_idle(wait):
+            log.warning("streamdq: a batch was still in the handler %.0f s after the query stopped", wait)
 
     def _heartbeat(self) -> Any:
         """The query's heartbeat to the sinks (``heartbeat.py``): one per runner, it follows the

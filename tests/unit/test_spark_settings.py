@@ -37,3 +37,13 @@ def test_every_setting_exists_in_this_spark(spark):
     assert registered("spark.python.no.such.setting") is None
     for key in ROBUST_WORKER_CONF:
         assert registered(key) is not None, f"{key} is not a Spark setting"
+
+
+def test_set_jvm_log_level(spark):
+    from streamdq.spark import set_jvm_log_level
+
+    name = "org.apache.spark.sql.execution.streaming.streamdq_test_logger"
+    set_jvm_log_level(spark, name, "OFF")
+    jvm = spark.sparkContext._jvm
+    assert str(jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel().toString()) == "OFF"
+    set_jvm_log_level(spark, name, "no such level")  # never raises
