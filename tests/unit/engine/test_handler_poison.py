@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from streamdq.state import InMemoryStateStore
+
 from streamdq.checks.check import Check, Level
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
-from streamdq.state import InMemoryStateStore
 
 SCHEMA = "ts timestamp, name string, x double, _streamdq_error string"
 
@@ -31,7 +32,10 @@ def _size(report):
 def test_poison_batch_is_quarantined_whole_and_committed_once(spark):
     store = InMemoryStateStore()
     handler = _handler(store)
-    good = [(datetime(2026, 1, 1, 12, 0, 5), "a", 1.0, None), (datetime(2026, 1, 1, 12, 0, 6), "b", 2.0, None)]
+    good = [
+        (datetime(2026, 1, 1, 12, 0, 5), "a", 1.0, None),
+        (datetime(2026, 1, 1, 12, 0, 6), "b", 2.0, None),
+    ]
     poison = [
         (datetime(2026, 1, 1, 12, 0, 7), "c", 3.0, None),
         (datetime(2026, 1, 1, 12, 0, 8), "d", 4.0, None),
