@@ -70,6 +70,9 @@ KINDS: dict[str, int] = {
     "kll": 1,  # kll_sketch_agg_double(input, param=k): serialized KLL doubles sketch
     "hll": 1,  # hll_sketch_agg(input, param=lgConfigK): serialized HLL sketch
     "percentile": 1,  # percentile(input, param=q): exact, linearly interpolated (not mergeable)
+    # the first ``param`` distinct strings, sorted, of an ARRAY<STRING> input (NULL arrays and
+    # NULL elements skipped): names of drifting fields, a short list even over many rows
+    "distinct_strings": 1,
 }
 
 
@@ -91,7 +94,7 @@ class RowAggregate:
             raise ValueError(f"unknown row aggregate kind {self.kind!r}; known: {', '.join(KINDS)}")
         if len(self.inputs) != arity:
             raise ValueError(f"row aggregate {self.kind} takes {arity} input(s), got {len(self.inputs)}")
-        if self.kind in ("kll", "hll", "percentile") and self.param is None:
+        if self.kind in ("kll", "hll", "percentile", "distinct_strings") and self.param is None:
             raise ValueError(f"row aggregate {self.kind} needs its sketch parameter")
 
     def to_spark(self) -> Column:
@@ -110,6 +113,10 @@ class RowAggregate:
         if self.kind == "hll":
             assert self.param is not None
             return F.hll_sketch_agg(x, int(self.param))
+        if self.kind == "distinct_strings":
+            assert self.param is not None
+            names = F.array_compact(F.array_distinct(F.flatten(F.collect_set(x))))
+            return F.slice(F.array_sort(names), 1, int(self.param))
         if self.kind == "percentile":
             assert self.param is not None
             return F.percentile(x, F.lit(float(self.param)))
@@ -246,6 +253,11 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
     if kind == "hll":
         assert param is not None
         return _hll(x, int(param))
+    if kind == "distinct_strings":
+        assert param is not None
+        flat = pc.list_flatten(x)
+        names = pc.unique(flat.drop_null() if flat.null_count else flat)
+        return sorted(names.to_pylist())[: int(param)]
     if kind == "percentile":
         assert param is not None
         return exact_percentile(_floats(x), float(param))

@@ -6,60 +6,52 @@ and which new or missing fields.
   once each) with its offending value cut off (``... got 'abc'``), counted; the first row's
   ``file:line`` / ``file`` / ``topic[partition]@offset``.
 * Field names come from the decoders' drift arrays (``_streamdq_unknown_fields``,
-  ``_streamdq_missing_fields``), which the compute stage only counts. Their names cost one
-  small Spark job (the distinct names, at most ``MAX_FIELDS + 1`` each), run only in a batch
-  whose counters show drift, so a steady stream pays nothing.
+  ``_streamdq_missing_fields``): the compute stage's one pass gathers the first
+  ``NAMES_CAP`` distinct names per segment (row aggregate ``distinct_strings``), so they cost
+  no Spark job of their own. (A job of their own, run on every batch with drift, doubled the
+  handler's time on a JSON feed whose producer leaves out NULL fields: every batch "drifts".)
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from streamdq.display import reason_kind
 from streamdq.report import BadDataSummary
 
 TOP_REASONS = 3
 MAX_FIELDS = 5
-# drift counter -> (decoder column, summary field)
-DRIFT_NAMES = {
-    "unknown_field_rows": ("_streamdq_unknown_fields", "unknown_fields"),
-    "missing_field_rows": ("_streamdq_missing_fields", "missing_fields"),
+# the decoders' drift columns whose names the summary shows -> the summary's field
+DRIFT_NAME_COLUMNS = {
+    "_streamdq_unknown_fields": "unknown_fields",
+    "_streamdq_missing_fields": "missing_fields",
 }
-__all__ = ["drift_field_names", "reason_kind", "summarize"]
+# names kept per segment by the compute stage: one more than shown, so "..." is known
+NAMES_CAP = MAX_FIELDS + 1
+__all__ = ["DRIFT_NAME_COLUMNS", "NAMES_CAP", "capped_names", "reason_kind", "summarize"]
 
 
-def drift_field_names(df: DataFrame, counters: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
-    """``{"unknown_fields": names, "missing_fields": names}`` for the drift the counters show
-    (sorted, at most ``MAX_FIELDS``; a ``MAX_FIELDS + 1``-th name shows as ``...``); one
-    Spark job when there is any, none otherwise."""
-    wanted = [
-        (column, name)
-        for counter, (column, name) in DRIFT_NAMES.items()
-        if counters.get(counter) and column in df.columns
-    ]
-    if not wanted:
-        return {}
-    parts = [
-        df.select(F.lit(name).alias("kind"), F.explode(F.col(column)).alias("field"))
-        for column, name in wanted
-    ]
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.unionByName(part)
-    rows = union.distinct().limit((MAX_FIELDS + 1) * len(wanted) * 4).collect()
-    out: dict[str, list[str]] = {}
-    for row in rows:
-        out.setdefault(row["kind"], []).append(str(row["field"]))
-    names = {}
-    for kind, fields in out.items():
-        fields.sort()
-        names[kind] = tuple(fields[:MAX_FIELDS]) + (("...",) if len(fields) > MAX_FIELDS else ())
-    return names
+def capped_names(found: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
+    """``{"unknown_fields": names, "missing_fields": names}`` from the names the compute stage
+    found per drift column (each segment's first ``NAMES_CAP``, sorted): the first
+    ``MAX_FIELDS`` sorted, and ``"..."`` when there were more. A column without names is left
+    out. The first ``NAMES_CAP`` of the union are the union's first ``NAMES_CAP``, so capping
+    per segment loses nothing that is shown.
+
+    >>> capped_names({"_streamdq_unknown_fields": {"b", "a"}, "_streamdq_missing_fields": set()})
+    {'unknown_fields': ('a', 'b')}
+    >>> capped_names({"_streamdq_missing_fields": [f"f{i}" for i in range(7)]})["missing_fields"]
+    ('f0', 'f1', 'f2', 'f3', 'f4', '...')
+    """
+    out = {}
+    for column, names in found.items():
+        fields = sorted(set(names))
+        if fields:
+            more = ("...",) if len(fields) > MAX_FIELDS else ()
+            out[DRIFT_NAME_COLUMNS[column]] = tuple(fields[:MAX_FIELDS]) + more
+    return out
 
 
 def _where(row: Mapping[str, Any]) -> str | None:

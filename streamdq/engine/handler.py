@@ -48,7 +48,7 @@ from streamdq.analyzers.metric import DATASET, Metric
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
 from streamdq.engine.analysis import metrics_from_states
-from streamdq.engine.bad_data import drift_field_names
+from streamdq.engine.bad_data import DRIFT_NAME_COLUMNS, NAMES_CAP, capped_names
 from streamdq.engine.bad_data import summarize as summarize_bad_data
 from streamdq.engine.batch_size import BatchSizer
 from streamdq.engine.event_time import EventTimeBounds, epoch_micros, from_epoch_micros
@@ -257,7 +257,6 @@ class BatchHandler:
                 # late rows are known only after the scope stage: the error path's own job
                 late_rows = self._quarantine_fused(df, batch_id, states, update, bad=False)
                 quarantine_rows = _concat(quarantine_rows, late_rows)
-            drift_names = drift_field_names(df, states.counters)  # a job only on drift
             row_level = self._row_level(df, batch_id, states)
         finally:
             if persisted:
@@ -277,7 +276,7 @@ class BatchHandler:
         report = replace(report, timings={"compute": compute_seconds})
         if self.row_level.active:
             report = replace(report, metrics=report.metrics + tuple(row_level.metrics()))
-        report = replace(report, bad_data=summarize_bad_data(quarantine_rows, drift_names))
+        report = replace(report, bad_data=summarize_bad_data(quarantine_rows, states.drift_names))
         report = self._apply_alert_policy(report)
         commit_started = time.perf_counter()
         if self.store is not None:
@@ -357,6 +356,10 @@ class BatchHandler:
         extra.append(RowAggregate("count_if", (F.lit(False) if implausible is None else implausible,)))
         utf8 = col(INVALID_UTF8_COLUMN) if INVALID_UTF8_COLUMN in cols else F.lit(False)
         extra.append(RowAggregate("count_if", (utf8,)))
+        # the names of new and missing fields, in the same pass (only drifting rows carry an array)
+        for name in DRIFT_NAME_COLUMNS:
+            names = F.when(F.size(col(name)) > 0, col(name)) if name in cols else F.lit(None)
+            extra.append(RowAggregate("distinct_strings", (names.cast("array<string>"),), NAMES_CAP))
         return [bad, window_key], extra
 
     def _compute(self, df: DataFrame, batch_id: int, path: str) -> tuple[BatchStates, Any]:
@@ -381,6 +384,7 @@ class BatchHandler:
         windows: dict[datetime, StateMap] = {}
         window_rows: dict[datetime, int] = {}
         batch_max: datetime | None = None
+        drift_names: dict[str, set[str]] = {}
         for (is_bad, window_key), row in result.segments.items():
             rows = int(row.extra[0] or 0)
             counters["input_rows"] += rows
@@ -388,6 +392,8 @@ class BatchHandler:
                 counters[name] += int(row.extra[2 + i] or 0)
             counters["implausible_event_time_rows"] += int(row.extra[2 + len(DRIFT_COLUMNS)] or 0)
             counters["invalid_utf8_rows"] += int(row.extra[3 + len(DRIFT_COLUMNS)] or 0)
+            for i, name in enumerate(DRIFT_NAME_COLUMNS):
+                drift_names.setdefault(name, set()).update(row.extra[4 + len(DRIFT_COLUMNS) + i] or ())
             if is_bad:
                 counters["bad_rows"] += rows
                 continue
@@ -422,6 +428,7 @@ class BatchHandler:
             event_time_max=batch_max,
             path=result.path,
             spark_jobs=result.jobs,
+            drift_names=capped_names(drift_names),
         )
         return states, quarantine_rows
 

@@ -37,7 +37,8 @@ class BatchStates:
 
     ``windows`` maps a window start to the states of this batch's good rows in it (rows with
     no event time are in ``batch`` only). ``counters`` hold ``input_rows``, ``bad_rows`` and
-    the drift counts. An empty microbatch is ``BatchStates.empty()``: no state, zero counts.
+    the drift counts; ``drift_names`` the new and missing fields' names, found in the same
+    pass (see ``engine.bad_data``). An empty microbatch is ``BatchStates.empty()``: no state, zero counts.
     """
 
     batch: StateMap = field(default_factory=dict)
@@ -48,6 +49,8 @@ class BatchStates:
     event_time_max: datetime | None = None
     path: str = "empty"
     spark_jobs: int = 0
+    # names of new and missing fields ({"unknown_fields": (...), "missing_fields": (...)})
+    drift_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def good_rows(self) -> int:

@@ -116,3 +116,23 @@ def test_many_new_fields_are_capped(spark, n: int) -> None:
     df = decode_json(spark.createDataFrame([(f'{{"id": 1, {fields}}}',)], "value string"), SCHEMA)
     report = _handler().handle(df, 0)
     assert report.bad_data.unknown_fields == ("f0", "f1", "f2", "f3", "f4", "...")
+
+
+@pytest.mark.parametrize("small_batch_rows", [0, 1_000_000], ids=["fused", "arrow"])
+def test_drift_names_come_from_the_compute_pass_on_both_paths(spark, small_batch_rows: int) -> None:
+    # a JSON producer that leaves out NULL fields "drifts" in every batch: naming the fields
+    # must not cost a Spark job of its own
+    handler = BatchHandler(
+        dataset="orders",
+        query_id="q1",
+        judge=BatchJudge([Check(Level.ERROR, "orders").is_complete("id")]),
+        window_seconds=60,
+        small_batch_rows=small_batch_rows,
+    )
+    handler.handle(_decoded(spark), 0)  # a local frame has no size: the next batch's estimate is this one
+    report = handler.handle(_decoded(spark), 1)
+    assert report.bad_data.unknown_fields == ("coupon",)
+    assert report.bad_data.missing_fields == ("email", "id")
+    if small_batch_rows:  # the one job of the small-batch path, nothing more
+        assert report.counters["arrow_path"] == 1
+        assert report.counters["spark_jobs"] == 1
