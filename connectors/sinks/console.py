@@ -140,8 +140,8 @@ def format_report(
             for m in report.metrics
             if m.scope == a.scope and m.window == a.window and m.metric == a.metric and m.analyzer_key
         )
-        shown = next(same, None)
-        label = _metric_label(shown) if shown else f"{a.metric.name}({a.metric.instance})"
+        judged = next(same, None)
+        label = _metric_label(judged) if judged else f"{a.metric.name}({a.metric.instance})"
         lines.append(f"  ANOMALY {a.detector}: {label}={_fmt(a.value)} ({a.scope})")
     for alert in alerts:
         lines.append(f"  ALERT {alert.kind} [{alert.severity}] {alert.message}")
