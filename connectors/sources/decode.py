@@ -423,6 +423,19 @@ def csv_header_binding(
     return F.coalesce(in_order, F.lit(False)), reason, positions, missing_arr, unknown_arr
 
 
+BINDING_FIELDS = ("in_order", "reason", "positions", "missing", "unknown")
+
+
+def csv_header_binding_struct(
+    header: Column, struct: StructType, sep: str = ",", source: Column | None = None
+) -> Column:
+    """:func:`csv_header_binding` as one struct column (fields ``BINDING_FIELDS``): compute it
+    once per file, before the file is split into lines, and pass it as ``decode_csv``'s
+    ``binding_col`` (the header is then parsed once per file, not once per line)."""
+    parts = csv_header_binding(header, struct, sep, source)
+    return F.struct(*[c.alias(k) for c, k in zip(parts, BINDING_FIELDS, strict=True)])
+
+
 def decode_csv(
     df: DataFrame,
     schema: str | StructType,
@@ -435,6 +448,7 @@ def decode_csv(
     header_col: str | None = None,
     is_header_col: str | None = None,
     source_col: str | None = None,
+    binding_col: str | None = None,
     invalid_utf8: str = "quarantine",
 ) -> DataFrame:
     """Decode one CSV line per payload into the schema's typed columns plus metadata columns.
@@ -448,13 +462,16 @@ def decode_csv(
     are then read by the header's column names (see :func:`csv_header_binding`): swapped columns
     read correctly. The header line is dropped when it binds; when it does not, every line of
     that file (header included) is bad with the header's reason, so the file is quarantined whole.
+    ``binding_col`` (instead of ``header_col``): an input column made by
+    :func:`csv_header_binding_struct` once per file.
     See the module docstring for the output contract and the CSV rules.
     """
     struct = parse_schema(schema)
     _check_required(struct, required)
     n = len(struct.fields)
     raw = payload_as_string(df, value_col)
-    extra_in = [c for c in (header_col, is_header_col, source_col) if c is not None]
+    extra_in = [c for c in (header_col, is_header_col, source_col, binding_col) if c is not None]
+    by_name = header_col is not None or binding_col is not None
     utf8_policy(invalid_utf8)
     base = df.select(
         *[F.col(src).alias(dst) for src, dst in keep],
@@ -468,7 +485,7 @@ def decode_csv(
     # Spark's CSV parser makes an empty token and an absent one both NULL, so count the tokens
     # separately: drop quoted sections, then split on the separator.
     unquoted = F.regexp_replace(raw_c, r'"(?:[^"\\]|\\.)*"', "")
-    if header_col is None:
+    if not by_name:
         base = base.select(
             "*",
             F.from_csv(raw_c, F.lit(tokens_ddl), opts).alias("__sdq_tok"),
@@ -478,9 +495,13 @@ def decode_csv(
         file_reason: Column | None = None
     else:
         source = F.col(f"__sdq_in_{source_col}") if source_col is not None else None
-        in_order, reason_h, positions, h_missing, h_unknown = csv_header_binding(
-            F.col(f"__sdq_in_{header_col}"), struct, sep, source
-        )
+        if binding_col is not None:
+            b = F.col(f"__sdq_in_{binding_col}")
+            in_order, reason_h, positions, h_missing, h_unknown = (b.getField(k) for k in BINDING_FIELDS)
+        else:
+            in_order, reason_h, positions, h_missing, h_unknown = csv_header_binding(
+                F.col(f"__sdq_in_{header_col}"), struct, sep, source
+            )
         base = base.select(
             "*",
             in_order.alias("__sdq_in_order"),
@@ -524,7 +545,7 @@ def decode_csv(
     for i, field in enumerate(struct.fields):
         raw_value = tok.getField(f"_t{i}")
         # the field's token position in the line: i, or where the file's header put it
-        at = F.lit(i) if header_col is None else F.coalesce(F.get(F.col("__sdq_pos"), F.lit(i)), F.lit(i))
+        at = F.lit(i) if not by_name else F.coalesce(F.get(F.col("__sdq_pos"), F.lit(i)), F.lit(i))
         present = ntok > at
         typed = F.col("__sdq_typed").getField(field.name)
         reason, flag = _field_reasons(field, raw_value, present, typed, field.name in required_set)

@@ -39,16 +39,17 @@ files) in addition to the decode contract's metadata columns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamReader
 from streamdq.connectors.sources.clf import parse_clf
 from streamdq.connectors.sources.decode import (
     ERROR_COL,
     RAW_COL,
+    csv_header_binding_struct,
     decode_csv,
     decode_json,
     decode_raw,
@@ -60,6 +61,7 @@ from streamdq.connectors.sources.decode import (
 FILE_COL = "_streamdq_file"
 LINE_COL = "_streamdq_line"
 HEADER_COL = "__sdq_header"
+BINDING_COL = "__sdq_binding"
 FILE_FORMATS = ("json", "csv", "parquet", "text")
 FILE_ORDERS = ("mtime", "name")
 
@@ -92,31 +94,42 @@ def _whole_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     return df.select("value", F.col("_metadata.file_path").alias(FILE_COL))
 
 
-def file_lines(files: DataFrame) -> DataFrame:
+def file_lines(files: DataFrame, binding: Callable[[Column, Column], Column] | None = None) -> DataFrame:
     """Whole-file rows (``value``, ``_streamdq_file``) split into lines, in Spark (no UDF).
 
     Output: ``value`` (one line, without its ``\n`` / ``\r\n``), ``_streamdq_file``,
     ``_streamdq_line`` (1-based line number) and ``__sdq_header`` (the file's first line). A final
     newline does not make an empty last line (as Spark's text reader); an empty file gives no row.
+    ``binding(header, file)``: a column computed once per FILE (before the split) and carried to
+    each of its lines as ``__sdq_binding`` (the CSV header binding).
     """
     lines = F.split(F.col("value"), r"\r?\n", -1)
     lines = F.when(F.element_at(lines, -1) == "", F.slice(lines, 1, F.size(lines) - 1)).otherwise(lines)
     staged = files.select(F.col(FILE_COL), lines.alias("__sdq_lines"))
+    header = F.element_at(F.col("__sdq_lines"), 1)
+    per_file = [] if binding is None else [binding(header, F.col(FILE_COL)).alias(BINDING_COL)]
     return staged.select(
         F.col(FILE_COL),
-        F.element_at(F.col("__sdq_lines"), 1).alias(HEADER_COL),
+        header.alias(HEADER_COL),
+        *per_file,
         F.posexplode(F.col("__sdq_lines")).alias("__sdq_pos", "value"),
     ).select(
         "value",
         F.col(FILE_COL),
         (F.col("__sdq_pos") + 1).cast("bigint").alias(LINE_COL),
         F.col(HEADER_COL),
+        *([] if binding is None else [F.col(BINDING_COL)]),
     )
 
 
-def _lines(spark: SparkSession, spec: Mapping[str, Any], whole: bool) -> DataFrame:
+def _lines(
+    spark: SparkSession,
+    spec: Mapping[str, Any],
+    whole: bool,
+    binding: Callable[[Column, Column], Column] | None = None,
+) -> DataFrame:
     if whole or str(spec.get("order", "mtime")) == "name":
-        return file_lines(_whole_files(spark, spec))
+        return file_lines(_whole_files(spark, spec), binding)
     return _text_lines(spark, spec)
 
 
@@ -128,7 +141,15 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     by_name = fmt == "csv" and bool(spec.get("header", False))
     utf8 = str(spec.get("invalid_utf8") or "quarantine")
     if fmt in ("json", "csv", "text"):
-        lines = _lines(spark, spec, whole=by_name)
+        sep = str(spec.get("sep", ","))
+        binding = None
+        if by_name:
+            struct = parse_schema(spec["schema"])
+
+            def binding(header: Column, file: Column) -> Column:
+                return csv_header_binding_struct(header, struct, sep, file)
+
+        lines = _lines(spark, spec, whole=by_name, binding=binding)
         if LINE_COL in lines.columns:
             keep.append((LINE_COL, LINE_COL))
         if fmt == "json":
@@ -143,9 +164,9 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
             spec["schema"],
             required=required,
             keep=keep,
-            sep=str(spec.get("sep", ",")),
+            sep=sep,
             null_value=None if null_value is None else str(null_value),
-            header_col=HEADER_COL if by_name else None,
+            binding_col=BINDING_COL if by_name else None,
             is_header_col="__sdq_is_header" if by_name else None,
             source_col=FILE_COL if by_name else None,
             invalid_utf8=utf8,
