@@ -113,6 +113,15 @@ class EventTimeBounds:
             parts.append(f"max {_iso(self.max)}")
         return ", ".join(parts) or "none"
 
+    def plausible(self, moment: datetime, now: datetime) -> bool:
+        """The driver-side test of one aware datetime against the bounds, ``now`` standing for
+        processing time (used on restore, for a watermark stored by an older run)."""
+        if not self.lowest <= moment < self.highest:
+            return False
+        if self.future is not None and moment > now + self.future:
+            return False
+        return not (self.past is not None and moment < now - self.past)
+
     # -- Spark expressions (per row; integers only) -----------------------------------------
     def _checks(self, micros: Column) -> list[tuple[Column, str]]:
         """(violation, reason suffix) pairs, absolute first."""

@@ -198,6 +198,18 @@ class BatchHandler:
         if report is not None:
             self.scopes.watermark = _as_utc(report.watermark)
             self.scopes.max_event_time = _as_utc(report.event_time_max)
+            stored_max = self.scopes.max_event_time
+            if stored_max is not None and not self.event_time_bounds.plausible(stored_max, datetime.now(UTC)):
+                # pushed there before event-time bounds existed (a record stamped 9999): every
+                # later record would be late for good; the next plausible rows set it again
+                log.warning(
+                    "dataset %s: the stored max event time %s is implausible (%s); the watermark "
+                    "is reset and set again by the next plausible rows",
+                    self.dataset,
+                    stored_max.isoformat(),
+                    self.event_time_bounds.describe(),
+                )
+                self.scopes.watermark = self.scopes.max_event_time = None
             self.policy_state = dict(report.policy_state) if getattr(report, "policy_state", None) else {}
             self.last_report = report
         detector_states = self.store.load_detector_states(self.dataset)

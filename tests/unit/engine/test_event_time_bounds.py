@@ -173,3 +173,21 @@ def test_the_streaming_runner_hands_the_bounds_to_its_handler(spark, tmp_path):
     assert handler.event_time_bounds == EventTimeBounds(
         past=timedelta(days=7), max=datetime(2200, 1, 1, tzinfo=UTC)
     )
+
+
+def test_a_stored_far_future_watermark_is_reset_on_restore(spark):
+    """A watermark an older run pushed to the far future (before bounds existed) would make
+    every later record late for good; on restore it is dropped and set again by plausible rows."""
+    store = InMemoryStateStore()
+    first = _handler(store, 250_000)
+    first.scopes.max_event_time = datetime(8999, 6, 1, tzinfo=UTC)
+    first.scopes.watermark = datetime(8999, 6, 1, tzinfo=UTC)
+    first.handle(_frame(spark, []), 0)  # an empty batch commits the report with that watermark
+    again = _handler(store, 250_000)
+    recent = (NOW - timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    report = again.handle(_frame(spark, [recent]), 1)
+    assert report.counters["late_rows"] == 0
+    assert again.watermark is not None and again.watermark <= NOW
+    assert EventTimeBounds().plausible(NOW, NOW)
+    assert not EventTimeBounds().plausible(NOW + timedelta(hours=2), NOW)
+    assert not EventTimeBounds(past=timedelta(days=1)).plausible(NOW - timedelta(days=2), NOW)
