@@ -9,10 +9,13 @@ from streamdq.analyzers import (
     ApproxCountDistinct,
     ApproxQuantile,
     ApproxQuantiles,
+    ColumnCount,
     Completeness,
     Compliance,
     Correlation,
     DataType,
+    ExactQuantile,
+    InterquartileRange,
     Kurtosis,
     Maximum,
     MaxLength,
@@ -21,6 +24,7 @@ from streamdq.analyzers import (
     MinLength,
     NonFinite,
     PatternMatch,
+    Range,
     RatioOfSums,
     ScanShareableAnalyzer,
     Size,
@@ -55,6 +59,10 @@ ALL_SCAN = [
     ApproxQuantile("x", 0.5),
     ApproxQuantiles("x", (0.1, 0.9)),
     RatioOfSums("i", "x"),
+    Range("x"),
+    InterquartileRange("x"),
+    ColumnCount(),
+    ExactQuantile("x", 0.5),
 ]
 
 
@@ -82,3 +90,6 @@ def test_all_scan_shareable_analyzers_share_one_pass(spark):
     assert not failed
     assert ctx.metric(PatternMatch("s", "EMAIL")).value == 0.5
     assert ctx.metric(ZerosCount("i")).value == 1.0
+    assert ctx.metric(Range("x")).value == 7.0
+    assert ctx.metric(ColumnCount()).value == 3.0
+    assert ctx.metric(ExactQuantile("x", 0.5)).value == 3.5

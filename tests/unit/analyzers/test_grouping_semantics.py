@@ -97,7 +97,7 @@ def test_empty_input_semantics(spark):
     assert ctx.metric(MutualInformation(("v", "v"))).empty
     assert ctx.metric(CountDistinct(("v",))).value == 0.0
     assert ctx.metric(DuplicateRowCount(("v",))).value == 0.0
-    assert ctx.metric(Histogram("v")).value == {"number_of_bins": 0, "values": {}}
+    assert ctx.metric(Histogram("v")).value == {"number_of_bins": 0, "values": {}, "tail_count": 0}
 
 
 def test_all_null_column_is_empty(spark):
