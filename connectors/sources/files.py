@@ -105,20 +105,24 @@ def file_lines(files: DataFrame, binding: Callable[[Column, Column], Column] | N
     """
     lines = F.split(F.col("value"), r"\r?\n", -1)
     lines = F.when(F.element_at(lines, -1) == "", F.slice(lines, 1, F.size(lines) - 1)).otherwise(lines)
+    # The per-file columns (header, binding) are computed in the projection BELOW the explode,
+    # so that the explode carries them, not the file's whole line array, to every line (computed
+    # beside the explode, Spark evaluates them above it and keeps the array on each output row:
+    # memory quadratic in the file's length).
     staged = files.select(F.col(FILE_COL), lines.alias("__sdq_lines"))
     header = F.element_at(F.col("__sdq_lines"), 1)
     per_file = [] if binding is None else [binding(header, F.col(FILE_COL)).alias(BINDING_COL)]
+    staged = staged.select(F.col(FILE_COL), F.col("__sdq_lines"), header.alias(HEADER_COL), *per_file)
+    carried = [F.col(HEADER_COL), *([] if binding is None else [F.col(BINDING_COL)])]
     return staged.select(
         F.col(FILE_COL),
-        header.alias(HEADER_COL),
-        *per_file,
+        *carried,
         F.posexplode(F.col("__sdq_lines")).alias("__sdq_pos", "value"),
     ).select(
         "value",
         F.col(FILE_COL),
         (F.col("__sdq_pos") + 1).cast("bigint").alias(LINE_COL),
-        F.col(HEADER_COL),
-        *([] if binding is None else [F.col(BINDING_COL)]),
+        *carried,
     )
 
 
