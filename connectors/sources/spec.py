@@ -53,7 +53,7 @@ from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 SOURCE_TYPES = ("kafka", "files", "clf", "generator")
 _COMMON = {"type"}
-_DECODE = {"format", "schema", "schema_file", "required", "sep", "header"}
+_DECODE = {"format", "schema", "schema_file", "required", "sep", "header", "invalid_utf8"}
 ALLOWED_KEYS: dict[str, set[str]] = {
     "kafka": _COMMON
     | _DECODE
@@ -124,6 +124,8 @@ def _check_path(spec: Mapping[str, Any], where: str) -> None:
     path = spec.get("path")
     if not isinstance(path, str) or not path:
         raise ConfigError(f"{where}.path", "is required", "set the directory to watch, e.g. path: /data/in")
+    if "\x00" in path:
+        raise ConfigError(f"{where}.path", f"{path!r} contains a NUL character", "correct the path")
     local = _local_path(path)
     if local is not None and not any(ch in str(local) for ch in "*?[") and not local.is_dir():
         raise ConfigError(
@@ -286,6 +288,27 @@ def declared_schema(spec: Mapping[str, Any], where: str = "source") -> StructTyp
     return StructType([*data.fields, *meta.fields])
 
 
+def _check_starting_offsets(value: Any, where: str) -> bool:
+    """``earliest`` | ``latest`` | a JSON string | ``{topic: {partition: offset}}``."""
+    if value is None or isinstance(value, str) and value.strip():
+        return True
+    ok = isinstance(value, Mapping) and all(
+        isinstance(parts, Mapping)
+        and all(
+            str(p).lstrip("-").isdigit() and isinstance(o, int) and not isinstance(o, bool)
+            for p, o in parts.items()
+        )
+        for parts in value.values()
+    )
+    if not ok:
+        raise ConfigError(
+            where,
+            f"expected earliest, latest or a mapping {{topic: {{partition: offset}}}}, got {value!r}",
+            "write starting_offsets: earliest",
+        )
+    return True
+
+
 def _check_incidents(value: Any, where: str) -> None:
     if value is None:
         return
@@ -297,7 +320,14 @@ def _check_incidents(value: Any, where: str) -> None:
                 "unknown key",
                 f"a rolling schedule takes {', '.join(sorted(ROLLING_KEYS))}",
             )
-        for kind in value.get("kinds", []):
+        kinds = value.get("kinds", [])
+        if not isinstance(kinds, list | tuple):
+            raise ConfigError(
+                f"{where}.kinds",
+                f"expected a list of incident kinds, got {kinds!r}",
+                f"use {', '.join(INCIDENT_KINDS)}",
+            )
+        for kind in kinds:
             if kind not in INCIDENT_KINDS:
                 raise ConfigError(
                     f"{where}.kinds", f"unknown kind {kind!r}", f"use {', '.join(INCIDENT_KINDS)}"
@@ -371,14 +401,19 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
             errs.add(ConfigError(f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}"))
         from streamdq.connectors.sources.kafka import _validate as validate_kafka
 
+        offsets_ok = errs.get(
+            _check_starting_offsets, spec.get("starting_offsets"), f"{where}.starting_offsets", default=False
+        )
         try:
-            if not missing:
+            if not missing and offsets_ok:
                 validate_kafka(spec)
         except ConfigError as exc:
             if where != "source" and exc.key.startswith("source."):
                 errs.add(ConfigError(where + exc.key[len("source") :], exc.problem, exc.fix))
             else:
                 errs.add(exc)
+        except (TypeError, ValueError, AttributeError) as exc:  # a shape the kafka checks did not expect
+            errs.add(ConfigError(where, f"invalid kafka source settings: {exc}", "see docs/sources.md"))
         names = errs.get(_check_schema, spec, where, needed=fmt in ("json", "csv"), default=None)
         if fmt == "clf":
             names = list(CLF_COLUMNS)
@@ -424,6 +459,14 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
         )
         with errs.catch():
             _check_required(spec, where, names)
+    if spec.get("invalid_utf8") is not None and spec["invalid_utf8"] not in ("quarantine", "flag"):
+        errs.add(
+            ConfigError(
+                f"{where}.invalid_utf8",
+                f"unknown policy {spec['invalid_utf8']!r}",
+                "use quarantine (the record is bad: 'invalid UTF-8') or flag (kept and counted)",
+            )
+        )
     for key in ("options", "kafka_options"):
         if spec.get(key) is not None and not isinstance(spec[key], Mapping):
             errs.add(
