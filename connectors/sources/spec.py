@@ -2,9 +2,9 @@
 
 ``validate_source_spec(spec, where="source")`` raises :class:`streamdq.errors.ConfigError` naming
 the key path (``source.format``), the problem and the fix; it returns None for a valid spec. It
-does not touch the network. The schema DDL is parsed by Spark when a SparkSession is active, else
-by the pure-Python parser in ``ddl.py`` (the run config is checked before Spark starts);
-``read_source`` parses it again with Spark in any case. ``declared_schema(spec)`` is the
+does not touch the network. The schema DDL is parsed by the pure-Python parser in ``ddl.py``,
+with or without a SparkSession, so a mistake reads the same either way (the run config is checked
+before Spark starts); ``read_source`` parses it again with Spark in any case. ``declared_schema(spec)`` is the
 StructType of the decoded frame's columns (data fields plus typed metadata columns), for checking
 ``event_time``, checks and monitors against it before Spark starts.
 
@@ -35,11 +35,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 from streamdq.connectors.sources.clf import CLF_COLUMNS, CLF_SCHEMA_DDL
 from streamdq.connectors.sources.ddl import parse_ddl
-from streamdq.connectors.sources.decode import parse_schema
 from streamdq.connectors.sources.generator import (
     GENERATOR_SCHEMA_DDL,
     INCIDENT_KINDS,
@@ -183,9 +181,9 @@ def _check_schema(spec: Mapping[str, Any], where: str, needed: bool) -> list[str
                 "give a Spark DDL like 'id STRING, ts TIMESTAMP'",
             )
         return None
-    if SparkSession.getActiveSession() is None:
-        return parse_ddl(text, _schema_key(spec, where)).fieldNames()
-    return parse_schema(text, _schema_key(spec, where)).fieldNames()
+    # always the pure-Python parser: the same messages with or without a running session
+    # (Spark parses the schema again when the source starts)
+    return parse_ddl(text, _schema_key(spec, where)).fieldNames()
 
 
 def _schema_key(spec: Mapping[str, Any], where: str) -> str:
