@@ -109,12 +109,25 @@ class _DeferredHandler:
         self.completed += 1
 
 
+def _loaded(config: RunConfig | dict[str, Any] | str | os.PathLike[str]) -> RunConfig:
+    """The run config; a config FILE gets the whole pre-Spark check that ``streamdq run`` runs
+    (schema, columns of checks and detectors, sinks, writable paths: every mistake at once, as
+    ``ConfigErrors``). A dict is validated key by key (``load_run_config``)."""
+    if isinstance(config, RunConfig):
+        return config
+    if isinstance(config, str | os.PathLike):
+        from streamdq.engine.config_check import check_run_config
+
+        return check_run_config(config).config
+    return load_run_config(config)
+
+
 class StreamRunner:
     """Builds and starts the streaming query for one run config."""
 
     def __init__(self, spark: SparkSession, config: RunConfig | dict[str, Any] | str) -> None:
         self.spark = spark
-        self.config = config if isinstance(config, RunConfig) else load_run_config(config)
+        self.config = _loaded(config)
         self.checks = build_checks(self.config)
         self.monitors = build_monitors(self.config, self.checks)
         self.store = self._build_store()

@@ -472,3 +472,14 @@ def test_prometheus_port_in_use_is_reported(tmp_path):
         line = _one(_write(tmp_path, extra=f"sinks: [{{type: prometheus, host: 127.0.0.1, port: {port}}}]\n"))
         assert f"sinks[0].port: cannot listen on 127.0.0.1:{port}: Address already in use" in line
     check_run_config(tmp_path / "run.yaml")  # free again
+
+
+def test_the_python_api_checks_a_config_file_as_streamdq_run_does(tmp_path):
+    # streamdq.stream(spark, "run.yaml") fails before it touches Spark (no session is passed)
+    from streamdq.engine.streaming import StreamRunner
+
+    checks = CHECKS.replace("has_mean: {column: amount", "has_mean: {column: amout")
+    run = _write(tmp_path, checks=checks)
+    with pytest.raises(ConfigError) as info:
+        StreamRunner(None, str(run))  # type: ignore[arg-type]
+    assert "column 'amout' is not in the source schema" in str(info.value)
