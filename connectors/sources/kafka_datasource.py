@@ -397,10 +397,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             known = start.get(topic, {})
             for p, latest in hi.get(topic, {}).items():
                 s = int(known.get(p, lo[topic][p]))  # a new partition starts at earliest
-                if latest < s:
-                    # behind what this query already read: a lookup client that kept a stale
-                    # view across a broker restart; the next trigger asks through a new one
-                    self._admin = None
                 end[topic][p] = max(s, latest)  # never go backwards (topic truncated/recreated)
             for p, s in known.items():  # a partition the broker no longer lists: keep position
                 end[topic].setdefault(p, int(s))
