@@ -16,7 +16,8 @@ import sys
 from collections import Counter
 from typing import Any
 
-from streamdq.commands.table_args import add_common, clip, open_store, print_json, short_time
+from streamdq.commands.query import open_store
+from streamdq.commands.table_args import add_common, clip, print_json, short_time
 from streamdq.display import reason_kind
 
 

@@ -81,20 +81,23 @@ def register(sub: Any) -> None:
     merge.set_defaults(func=run_merge)
 
 
-def _store(args: argparse.Namespace) -> Any:
+def open_store(args: argparse.Namespace, command: str = "query") -> Any:
+    """The ``DeltaStateStore`` under ``--state``, or None after printing why not."""
     from streamdq.state import DeltaStateStore
 
     store = DeltaStateStore(args.state, storage_options=dict(args.storage_option) or None)
     if not store.exists():
         print(
-            f"streamdq query: no streamdq state under --state {args.state} (no reports table)",
+            f"streamdq {command}: no streamdq state under --state {args.state} (no reports table; "
+            "--state is the run config's state path)",
             file=sys.stderr,
         )
         return None
     return store
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A JSON-friendly value: datetimes as ISO-8601 UTC, non-finite floats as text."""
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat()
     if isinstance(value, float) and not math.isfinite(value):
@@ -103,7 +106,7 @@ def _plain(value: Any) -> Any:
 
 
 def run_history(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = open_store(args)
     if store is None:
         return 2
     try:
@@ -118,7 +121,7 @@ def run_history(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"streamdq query history: {exc}", file=sys.stderr)
         return 2
-    rows = [{k: _plain(v) for k, v in r.items()} for r in table.to_pylist()]
+    rows = [{k: plain(v) for k, v in r.items()} for r in table.to_pylist()]
     for r in rows:
         if r["value_json"] is not None:
             r["value"] = json.loads(r["value_json"])
@@ -164,7 +167,7 @@ def _no_windows(store: Any, args: argparse.Namespace, state_key: str) -> int:
 def run_merge(args: argparse.Namespace) -> int:
     from streamdq.state import merge_range_detail
 
-    store = _store(args)
+    store = open_store(args)
     if store is None:
         return 2
     try:

@@ -14,7 +14,8 @@ import argparse
 import sys
 from typing import Any
 
-from streamdq.commands.table_args import add_common, clip, open_store, print_json, short_time
+from streamdq.commands.query import open_store
+from streamdq.commands.table_args import add_common, clip, print_json, short_time
 
 
 def register(sub: Any) -> None:

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
 from streamdq.commands import hard_exit
-from streamdq.commands.query import iso_time, storage_option
+from streamdq.commands.query import iso_time, plain, storage_option
 
 DEFAULT_LIMIT = 50
 
@@ -52,30 +50,6 @@ def add_common(p: argparse.ArgumentParser) -> None:
         help="delta-rs storage option (repeatable), e.g. AWS_ENDPOINT_URL=http://127.0.0.1:9000",
     )
     hard_exit.mark(p)
-
-
-def open_store(args: argparse.Namespace, command: str) -> Any:
-    """The ``DeltaStateStore`` under ``--state``, or None after printing why not."""
-    from streamdq.state import DeltaStateStore
-
-    store = DeltaStateStore(args.state, storage_options=dict(args.storage_option) or None)
-    if not store.exists():
-        print(
-            f"streamdq {command}: no streamdq state under --state {args.state} (no reports table; "
-            "--state is the run config's state path)",
-            file=sys.stderr,
-        )
-        return None
-    return store
-
-
-def plain(value: Any) -> Any:
-    """A JSON-friendly value: datetimes as ISO-8601 UTC, non-finite floats as text."""
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat()
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    return value
 
 
 def print_json(rows: list[dict[str, Any]]) -> None:
