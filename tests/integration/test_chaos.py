@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from tests.conftest import require_integration
-from tests.integration.test_exactly_once import CHECKS
+from tests.integration.test_exactly_once import CHECKS, topic_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -137,22 +137,6 @@ def _wait_for_batch(tmp: Path, job: subprocess.Popen[bytes], before: int, timeou
     raise AssertionError(f"no batch committed within {timeout} s")
 
 
-def _topic_records(bootstrap: str, topic: str) -> list[bytes]:
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=5000)
-    parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or []]
-    consumer.assign(parts)
-    consumer.seek_to_beginning(*parts)
-    end = consumer.end_offsets(parts)
-    values: list[bytes] = []
-    while any(consumer.position(p) < end[p] for p in parts):
-        for records in consumer.poll(timeout_ms=2000).values():
-            values.extend(r.value for r in records)
-    consumer.close()
-    return values
-
-
 def _accounted(store) -> int:
     """Records the job has accounted for: input rows of its batches plus poison-batch rows."""
     seen = store.history("orders", "InputRows", scope="batch")
@@ -225,7 +209,7 @@ def test_kills_outage_and_poison_record_lose_nothing(tmp_path, broker, spark):
             job.wait(30)
             kills += 1
             if i == 1:  # the poison record, between the generator's records
-                poison = dict(json.loads(_topic_records(broker.bootstrap_servers, topic)[-1]))
+                poison = dict(json.loads(topic_records(broker.bootstrap_servers, topic)[-1]))
                 poison["order_id"] = marker
                 kp = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
                 kp.send(topic, json.dumps(poison).encode(), partition=0).get(timeout=30)
@@ -239,7 +223,7 @@ def test_kills_outage_and_poison_record_lose_nothing(tmp_path, broker, spark):
         broker.start()
         time.sleep(4)
         producer.stop()
-        values = _topic_records(broker.bootstrap_servers, topic)
+        values = topic_records(broker.bootstrap_servers, topic)
         store = DeltaStateStore(str(tmp_path / "state"))
         _wait_accounted(store, len(values), job, timeout=900)
         time.sleep(2)

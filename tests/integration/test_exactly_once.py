@@ -92,11 +92,12 @@ def _start_job(config: Path, log: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def _topic_records(bootstrap: str) -> list[bytes]:
+def topic_records(bootstrap: str, topic: str = TOPIC) -> list[bytes]:
+    """Every record value of ``topic``, read from the beginning to its current end."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=5000)
-    parts = [TopicPartition(TOPIC, p) for p in consumer.partitions_for_topic(TOPIC) or []]
+    parts = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or []]
     consumer.assign(parts)
     consumer.seek_to_beginning(*parts)
     end = consumer.end_offsets(parts)
@@ -153,7 +154,7 @@ def test_kill_and_restart_three_times_equals_batch(tmp_path, kafka_broker, spark
             job.wait(30)
             kills += 1
         producer.stop()
-        values = _topic_records(kafka_broker.bootstrap_servers)
+        values = topic_records(kafka_broker.bootstrap_servers)
         job = _start_job(config, log)
         try:
             store = DeltaStateStore(str(tmp_path / "state"))
