@@ -149,7 +149,7 @@ def avh_trace(
     def profiled(frames: list[pd.DataFrame], part: str) -> list:
         if cache is None:
             return profile_frames(frames, column, kind)
-        return cache.get(f"{cache_key}-{part}", lambda: profile_frames(frames, column, kind))
+        return cache.profiles(cache_key, frames, column, kind, lambda todo: profile_frames(todo, column, kind))
 
     clean = profiled([b[[column]] for b in trace[: steps.stop]], "clean")
     out: dict[float, dict[int, tuple[bool, list[bool], object]]] = {fpr: {} for fpr in fprs}
@@ -193,39 +193,73 @@ def avh_trace(
 
 
 class ProfileCache:
-    """Engine profiles of the harness's batches pickled under a directory (a bench-only aid).
+    """Engine profiles of the harness's batches, pickled under a directory and addressed by content
+    (a bench-only aid).
 
-    A key names the source, trace, column and steps; the directory name adds a digest of the
-    code that decides the batches and their profiles (the corruptions and profile modules, the
-    data loaders, the harness's seed and test functions), so an edit there starts a fresh cache
-    while edits to the learner or the report reuse it. Changes to the engine itself (analyzers,
-    plan) are not in the digest: delete the directory after one.
+    A profile is keyed by the column, its kind and a digest of the batch's values and dtype, in one
+    directory per ``group`` (source, trace, column): adding a corruption, or a new test, profiles only
+    the new batches, and a change to the learner, the corruptions' order or the harness's seeds reuses
+    every batch whose values did not change. The root adds a digest of ``profile.py``, so a change to
+    what a profile keeps starts a fresh cache. Changes to the engine itself (analyzers, plan) are not in
+    the digest: delete the directory after one.
     """
 
     def __init__(self, root: Path) -> None:
         import hashlib
         import inspect
 
-        from streamdq.autovalidate import corruptions, profile
+        from streamdq.autovalidate import profile
 
-        digest = hashlib.sha256()
-        for obj in (
-            corruptions, profile, data.Source.traces, data._daily, data.flights, data.weather,
-            eval_seed, _tests, _learning_corruptions,
-        ):
-            digest.update(inspect.getsource(obj).encode())
-        self.root = root / digest.hexdigest()[:16]
+        digest = hashlib.sha256(inspect.getsource(profile).encode())
+        self.root = root / f"content-{digest.hexdigest()[:16]}"
         self.root.mkdir(parents=True, exist_ok=True)
+        self._group = ""
+        self._known: dict[str, object] = {}
 
-    def get(self, key: str, compute: Callable[[], list]) -> list:
+    @staticmethod
+    def key(frame: pd.DataFrame, column: str, kind: str) -> str:
+        import hashlib
+
+        values = frame[column] if column in frame.columns else pd.Series([], dtype=object)
+        digest = hashlib.sha256(f"{column}\0{kind}\0{values.dtype}\0{len(values)}\0".encode())
+        digest.update(pd.util.hash_pandas_object(values, index=False).to_numpy().tobytes())
+        return digest.hexdigest()[:32]
+
+    def _load(self, group: str) -> None:
         import pickle
 
-        path = self.root / f"{key}.pkl"
-        if path.exists():
-            return pickle.loads(path.read_bytes())
-        value = compute()
-        path.write_bytes(pickle.dumps(value))
-        return value
+        if group == self._group:
+            return
+        self._group, self._known = group, {}
+        folder = self.root / group
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.pkl")):
+                self._known.update(pickle.loads(path.read_bytes()))
+
+    def profiles(
+        self, group: str, frames: list[pd.DataFrame], column: str, kind: str, compute: Callable[[list], list]
+    ) -> list:
+        """The profiles of ``frames`` (in order): cached ones read, the others computed in ONE
+        ``compute(missing_frames)`` call and written to a new shard of ``group``."""
+        import os
+        import pickle
+
+        self._load(group)
+        keys = [self.key(f, column, kind) for f in frames]
+        missing: dict[str, pd.DataFrame] = {}
+        for key, frame in zip(keys, frames, strict=True):
+            if key not in self._known and key not in missing:
+                missing[key] = frame
+        if missing:
+            computed = compute(list(missing.values()))
+            fresh = dict(zip(missing, computed, strict=True))
+            folder = self.root / group
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f".{os.getpid()}-{len(self._known)}.tmp"
+            tmp.write_bytes(pickle.dumps(fresh))
+            tmp.rename(folder / f"{time.time_ns()}-{os.getpid()}.pkl")
+            self._known.update(fresh)
+        return [self._known[k] for k in keys]
 
 
 def source_calendar(source: data.Source | None, choice: str) -> HolidayCalendar | None:
@@ -416,7 +450,7 @@ def _run_sources(
                     by_target, scored = avh_trace(
                         trace, column, kind, steps, seeds, tests, (args.fpr, *args.also_fpr), args.chunk,
                         cache=args.profile_cache,
-                        cache_key=f"{source_name}-{start}-{column}-{kind}-{steps.start}-{steps.stop}",
+                        cache_key=f"{source_name}-{start}-{column}-{kind}",
                         dates=source.dates[start : start + TRACE],
                         incident_of=functools.partial(source.incident, column=column),
                         score_all="zscore_all" in args.methods,
