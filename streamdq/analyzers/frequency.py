@@ -241,24 +241,24 @@ class FrequencyState(State):
         hash their keys on the driver exactly as Spark does, ``key_hashes``); a v1 tuple
         sketch stays a tuple sketch.
         """
-        lg_k = fs.lg_k_for(max_groups)
         if self.sketch is None:
             sample, top = self._sample_parts(max_groups)
             return FrequencyState(n=self.n, total=self.total, max_groups=max_groups, sample=sample, top=top)
-        if self.sketch is not None:
-            sketch, items = fs.union([(self._tuple(), self.items)], lg_k)
-        else:
-            table = self.table
-            keys: list[str | int] = []
-            counts: list[int] = []
-            with_items = False
-            if table is not None and table.num_rows:
-                key_columns = [table[c] for c in table.column_names if c != "count"]
-                keys = fs.canonical_keys(key_columns)
-                counts = table["count"].to_pylist()
-                with_items = len(key_columns) == 1 and pa.types.is_string(key_columns[0].type)
-            sketch, items = fs.build(keys, counts, lg_k, with_items=with_items)
+        sketch, items = fs.union([(self._tuple(), self.items)], fs.lg_k_for(max_groups))
         return FrequencyState(n=self.n, total=self.total, max_groups=max_groups, sketch=sketch, items=items)
+
+    def _v1_parts(self, max_groups: int) -> tuple[bytes, bytes | None]:
+        """(tuple sketch, items sketch) of this exact state in the v1 form (to merge with v1)."""
+        table = self.table
+        keys: list[str | int] = []
+        counts: list[int] = []
+        with_items = False
+        if table is not None and table.num_rows:
+            key_columns = [table[c] for c in table.column_names if c != "count"]
+            keys = fs.canonical_keys(key_columns)
+            counts = table["count"].to_pylist()
+            with_items = len(key_columns) == 1 and pa.types.is_string(key_columns[0].type)
+        return fs.build(keys, counts, fs.lg_k_for(max_groups), with_items=with_items)
 
     def _sample_parts(self, max_groups: int) -> tuple[smp.Sample, smp.Top | None]:
         """(sample, top) of this exact or sample state at bound ``max_groups``."""
@@ -453,9 +453,10 @@ class FrequencyState(State):
         for s in (self, other):
             if s.sketch is None and (s.table is None or s.table.num_rows == 0):
                 continue
-            sk = s if s.sketch is not None else s.to_sketch(bound)
-            assert sk.sketch is not None
-            parts.append((sk._tuple(), sk.items))
+            if s.sketch is not None:
+                parts.append((s._tuple(), s.items))
+            else:  # an exact table joins the v1 form: its keys hashed as v1 hashed them
+                parts.append(s._v1_parts(bound))
         sketch, items = fs.union(parts, fs.lg_k_for(bound))
         return type(self)(n=n, total=total, max_groups=bound, sketch=sketch, items=items)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from streamdq.analyzers import CountDistinct, FrequencyState, Histogram, MutualInformation, Uniqueness
@@ -79,3 +80,31 @@ def test_sample_v2_reads_back():
         "v48": {"absolute": 49, "ratio": 49 / 1300},
     }
     assert state.to_bytes() == data
+
+
+def _exact_part() -> FrequencyState:
+    # 15 rows: 10 more of the v1 sketch's heaviest key "v49", and 5 of a key it has never seen
+    table = pa.table({"k0": ["v49", "new"], "count": pa.array([10, 5], pa.int64())})
+    return FrequencyState.from_table(table, n=15, total=15, max_groups=100)
+
+
+def test_v1_sketch_merges_with_a_non_empty_exact_state():
+    """A window stored as a v1 tuple sketch goes on merging with the exact states written now
+    (the exact side becomes a v1 sketch at the smaller bound), in either order."""
+    old = state_from_bytes((GOLDEN / "frequency_sketch_v1.bin").read_bytes())
+    exact = _exact_part()
+    merged = old.merge(exact)
+    swapped = exact.merge(old)  # the same summaries (the items sketch's bytes follow merge order)
+    assert merged.sketch == swapped.sketch and merged.items is not None and swapped.items is not None
+    for analyzer in (Histogram("x", max_detail_bins=10), CountDistinct(("x",))):
+        assert analyzer.metric(merged) == analyzer.metric(swapped)
+    assert merged.is_sketch and (merged.n, merged.total, merged.max_groups) == (1290, 1315, 32)
+    h = Histogram("x", max_detail_bins=2).metric(merged)
+    assert h.approximate and list(h.value["values"]) == ["v49", "v48"]
+    assert h.value["values"]["v49"] == {"absolute": 60, "ratio": 60 / 1315}
+    m = CountDistinct(("x",)).metric(merged)
+    assert m.approximate and abs(m.value - 51) <= m.error_bound
+    # the merged bytes are pinned: reading them gives the same state, and they re-serialize as is
+    golden = (GOLDEN / "frequency_sketch_v1_merged_exact.bin").read_bytes()
+    assert merged.to_bytes() == golden
+    assert state_from_bytes(golden) == merged
