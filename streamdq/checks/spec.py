@@ -35,18 +35,22 @@ import yaml
 
 from streamdq.checks.check import Check, Level
 from streamdq.checks.constraint import COMMON_KEYS, Constraint, constraint_kind, did_you_mean
+from streamdq.checks.measure import Measure
+from streamdq.checks.measure_spec import measures_from_list
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
-TOP_KEYS = ("dataset", "checks")
+TOP_KEYS = ("dataset", "checks", "measures")
 CHECK_KEYS = ("description", "level", "constraints", "row_level")
 
 
 @dataclass(frozen=True)
 class CheckSuite:
-    """The content of a checks file: an optional dataset name and the checks."""
+    """The content of a checks file: an optional dataset name, the checks and the SQL measures
+    (``measures:``, streamdq.checks.measure_spec)."""
 
     dataset: str | None
     checks: tuple[Check, ...]
+    measures: tuple[Measure, ...] = ()
 
 
 # -- loading ------------------------------------------------------------------------------
@@ -147,7 +151,7 @@ def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:
     for key in data:
         if key not in TOP_KEYS:
             raise ConfigError(
-                f"unknown key{did_you_mean(str(key), TOP_KEYS)} (expected keys: dataset, checks)",
+                f"unknown key{did_you_mean(str(key), TOP_KEYS)} (expected keys: {', '.join(TOP_KEYS)})",
                 file=file,
                 path=str(key),
             )
@@ -156,7 +160,15 @@ def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:
         raise ConfigError(f"got {dataset!r}; expected a dataset name (string)", file=file, path="dataset")
     if "checks" not in data:
         raise ConfigError("missing required key 'checks': expected a list of checks", file=file)
-    return CheckSuite(dataset, tuple(checks_from_list(data["checks"], file=file, path="checks")))
+    errs = ErrorCollector()
+    no_checks: list[Check] = []
+    no_measures: list[Measure] = []
+    checks = errs.get(checks_from_list, data["checks"], file=file, path="checks", default=no_checks)
+    measures = errs.get(
+        measures_from_list, data.get("measures"), file=file, path="measures", default=no_measures
+    )
+    errs.raise_if_any()
+    return CheckSuite(dataset, tuple(checks), tuple(measures))
 
 
 def checks_from_spec(data: Any, *, file: str | None = None) -> list[Check]:

@@ -165,7 +165,7 @@ ERRORS = [
     ),
     (
         "dataset: x\nchecs: []\n",
-        "checks.yaml: checs: unknown key; did you mean 'checks'? (expected keys: dataset, checks)",
+        "checks.yaml: checs: unknown key; did you mean 'checks'? (expected keys: dataset, checks, measures)",
     ),
     ("- a\n", "checks.yaml: got list; expected a mapping with keys 'dataset' (optional) and 'checks'"),
     ("dataset: x\n", "checks.yaml: missing required key 'checks': expected a list of checks"),
