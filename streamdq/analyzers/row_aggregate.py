@@ -73,6 +73,9 @@ KINDS: dict[str, int] = {
     # the first ``param`` distinct strings, sorted, of an ARRAY<STRING> input (NULL arrays and
     # NULL elements skipped): names of drifting fields, a short list even over many rows
     "distinct_strings": 1,
+    # the input's non-NULL values themselves (user aggregations built from Arrow columns,
+    # streamdq.aggregations): a pyarrow Array on the Arrow path, collect_list's list on Spark's
+    "values": 1,
 }
 
 
@@ -120,6 +123,8 @@ class RowAggregate:
         if self.kind == "percentile":
             assert self.param is not None
             return F.percentile(x, F.lit(float(self.param)))
+        if self.kind == "values":
+            return F.collect_list(x)
         fn = {
             "sum": F.sum,
             "count": F.count,
@@ -261,6 +266,9 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
     if kind == "percentile":
         assert param is not None
         return exact_percentile(_floats(x), float(param))
+    if kind == "values":
+        values = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+        return values.drop_null() if values.null_count else values
     if kind == "covar_pop":
         y = inputs[1]
         both = pc.and_(pc.is_valid(x), pc.is_valid(y))

@@ -80,14 +80,22 @@ class State(ABC):
         return _HEADER.pack(MAGIC, len(tag)) + tag + _VERSION.pack(self.FORMAT_VERSION) + self.payload()
 
 
-def state_from_bytes(data: bytes) -> State:
-    """Load any registered state from ``to_bytes`` output."""
+def split_header(data: bytes) -> tuple[str, int, bytes]:
+    """``(type tag, format version, payload)`` of ``to_bytes`` output; ``StateFormatError`` if not one."""
     if len(data) < _HEADER.size or data[:4] != MAGIC:
         raise StateFormatError("not a streamdq state (bad magic)")
     _, tag_len = _HEADER.unpack_from(data)
     start = _HEADER.size
+    if len(data) < start + tag_len + _VERSION.size:
+        raise StateFormatError("not a streamdq state (truncated header)")
     tag = data[start : start + tag_len].decode()
     (version,) = _VERSION.unpack_from(data, start + tag_len)
+    return tag, version, data[start + tag_len + _VERSION.size :]
+
+
+def state_from_bytes(data: bytes) -> State:
+    """Load any registered state from ``to_bytes`` output."""
+    tag, version, payload = split_header(data)
     cls = _REGISTRY.get(tag)
     if cls is None:
         raise StateFormatError(f"unknown state type tag {tag!r}")
@@ -95,7 +103,7 @@ def state_from_bytes(data: bytes) -> State:
         raise StateFormatError(
             f"state {tag!r} has format version {version}, this streamdq reads up to {cls.FORMAT_VERSION}"
         )
-    return cls.from_payload(data[start + tag_len + _VERSION.size :], version)
+    return cls.from_payload(payload, version)
 
 
 def _encode_float(value: Any) -> Any:

@@ -1,0 +1,65 @@
+"""Shared pieces of the contract kit: violations, the report, and comparing states and values.
+
+Two states are *the same* when they are equal or their ``to_bytes()`` are (a NaN inside a
+state makes ``==`` false although the state is the same). Two metric values are *close* when
+they are equal up to floating-point rounding (relative 1e-9), recursively through lists and
+mappings, NaN equal to NaN.
+
+>>> close({"a": [1.0, float("nan")]}, {"a": [1.0 + 1e-12, float("nan")]})
+True
+>>> close([1.0], [1.1])
+False
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamdq.analyzers.state import State
+
+
+class ContractViolation(AssertionError):
+    """A class breaks the State / Aggregation contract; the message names the class, the params and the law."""
+
+
+@dataclass
+class ContractReport:
+    """What the kit checked: the class, the params it ran with and how many law checks passed."""
+
+    name: str
+    params: list[Any] = field(default_factory=list)
+    laws: int = 0
+
+
+def same(x: State, y: State) -> bool:
+    """True when ``x`` and ``y`` are the same state (equal, or equal bytes)."""
+    if type(x) is not type(y):
+        return False
+    try:
+        if x == y:
+            return True
+    except Exception:  # a state whose == raises (an array field) is compared by bytes
+        pass
+    return x.to_bytes() == y.to_bytes()
+
+
+def close(a: Any, b: Any, rel: float = 1e-9) -> bool:
+    """True when metric values ``a`` and ``b`` are equal up to floating-point rounding."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        fa, fb = float(a), float(b)
+        if math.isnan(fa) or math.isnan(fb):
+            return math.isnan(fa) and math.isnan(fb)
+        return math.isclose(fa, fb, rel_tol=rel, abs_tol=1e-12)
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(close(a[k], b[k], rel) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(close(x, y, rel) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+__all__ = ["ContractReport", "ContractViolation", "close", "same"]
