@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from streamdq.analyzers.metric import Metric
+from streamdq.measure_result import MeasureResult
 
 SCOPES = ("batch", "window", "total")
 
@@ -267,6 +268,9 @@ class BatchReport:
     policy derived for this batch, stored with the report so a replayed batch re-emits the
     same alerts; ``policy_state`` is the policy's state after this batch (restored on restart).
     ``bad_data`` says which reasons, where, and which new or missing fields (``BadDataSummary``).
+    ``measures``: the SQL measures (``MeasureResult``): every measure at ``batch`` scope (not on a
+    batch without good rows), and the compiled ones also at ``total`` scope and at ``window``
+    scope for each window closed by this batch (``MeasureResult.window`` = its start, end).
     """
 
     dataset: str
@@ -285,6 +289,10 @@ class BatchReport:
     alerts: tuple[dict[str, Any], ...] = ()
     policy_state: dict[str, Any] = field(default_factory=dict)
     bad_data: BadDataSummary = field(default_factory=BadDataSummary)
+    measures: tuple[MeasureResult, ...] = ()
+
+    def measures_at(self, scope: str) -> list[MeasureResult]:
+        return [m for m in self.measures if m.scope == scope]
 
     @property
     def status(self) -> str:
@@ -323,6 +331,7 @@ class BatchReport:
             "alerts": list(self.alerts),
             "policy_state": dict(self.policy_state),
             "bad_data": self.bad_data.to_dict(),
+            "measures": [m.to_json() for m in self.measures],
         }
 
     def to_json(self) -> str:
@@ -351,6 +360,7 @@ class BatchReport:
             alerts=tuple(data.get("alerts", ())),
             policy_state=dict(data.get("policy_state") or {}),
             bad_data=BadDataSummary.from_dict(data.get("bad_data")),
+            measures=tuple(MeasureResult.from_json(m) for m in data.get("measures") or ()),
         )
 
     @classmethod

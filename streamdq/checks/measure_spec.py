@@ -67,10 +67,12 @@ def measure_from_dict(item: Any, *, file: str | None = None, path: str = "measur
             file=file,
             path=path,
         )
+    which = f"measure {item['name']!r}: " if isinstance(item.get("name"), str) else ""
     for key in item:
         if key not in MEASURE_KEYS:
             raise ConfigError(
-                f"unknown key{did_you_mean(str(key), MEASURE_KEYS)} (expected keys: {', '.join(MEASURE_KEYS)})",
+                f"{which}unknown key{did_you_mean(str(key), MEASURE_KEYS)} "
+                f"(expected keys: {', '.join(MEASURE_KEYS)})",
                 file=file,
                 path=f"{path}.{key}",
             )

@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.check import Check
+from streamdq.checks.measure import Measure, MeasureResult
 from streamdq.engine.analysis import analyze
 from streamdq.engine.plan import DEFAULT_MAX_GROUPS
 from streamdq.report import ERROR, SUCCESS, WARNING, CheckResult, ConstraintResult
@@ -46,6 +47,8 @@ class VerificationResult:
     row_level: DataFrame | None = field(default=None, compare=False, repr=False)
     """With ``verify(..., row_level=True)``: the input plus one boolean column per row-level
     constraint (``streamdq.checks.row_level``), lazy; else None."""
+    measures: tuple[MeasureResult, ...] = ()
+    """The SQL measures' results (scope ``batch``: the whole input), in declaration order."""
 
     @property
     def constraint_results(self) -> list[ConstraintResult]:
@@ -97,6 +100,7 @@ class VerificationResult:
             "jobs": self.jobs,
             "check_results": [c.to_dict() for c in self.check_results],
             "metrics": [{"analyzer": a.to_spec(), **m.to_dict()} for a, m in self.metrics.items()],
+            "measures": [m.to_json() for m in self.measures],
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -112,6 +116,11 @@ class VerificationResult:
                 lines.append(f"  {mark} {r.constraint}  -> {self._judged(r)}")
                 if r.message:
                     lines.append(f"       {r.message}")
+        if self.measures:
+            lines.append("\nMeasures:")
+            for mr in self.measures:
+                shown = json.dumps(mr.to_json()["value"]) if mr.ok else f"failed: {mr.failure}"
+                lines.append(f"  {mr.name}: {shown}")
         lines.append("\nMetrics:")
         width = min(48, max((len(m.instance) for m in self.metrics.values()), default=0))
         for m in self.metrics.values():
@@ -189,6 +198,7 @@ def verify(
     anomalies_need_history: bool = False,
     row_level: bool = False,
     filtered_row: str = "true",
+    measures: Iterable[Measure] = (),
 ) -> VerificationResult:
     """Judge ``checks`` on ``df`` with one fused analysis (see module docstring).
 
@@ -198,13 +208,27 @@ def verify(
 
     ``row_level=True`` adds ``result.row_level``: Deequ's row-level outcomes as Spark columns
     on the input (rows outside a constraint's ``where`` get ``filtered_row``: "true" or "null").
+
+    ``measures`` (``streamdq.checks.measure``): compiled ones join the one analysis, the others
+    run as Spark SQL on ``df`` (``FROM data``); ``result.measures`` holds their results.
     """
     from streamdq.frames import to_spark
 
     df = to_spark(df)
     checks = list(checks)
+    from streamdq.engine.measures import MeasureRunner
+
+    runner = MeasureRunner(measures, df.schema)
     analyzers = list(dict.fromkeys(a for c in checks for a in c.required_analyzers(None)))
+    analyzers = list(dict.fromkeys([*analyzers, *runner.analyzers()]))
     ctx = analyze(df, analyzers, max_groups=max_groups)
+    measured: tuple[MeasureResult, ...] = ()
+    if runner:
+        runner.resolve_names(df)
+        by_sql = {r.name: r for r in runner.run_sql(df)}
+        failed = {a: str(m.failure) for a, m in ctx.metrics.items() if not m.ok and a not in ctx.states}
+        compiled = {r.name: r for r in runner.from_states(ctx.states, scope="batch", failures=failed)}
+        measured = tuple(by_sql.get(f.measure.name) or compiled[f.measure.name] for f in runner.forms)
     context: dict[str, Any] | None = None
     if any(k.kind == "has_no_anomalies" for c in checks for k in c.constraints):
         from streamdq.detectors.history_evaluator import HistoryAnomalyEvaluator
@@ -217,5 +241,11 @@ def verify(
 
         rows = with_outcomes(df, checks, filtered_row=filtered_row)
     return VerificationResult(
-        overall_status(results), results, dict(ctx.metrics), ctx.jobs, tuple(checks), row_level=rows
+        overall_status(results),
+        results,
+        dict(ctx.metrics),
+        ctx.jobs,
+        tuple(checks),
+        row_level=rows,
+        measures=measured,
     )

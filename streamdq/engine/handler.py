@@ -53,12 +53,14 @@ from streamdq.engine.bad_data import summarize as summarize_bad_data
 from streamdq.engine.batch_size import BatchSizer
 from streamdq.engine.event_time import EventTimeBounds, epoch_micros, from_epoch_micros
 from streamdq.engine.judge import BatchJudge
+from streamdq.engine.measures import MeasureRunner, window_label
 from streamdq.engine.monitor import MONITOR_KEY_PREFIX, WindowMonitor
 from streamdq.engine.plan import AnalysisPlan
 from streamdq.engine.row_level import DEFAULT_MAX_ROWS as DEFAULT_ROW_LEVEL_MAX_ROWS
 from streamdq.engine.row_level import RowLevelOutcome, RowLevelQuarantine
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_by_key, states_for
 from streamdq.engine.stages import BatchStates, Judgement, Measurement, ScopeUpdate
+from streamdq.measure_result import MeasureResult
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
 
 if TYPE_CHECKING:  # the protocols the handler drives (wired in by the runner)
@@ -140,6 +142,7 @@ class BatchHandler:
         monitors: Sequence[WindowMonitor] = (),
         event_time_bounds: EventTimeBounds | None = None,
         row_level_max_rows: int = DEFAULT_ROW_LEVEL_MAX_ROWS,
+        measures: MeasureRunner | None = None,
     ) -> None:
         self.dataset = dataset
         self.query_id = query_id
@@ -158,8 +161,11 @@ class BatchHandler:
         self.retention_hours = retention_hours
         self.monitors = list(monitors)
         monitor_analyzers = [a for m in self.monitors for a in m.analyzers()]
+        self.measures = measures or MeasureRunner(())  # SQL measures (engine/measures.py)
         self.analyzers: list[Analyzer] = list(
-            dict.fromkeys([*judge.analyzers(), *extra_analyzers, *monitor_analyzers])
+            dict.fromkeys(
+                [*judge.analyzers(), *extra_analyzers, *monitor_analyzers, *self.measures.analyzers()]
+            )
         )
         self.plan = AnalysisPlan(self.analyzers, max_groups=max_groups)
         self.scopes = ScopeStates(self.window_length, watermark_delay=self.watermark_delay)
@@ -270,6 +276,7 @@ class BatchHandler:
                 late_rows = self._quarantine_fused(df, batch_id, states, update, bad=False)
                 quarantine_rows = _concat(quarantine_rows, late_rows)
             row_level = self._row_level(df, batch_id, states)
+            sql_measures = self._sql_measures(df, states)
         finally:
             if persisted:
                 df.unpersist()
@@ -281,6 +288,7 @@ class BatchHandler:
             states = replace(states, counters={**states.counters, **row_level.counters()})
         compute_seconds = time.perf_counter() - started
         measurement = self._measure(states, update)
+        measurement = replace(measurement, measures=sql_measures + self._compiled_measures(states, update))
         judgement = self._judge(batch_id, processing_time, states, measurement)
         report = self._report(
             batch_id, processing_time, states, update, measurement, judgement, quarantine_rows
@@ -528,7 +536,38 @@ class BatchHandler:
             closed_windows=tuple(window for window, _ in update.closed),
             event_time_max=update.event_time_max,
             watermark=update.watermark,
+            measures=measurement.measures,
         )
+
+    # -- SQL measures (engine/measures.py) ---------------------------------------------
+    def _sql_measures(self, df: DataFrame, states: BatchStates) -> tuple[MeasureResult, ...]:
+        """The measures that run as Spark SQL, on this batch's good rows (data columns only);
+        none on a batch without good rows (no job). Compiled ``map`` measures learn their
+        column names here (analysis only, once per schema)."""
+        if not self.measures or states.good_rows <= 0:
+            return ()
+        cols = set(df.columns)
+        data = df.filter(~self._bad(cols)).select(
+            *[col(c) for c in df.columns if not c.startswith("_streamdq_")]
+        )
+        self.measures.resolve_names(data)
+        return self.measures.run_sql(data)
+
+    def _compiled_measures(self, states: BatchStates, update: ScopeUpdate) -> tuple[MeasureResult, ...]:
+        """Compiled measures from the states: the batch (when it had good rows), each window
+        closed now, the total."""
+        if not self.measures:
+            return ()
+        out: list[MeasureResult] = []
+        if states.good_rows > 0:
+            batch = states_for(self.analyzers, states.batch)
+            out += self.measures.from_states(batch, scope="batch", failures=states.failures)
+        for window, window_states in update.closed:
+            by_analyzer = states_for(self.analyzers, window_states)
+            label = window_label(window.start, window.end)
+            out += self.measures.from_states(by_analyzer, scope="window", window=label)
+        out += self.measures.from_states(states_for(self.analyzers, self.scopes.total), scope="total")
+        return tuple(out)
 
     def _window_index(self, start: datetime) -> int:
         """Position of a window in its series: window start // window length (strictly increasing)."""

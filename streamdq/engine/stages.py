@@ -25,6 +25,7 @@ from typing import Any
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.state import State
+from streamdq.measure_result import MeasureResult
 from streamdq.report import Anomaly, CheckResult, ScopedMetric, Window
 
 StateMap = Mapping[str, State]
@@ -77,12 +78,14 @@ class ScopeUpdate:
 
 @dataclass(frozen=True)
 class Measurement:
-    """Metrics of one batch: everything reported, and the per-scope maps the judge reads."""
+    """Metrics of one batch: everything reported, and the per-scope maps the judge reads;
+    ``measures``: the SQL measures of every scope (``BatchReport.measures``)."""
 
     metrics: tuple[ScopedMetric, ...]
     batch: Mapping[Analyzer, Metric]
     total: Mapping[Analyzer, Metric]
     closed: tuple[tuple[Window, Mapping[Analyzer, Metric], StateMap], ...] = ()
+    measures: tuple[MeasureResult, ...] = ()
 
 
 @dataclass(frozen=True)
