@@ -358,6 +358,12 @@ class Check:
             "is_greater_than_or_equal_to", column_a=column_a, column_b=column_b, assertion=assertion, **kw
         )
 
+    # -- expressions (DolphinScheduler's checks, streamdq.checks.expression) --------------------
+    def expression(self, name: str, expression: str, **kw: Any) -> Check:
+        """A named boolean CEL expression over ``measures``, ``metrics`` and their history, e.g.
+        ``expression("all order is unique", 'measures["m"]["c"] == measures["m"]["cd"]')``."""
+        return self.add_constraint("expression", name=name, expression=expression, **kw)
+
     # -- anomalies (evaluated by streamdq.detectors) -------------------------------------------
     def has_no_anomalies(
         self,
@@ -393,7 +399,11 @@ class Check:
         window: Window | None = None,
         context: Mapping[str, Any] | None = None,
     ) -> CheckResult:
-        """Judge the constraints of ``scope`` (None: all, each labelled with its own scope)."""
+        """Judge the constraints of ``scope`` (None: all, each labelled with its own scope).
+
+        Kinds that read the whole scope (``expression``) find ``metrics`` in
+        ``context["metrics_by_analyzer"]``."""
+        context = {**(context or {}), "metrics_by_analyzer": metrics}
         results = tuple(
             c.evaluate(
                 metrics,

@@ -188,6 +188,9 @@ class ConstraintKind:
     evaluate: Evaluator | None = None
     """Replaces metric + assertion evaluation (returns status and message)."""
     takes_assertion: bool = True
+    needs_metric: bool = True
+    """False: the kind judges no metric of its own analyzer (``expression``: its evaluator reads
+    the scope's metrics from ``context["metrics_by_analyzer"]``); its results carry no metric."""
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -427,7 +430,7 @@ class Constraint:
         context: Mapping[str, Any] | None = None,
     ) -> ConstraintResult:
         """A ``ConstraintResult`` for this constraint given the metrics of its analyzers."""
-        metric = metrics.get(self.analyzer)
+        metric = metrics.get(self.analyzer) if self.definition.needs_metric else None
         status, message = self.judge(metric, context)
         return ConstraintResult(
             check=check,

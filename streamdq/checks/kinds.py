@@ -30,6 +30,8 @@ from streamdq.checks.constraint import (
     Param,
     register_constraint_kind,
 )
+from streamdq.checks.expression_kind import register as _register_expression
+from streamdq.checks.kinds_aggregation import register as _register_aggregation
 from streamdq.checks.kinds_statistics import register as _register_statistics
 from streamdq.report import FAILURE
 
@@ -570,3 +572,5 @@ def set_anomaly_evaluator(evaluator: Evaluator | None) -> None:
 
 _register()
 _register_statistics()  # has_range, has_exact_quantile, has_variance, ... (kinds_statistics.py)
+_register_expression()  # expression: a named CEL expression (expression_kind.py)
+_register_aggregation()  # aggregation: user and built-in aggregation functions (kinds_aggregation.py)

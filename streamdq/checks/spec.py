@@ -35,11 +35,13 @@ import yaml
 
 from streamdq.checks.check import Check, Level
 from streamdq.checks.constraint import COMMON_KEYS, Constraint, constraint_kind, did_you_mean
+from streamdq.checks.judgement_spec import validate_judgement
 from streamdq.checks.measure import Measure
 from streamdq.checks.measure_spec import measures_from_list
+from streamdq.checks.pass_policy import PassPolicy
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
-TOP_KEYS = ("dataset", "checks", "measures")
+TOP_KEYS = ("dataset", "checks", "measures", "pass")
 CHECK_KEYS = ("description", "level", "constraints", "row_level")
 
 
@@ -51,6 +53,8 @@ class CheckSuite:
     dataset: str | None
     checks: tuple[Check, ...]
     measures: tuple[Measure, ...] = ()
+    pass_policy: PassPolicy = PassPolicy()
+    """``pass:`` (streamdq.checks.pass_policy): when the file's judgement counts as passed."""
 
 
 # -- loading ------------------------------------------------------------------------------
@@ -168,7 +172,8 @@ def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:
         measures_from_list, data.get("measures"), file=file, path="measures", default=no_measures
     )
     errs.raise_if_any()
-    return CheckSuite(dataset, tuple(checks), tuple(measures))
+    policy = validate_judgement(checks, measures, data.get("pass"), file=file)  # judgement_spec.py
+    return CheckSuite(dataset, tuple(checks), tuple(measures), policy)
 
 
 def checks_from_spec(data: Any, *, file: str | None = None) -> list[Check]:
@@ -235,7 +240,10 @@ def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0
 
 
 def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "constraint") -> Constraint:
-    """``{kind: {params..., assertion, where, hint, scope}}`` or ``{kind: <first parameter>}``."""
+    """``{kind: {params..., assertion, where, hint, scope}}`` or ``{kind: <first parameter>}``
+    (or, flat, ``{kind: <kind>, params..., assertion, ...}``)."""
+    if isinstance(entry, Mapping) and isinstance(entry.get("kind"), str) and len(entry) > 1:
+        entry = {entry["kind"]: {k: v for k, v in entry.items() if k != "kind"}}
     if not isinstance(entry, Mapping) or len(entry) != 1:
         raise ConfigError(
             f"got {entry!r}; expected a mapping with exactly one constraint name, "

@@ -75,6 +75,7 @@ def every_kind() -> list[Check]:
         .is_greater_than("amount", "discount")
         .is_greater_than_or_equal_to("amount", "discount", ">= 0.9")
         .has_no_anomalies(make("Mean", column="amount"), {"type": "online_normal", "lower": 3.0})
+        .expression("not too big", 'metrics["Size"] < 1000000 && metrics["Mean(amount)"] > 0', scope="total")
     )
     return [c, w]
 
@@ -165,7 +166,7 @@ ERRORS = [
     ),
     (
         "dataset: x\nchecs: []\n",
-        "checks.yaml: checs: unknown key; did you mean 'checks'? (expected keys: dataset, checks, measures)",
+        "checks.yaml: checs: unknown key; did you mean 'checks'? (expected keys: dataset, checks, measures, pass)",
     ),
     ("- a\n", "checks.yaml: got list; expected a mapping with keys 'dataset' (optional) and 'checks'"),
     ("dataset: x\n", "checks.yaml: missing required key 'checks': expected a list of checks"),

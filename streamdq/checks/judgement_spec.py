@@ -1,0 +1,64 @@
+"""Load-time validation of what ties measures, expressions and the pass policy together.
+
+``validate_judgement(checks, measures, pass_value)`` runs after the checks and measures of a
+check file (or run config) each validated on their own, and reports every problem at once
+(one ``ConfigErrors``), each naming the file and the key:
+
+* an expression's literal ``measures["x"]`` naming no measure of the file, or ``metrics["k"]``
+  naming no metric of the plan (``expression_kind.check_expression_refs``);
+* two entries of the result document's ``check`` map sharing a name (expression names and
+  the descriptions of checks with other constraints key the document and the pass policy);
+* the ``pass:`` policy (unknown check names, ``at_least`` out of range: ``PassPolicy.parse``).
+
+It returns the parsed ``PassPolicy``. Pure Python, no Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from streamdq.analyzers.base import Analyzer
+from streamdq.checks.check import Check
+from streamdq.checks.expression_kind import check_expression_refs
+from streamdq.checks.pass_policy import PassPolicy
+from streamdq.checks.result_document import check_names, duplicate_names
+from streamdq.errors import ConfigError, ErrorCollector
+
+
+def validate_judgement(
+    checks: Sequence[Check],
+    measures: Iterable[Any],
+    pass_value: Any,
+    *,
+    file: str | None = None,
+    checks_path: str = "checks",
+    pass_path: str = "pass",
+    extra_analyzers: Iterable[Analyzer] = (),
+) -> PassPolicy:
+    """The pass policy, after checking the references between measures, checks and policy."""
+    errs = ErrorCollector()
+    names = [m.name for m in measures]
+    for key, problem in check_expression_refs(
+        checks, names, extra_analyzers=extra_analyzers, path=checks_path
+    ):
+        errs.add(ConfigError(problem, file=file, path=key))
+    for name in duplicate_names(checks):
+        errs.add(
+            ConfigError(
+                f"two checks are named {name!r}: expression names and check descriptions key the "
+                "result document and the pass policy, so they must be unique",
+                file=file,
+                path=checks_path,
+            )
+        )
+    policy = errs.get(
+        PassPolicy.parse,
+        pass_value,
+        names=check_names(checks),
+        file=file,
+        path=pass_path,
+        default=PassPolicy(),
+    )
+    errs.raise_if_any()
+    return policy
