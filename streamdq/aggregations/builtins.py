@@ -14,11 +14,11 @@ name                       what                                 state       comb
 
 from __future__ import annotations
 
-from streamdq.analyzers.aggregation import Aggregation
 from streamdq.aggregations.discrete_histogram import DiscreteValuesHistogram
 from streamdq.aggregations.kll import Median, NumericHistogram
 from streamdq.aggregations.moments import Average, StandardDeviation
 from streamdq.aggregations.unique_values import UniqueValues
+from streamdq.analyzers.aggregation import Aggregation
 
 BUILTINS: tuple[type[Aggregation], ...] = (
     DiscreteValuesHistogram,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import datasketches as ds
 import numpy as np
@@ -37,8 +37,8 @@ import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from streamdq.analyzers.aggregation import Aggregation, EmptyInput
 from streamdq.aggregations.moments import finite_double, finite_floats
+from streamdq.analyzers.aggregation import Aggregation, EmptyInput
 from streamdq.analyzers.sketch_states import KllState
 
 DEFAULT_K, MIN_K, MAX_K = 200, 8, 65535
@@ -58,7 +58,7 @@ class _KllAggregation(Aggregation):
 
     approximate = True
     input_type = "numeric"
-    PARAMS = ("k",)
+    PARAMS: ClassVar[tuple[str, ...]] = ("k",)
     sketch: KllState = field(default_factory=KllState)
 
     @classmethod
@@ -141,7 +141,7 @@ class NumericHistogram(_KllAggregation):
 
     NAME = "numericHistogram"
     TYPE_TAG = "agg.NumericHistogram"
-    PARAMS = ("k", "bins")
+    PARAMS: ClassVar[tuple[str, ...]] = ("k", "bins")
 
     @classmethod
     def validate_params(cls, params: Mapping[str, Any]) -> str | None:
@@ -157,7 +157,9 @@ class NumericHistogram(_KllAggregation):
     def value(self, params: Mapping[str, Any]) -> dict[str, Any]:
         sk = self._sketch()
         n = int(sk.n)
-        edges = self.edges(float(sk.get_min_value()), float(sk.get_max_value()), int(params.get("bins", DEFAULT_BINS)))
+        edges = self.edges(
+            float(sk.get_min_value()), float(sk.get_max_value()), int(params.get("bins", DEFAULT_BINS))
+        )
         if len(edges) == 2:
             masses = [1.0]
         else:

@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from streamdq.analyzers.aggregation import Aggregation
 from streamdq.aggregations.discrete_histogram import as_strings
+from streamdq.analyzers.aggregation import Aggregation
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ A check file names an aggregation in one of three ways (docs/aggregations.md):
 
 Nothing is registered by importing a module: ``registry()`` returns the process-wide registry
 after calling ``register_builtins()`` and ``load_entry_points()`` on it once (explicit calls;
-a fresh ``AggregationRegistry()`` is empty). Resolving registers the class's state type
-(``register_state``) so stored bytes of it load anywhere the name resolves (the query service).
+a fresh ``AggregationRegistry()`` is empty). Resolving (the engine, the config check, the query
+service using the class) registers its state type (``register_state``), so stored bytes of it
+load wherever the name resolves; registering a name only checks the class.
 
 Every mistake raises ``AggregationLoadError`` (a ``ValueError``) naming the reference and what
 is wrong: a missing module, a missing attribute, not a class, not an ``Aggregation``, no
@@ -127,7 +128,7 @@ class AggregationRegistry:
             raise AggregationLoadError(f"aggregation {reference!r}: expected a name or 'module:Class'")
         cls = self._classes.get(reference)
         if cls is not None:
-            return cls
+            return _with_state_type(cls, reference)
         ep = self._entry_points.get(reference)
         if ep is not None:
             where = f"entry point {reference!r} ({ep.value}) of group {ep.group}"
@@ -138,14 +139,14 @@ class AggregationRegistry:
             cls = _checked(loaded, where)
             with self._lock:
                 self._classes.setdefault(reference, cls)
-            return cls
+            return _with_state_type(cls, where)
         if ":" not in reference:
             known = ", ".join(self.names()) or "none"
             raise AggregationLoadError(
                 f"aggregation {reference!r} is not registered (registered: {known}); "
                 "name a registered one, or a class as 'module:Class'"
             )
-        return _checked(load_class(reference), f"{reference!r}")
+        return _with_state_type(_checked(load_class(reference), f"{reference!r}"), f"{reference!r}")
 
 
 def load_class(reference: str) -> Any:
@@ -173,16 +174,21 @@ def load_class(reference: str) -> Any:
 def _checked(obj: Any, where: str) -> type[Aggregation]:
     problems = contract_problems(obj)
     if problems:
-        label = where if where.startswith("entry point") else where
-        raise AggregationLoadError(f"aggregation {label}: " + "; ".join(problems))
-    cls: type[Aggregation] = obj
-    owner = registered_states().get(cls.TYPE_TAG)
-    if owner is not None and owner is not cls:
+        raise AggregationLoadError(f"aggregation {where}: " + "; ".join(problems))
+    checked: type[Aggregation] = obj
+    return checked
+
+
+def _with_state_type(cls: type[Aggregation], where: str) -> type[Aggregation]:
+    """``cls`` after registering its state type (so stored bytes of it load), unless its tag is another's."""
+    try:
+        register_state(cls)
+    except ValueError:
+        owner = registered_states()[cls.TYPE_TAG]
         raise AggregationLoadError(
             f"aggregation {where}: TYPE_TAG {cls.TYPE_TAG!r} is already the tag of "
             f"{owner.__module__}.{owner.__qualname__}; choose a unique tag"
-        )
-    register_state(cls)
+        ) from None
     return cls
 
 

@@ -48,7 +48,7 @@ from streamdq.analyzers.base import (
     is_string,
     register_analyzer,
 )
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.metric import Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
 
@@ -108,6 +108,12 @@ class AggregationAnalyzer(ScanShareableAnalyzer):
     def combinable(self) -> bool:
         cls = self._class_or_none()
         return bool(cls.combinable) if cls is not None else False
+
+    def failed(self, reason: str, *, empty: bool = False) -> Metric:
+        return failure(self.entity, self.metric_name, self.instance, reason, empty=empty)
+
+    def ok(self, value: Any, **kwargs: Any) -> Metric:
+        return Metric(self.entity, self.metric_name, self.instance, value=value, **kwargs)
 
     def to_spec(self) -> dict[str, Any]:
         spec = super().to_spec()
@@ -197,10 +203,11 @@ class AggregationAnalyzer(ScanShareableAnalyzer):
 
 def type_problem(cls: type[Aggregation], column: str, dtype: Any) -> str | None:
     """None when a column of ``dtype`` suits the class's ``input_type``, else why not."""
+    shown = dtype.simpleString().upper() if hasattr(dtype, "simpleString") else dtype
     if cls.input_type == "numeric" and not is_numeric(dtype):
-        return f"column {column!r} is {dtype}, aggregation {cls.metric_name()} needs a numeric type"
+        return f"column {column!r} is {shown}, aggregation {cls.metric_name()} needs a numeric type"
     if cls.input_type == "string" and not is_string(dtype):
-        return f"column {column!r} is {dtype}, aggregation {cls.metric_name()} needs a string type"
+        return f"column {column!r} is {shown}, aggregation {cls.metric_name()} needs a string type"
     return None
 
 

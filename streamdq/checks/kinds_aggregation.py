@@ -75,7 +75,9 @@ def _evaluate(c: Constraint, metric: Metric | None, context: Mapping[str, Any]) 
         return SUCCESS, None
     if assertion.test(metric.value):
         return SUCCESS, None
-    msg = f"Value: {metric.value!r} does not meet the constraint requirement! (expected {assertion.describe()})"
+    msg = (
+        f"Value: {metric.value!r} does not meet the constraint requirement! (expected {assertion.describe()})"
+    )
     return FAILURE, msg + (f" {c.hint}" if c.hint else "")
 
 

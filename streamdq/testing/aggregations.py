@@ -80,7 +80,9 @@ def _value(state: Aggregation, params: Mapping[str, Any], where: str, *, may_be_
     except EmptyInput:
         if may_be_empty:
             return EmptyInput
-        raise ContractViolation(f"{where}: value() raised EmptyInput for a state of non-empty input") from None
+        raise ContractViolation(
+            f"{where}: value() raised EmptyInput for a state of non-empty input"
+        ) from None
     try:
         json.dumps(value)
     except (TypeError, ValueError) as exc:
@@ -120,7 +122,9 @@ def check_aggregation(cls: type[Aggregation]) -> ContractReport:
     return report
 
 
-def _check_from_data(cls: type[Aggregation], params: dict[str, Any], where: str, report: ContractReport) -> None:
+def _check_from_data(
+    cls: type[Aggregation], params: dict[str, Any], where: str, report: ContractReport
+) -> None:
     a, b, c = batches(cls.input_type)
     empty = cls.empty()
     zero = cls.from_arrow(a.slice(0, 0), params)
@@ -142,7 +146,9 @@ def _check_from_data(cls: type[Aggregation], params: dict[str, Any], where: str,
     if cls.approximate:
         bound = sa.error_bound(params)
         if isinstance(bound, bool) or not isinstance(bound, int | float) or not bound >= 0:
-            raise ContractViolation(f"{where}: approximate, but error_bound() is {bound!r}, not a number >= 0")
+            raise ContractViolation(
+                f"{where}: approximate, but error_bound() is {bound!r}, not a number >= 0"
+            )
         for label, s, values in (
             ("s(A ++ B)", s_ab, ab),
             ("merge(s(A), s(B))", merged_ab, ab),
