@@ -70,9 +70,11 @@ class _MomentsAggregation(Aggregation):
         x = finite_floats(values)
         if x.size == 0:
             return cls()
-        mean = float(x.sum()) / x.size
-        d = x - mean
-        return cls(MomentsState(int(x.size), mean, float(np.dot(d, d)), order=2))
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow poisons the moments, as in Spark
+            mean = float(x.sum()) / x.size
+            d = x - mean
+            m2 = float(np.dot(d, d))
+        return cls(MomentsState(int(x.size), mean, m2, order=2))
 
     @classmethod
     def spark_aggregations(cls, column: Column, params: Mapping[str, Any]) -> list[Column]:

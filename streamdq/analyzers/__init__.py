@@ -39,10 +39,12 @@ from streamdq.analyzers.state import State, state_from_bytes
 from streamdq.analyzers.sum import Sum
 from streamdq.analyzers.unique_value_ratio import UniqueValueRatio
 from streamdq.analyzers.uniqueness import Uniqueness
+from streamdq.analyzers.user_aggregation import AggregationAnalyzer
 from streamdq.analyzers.variance import Variance
 from streamdq.analyzers.zeros_count import ZerosCount
 
 __all__ = [
+    "AggregationAnalyzer",
     "ColumnCount",
     "ColumnCountState",
     "ExactQuantile",
