@@ -204,6 +204,30 @@ def metric_records(report: BatchReport) -> list[MetricRecord]:
     return [MetricRecord.from_scoped(m) for m in report.metrics]
 
 
+MEASURE_ENTITY = "Measure"  # the metrics table's entity of SQL measures (name = the measure's name)
+
+
+def measure_records(report: BatchReport) -> list[MetricRecord]:
+    """The report's SQL measures as metric records: entity ``Measure``, name = the measure's
+    name, instance = its result type, a scalar value in ``value`` and a list or map in
+    ``value_json`` (read back by ``streamdq.state.measure_history``)."""
+    return [
+        MetricRecord(
+            scope=m.scope,
+            window_start=datetime.fromisoformat(m.window[0]) if m.window else None,
+            window_end=datetime.fromisoformat(m.window[1]) if m.window else None,
+            entity=MEASURE_ENTITY,
+            instance=m.result_type,
+            name=m.name,
+            value=list(m.value) if isinstance(m.value, tuple) else m.value,
+            failure=m.failure,
+            empty=False,
+            analyzer_key=f"measure:{m.name}",
+        )
+        for m in report.measures
+    ]
+
+
 def result_records(report: BatchReport) -> list[ResultRecord]:
     return [
         ResultRecord.from_constraint_result(r) for c in report.check_results for r in c.constraint_results
@@ -276,4 +300,4 @@ def records_for_batch(
             out += make(states, "window", w, False)
     for w, states in closed:
         out += make(states, "window", w, True)
-    return BatchRecords(out, metric_records(report), result_records(report))
+    return BatchRecords(out, metric_records(report) + measure_records(report), result_records(report))

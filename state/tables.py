@@ -14,7 +14,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from streamdq.state import schemas as S
-from streamdq.state.records import DetectorStateRecord, MetricRecord, ResultRecord, StateRecord, split_value
+from streamdq.state.records import (
+    MEASURE_ENTITY,
+    DetectorStateRecord,
+    MetricRecord,
+    ResultRecord,
+    StateRecord,
+    split_value,
+)
 
 from streamdq.report import BatchReport
 
@@ -56,6 +63,8 @@ def metric_table(records: Sequence[MetricRecord], report: BatchReport) -> pa.Tab
     rows = []
     for r in records:
         value, value_json = split_value(r.value)
+        if r.entity == MEASURE_ENTITY and value_json is None and r.value is not None:
+            value_json = json.dumps(r.value)  # a measure keeps its exact JSON value (100, not 100.0)
         time = _point_time(r.scope, r.window_start, report.processing_time)
         rows.append(
             {

@@ -27,26 +27,44 @@ from typing import Any
 from streamdq.checks.constraint import did_you_mean
 from streamdq.checks.measure import RESULT_TYPES, Measure
 from streamdq.checks.measure_sql import MeasureSqlError, parse_query, select_width, unknown_columns
-from streamdq.errors import ConfigError, ErrorCollector
+from streamdq.errors import ConfigError, ConfigErrors
 
 MEASURE_KEYS = ("name", "sql", "result_type", "description")
 
 
 def measures_from_list(items: Any, *, file: str | None = None, path: str = "measures") -> list[Measure]:
     """Validate a list of measure mappings (every mistake reported at once)."""
+    measures, errors = checked_measures(items, file=file, path=path)
+    if errors:
+        raise ConfigErrors(errors)
+    return measures
+
+
+def checked_measures(
+    items: Any,
+    columns: Sequence[str] | None = None,
+    *,
+    file: str | None = None,
+    path: str = "measures",
+) -> tuple[list[Measure], list[ConfigError]]:
+    """The valid measures of ``items`` and every mistake (each keyed by its own index); with
+    ``columns``, a measure reading a column not among them is a mistake too."""
     if items is None:
-        return []
+        return [], []
     if not isinstance(items, list):
-        raise ConfigError(f"got {type(items).__name__}; expected a list of measures", file=file, path=path)
-    errs = ErrorCollector()
+        problem = f"got {type(items).__name__}; expected a list of measures"
+        return [], [ConfigError(problem, file=file, path=path)]
+    errors: list[ConfigError] = []
     out: list[Measure] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
-        m = errs.get(measure_from_dict, item, file=file, path=f"{path}[{i}]", default=None)
-        if m is None:
+        try:
+            m = measure_from_dict(item, file=file, path=f"{path}[{i}]")
+        except ConfigError as exc:
+            errors.extend(exc.errors_list())
             continue
         if m.name in seen:
-            errs.add(
+            errors.append(
                 ConfigError(
                     f"measure {m.name!r}: name already used by {path}[{seen[m.name]}]; names must be unique",
                     file=file,
@@ -56,8 +74,9 @@ def measures_from_list(items: Any, *, file: str | None = None, path: str = "meas
             continue
         seen[m.name] = i
         out.append(m)
-    errs.raise_if_any()
-    return out
+        if columns is not None:
+            errors += measure_column_errors([m], columns, file=file, path=path, first_index=i)
+    return out, errors
 
 
 def measure_from_dict(item: Any, *, file: str | None = None, path: str = "measures[0]") -> Measure:
@@ -116,11 +135,16 @@ def measure_from_dict(item: Any, *, file: str | None = None, path: str = "measur
 
 
 def measure_column_errors(
-    measures: Sequence[Measure], columns: Sequence[str], *, file: str | None = None, path: str = "measures"
+    measures: Sequence[Measure],
+    columns: Sequence[str],
+    *,
+    file: str | None = None,
+    path: str = "measures",
+    first_index: int = 0,
 ) -> list[ConfigError]:
     """One error per measure whose SQL names a column that ``columns`` lacks (nothing runs)."""
     errors: list[ConfigError] = []
-    for i, m in enumerate(measures):
+    for i, m in enumerate(measures, start=first_index):
         try:
             problem = unknown_columns(parse_query(m.sql), columns)
         except MeasureSqlError as exc:

@@ -218,6 +218,14 @@ def verify(
     checks = list(checks)
     from streamdq.engine.measures import MeasureRunner
 
+    measures = list(measures)
+    if measures:  # a column the table lacks: a config error before any job
+        from streamdq.checks.measure_spec import measure_column_errors
+        from streamdq.errors import ConfigErrors
+
+        unknown = measure_column_errors(measures, df.columns)
+        if unknown:
+            raise ConfigErrors(unknown)
     runner = MeasureRunner(measures, df.schema)
     analyzers = list(dict.fromkeys(a for c in checks for a in c.required_analyzers(None)))
     analyzers = list(dict.fromkeys([*analyzers, *runner.analyzers()]))

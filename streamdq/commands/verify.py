@@ -22,6 +22,11 @@ constraint's scope); without history the constraint passes with "not enough hist
 
 ``--rows-out PATH`` writes the rows failing row-level constraints, with the names of the
 constraints they fail (``_dq_failed_constraints``), as Parquet at PATH (``rows_out.py``).
+
+Measures (``measures:`` in the checks file, docs/measure-check-pass.md) run on the table; a
+measure naming a column the table lacks is a usage error (exit 2) found before any job.
+``--explain`` prints which form each measure took (compiled into which analyzers, or Spark SQL
+and why) before the report (under ``explain`` in ``--format json``).
 """
 
 from __future__ import annotations
@@ -57,6 +62,11 @@ def register(sub: Any) -> None:
         "--anomalies-need-history",
         action="store_true",
         help="fail has_no_anomalies when there is not enough history (default: pass with a message)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say which form each measure took: compiled analyzers, or Spark SQL per batch and why",
     )
     p.add_argument(
         "--rows-out",
@@ -208,10 +218,18 @@ def run(args: argparse.Namespace) -> int:
         suite = load_suite(args.checks)
         df = read_data(get_spark(), args.data, args.input_format, **read_options(args))
         history = _history(args.state, args.dataset or suite.dataset)
+        _check_measure_columns(suite.measures, df, args.checks)
     except ConfigError as exc:
         print(f"streamdq verify: {exc}", file=sys.stderr)
         return 2
-    result = verify(df, suite.checks, history=history, anomalies_need_history=args.anomalies_need_history)
+    result = verify(
+        df,
+        suite.checks,
+        history=history,
+        anomalies_need_history=args.anomalies_need_history,
+        measures=suite.measures,
+    )
+    explained = _explain(suite.measures, df) if getattr(args, "explain", False) else None
     if getattr(args, "rows_out", None):
         from streamdq.commands.rows_out import write_failing_rows
 
@@ -222,12 +240,42 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(f"{written} failing rows written to {args.rows_out}", file=sys.stderr)
     if args.format == "json":
-        print(result.to_json(indent=2))
+        if explained is not None:
+            import json
+
+            doc = result.to_dict()
+            doc["explain"] = {"measures": [{"name": n, "form": f} for n, f in explained]}
+            print(json.dumps(doc, indent=2, sort_keys=True, allow_nan=False, default=str))
+        else:
+            print(result.to_json(indent=2))
     else:
+        if explained is not None:
+            print("Measures:" if explained else "Measures: none")
+            for name, form in explained:
+                print(f"  {name}: {form}")
+            print()
         if suite.dataset:
             print(f"Dataset: {suite.dataset} ({args.data})")
         print(result.render_text())
     return 1 if result.status == ERROR else 0
+
+
+def _check_measure_columns(measures: Any, df: Any, file: str) -> None:
+    """Every measure's columns against the table's schema, before any job (ConfigErrors)."""
+    if not measures:
+        return
+    from streamdq.checks.measure_spec import measure_column_errors
+    from streamdq.errors import ConfigErrors
+
+    errors = measure_column_errors(measures, df.columns, file=file)
+    if errors:
+        raise ConfigErrors(errors)
+
+
+def _explain(measures: Any, df: Any) -> list[tuple[str, str]]:
+    from streamdq.engine.measures import MeasureRunner
+
+    return MeasureRunner(measures, df.schema).explain()
 
 
 def _history(state: str | None, dataset: str | None) -> Any:

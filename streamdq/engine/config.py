@@ -69,6 +69,7 @@ KNOWN_KEYS = {
     "quarantine",
     "checks",
     "checks_file",
+    "measures",
     "sinks",
     "alerts",
     "max_groups",
@@ -158,6 +159,7 @@ class RunConfig:
     quarantine: bool = True
     checks: list[dict[str, Any]] = field(default_factory=list)
     checks_origin: str = "<inline>"
+    measures: list[dict[str, Any]] = field(default_factory=list)  # raw ``measures:`` (checks file or inline)
     sinks: list[dict[str, Any]] = field(default_factory=list)
     alerts: dict[str, Any] = field(default_factory=dict)
     max_groups: int = 100_000
@@ -306,6 +308,8 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
     state = _state_config(raw.get("state"), base, errs)
     no_checks: tuple[list[dict[str, Any]], str] = ([], "<inline>")
     checks, origin = errs.get(_load_checks, raw, base, default=no_checks)
+    no_measures: list[dict[str, Any]] = []
+    measures = errs.get(_load_measures, raw, base, default=no_measures)
     sinks = raw.get("sinks") or [{"type": "console"}]
     if not isinstance(sinks, list) or not all(isinstance(s, dict) for s in sinks):
         errs.add(ConfigError("expected a list of mappings such as [{type: console}]", path="sinks"))
@@ -359,6 +363,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         quarantine=bool(raw.get("quarantine", True)),
         checks=checks,
         checks_origin=origin,
+        measures=measures,
         sinks=[dict(s) for s in sinks],
         alerts=dict(alerts),
         max_groups=max_groups,
@@ -568,6 +573,23 @@ def _validate_monitors(auto_validate: Any, quality_score: Any, dataset: str) -> 
         from streamdq.autovalidate.quality_monitor import quality_monitor_from_config
 
         quality_monitor_from_config(quality_score, dataset)
+
+
+def _load_measures(raw: dict[str, Any], base: Path) -> list[dict[str, Any]]:
+    """The raw ``measures:`` list: inline in the run config, or beside the checks of
+    ``checks_file`` (validated by ``streamdq.checks.measure_spec`` with the checks)."""
+    measures: Any = raw.get("measures")
+    if "checks_file" in raw and measures is None:
+        try:
+            doc = yaml.safe_load(Path(_resolve(str(raw["checks_file"]), base)).read_text())
+        except (OSError, yaml.YAMLError):  # reported by _load_checks
+            return []
+        measures = doc.get("measures") if isinstance(doc, dict) else None
+    if measures is None:
+        return []
+    if not isinstance(measures, list):
+        raise ConfigError("expected a list of measures (see docs/measure-check-pass.md)", path="measures")
+    return measures
 
 
 def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]], str]:

@@ -144,6 +144,7 @@ def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -
     if config.event_time:
         _check_event_time(config.event_time, schema, errs)
     checks = _compile_checks(config, errs)
+    _check_measures(config, schema, errs)
     if schema is not None:
         _check_check_columns(checks, config, schema, errs)
         _check_monitor_columns(config, schema, errs)
@@ -234,6 +235,20 @@ def _compile_checks(config: RunConfig, errs: ErrorCollector) -> list[Any]:
         text = _read(file)
         errs.extend(with_line(text, e, file) if text is not None else e for e in exc.errors_list())
         return []
+
+
+def _check_measures(config: RunConfig, schema: StructType | None, errs: ErrorCollector) -> None:
+    """Every measure parses (sqlglot, no Spark), reads only ``data`` and, with a declared
+    schema, only its columns (streamdq.checks.measure_spec)."""
+    from streamdq.checks.measure_spec import checked_measures
+    from streamdq.checks.spec import with_line
+
+    file = _checks_file(config)
+    text = _read(file)
+    # measures see the data columns (not the decoder's metadata)
+    data = [n for n in schema.fieldNames() if not n.startswith(METADATA_PREFIX)] if schema else None
+    _, found = checked_measures(config.measures, data, file=file, path="measures")
+    errs.extend(with_line(text, e, file) if text is not None else e for e in found)
 
 
 def _read(file: str | None) -> str | None:

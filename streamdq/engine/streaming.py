@@ -49,6 +49,25 @@ def build_checks(config: RunConfig) -> list[Any]:
     return list(checks_from_list(config.checks, file=config.checks_origin))
 
 
+def build_measures(config: RunConfig, schema: Any = None) -> Any:
+    """The config's measures in their forms (``MeasureRunner``; ``schema``: the source's declared
+    schema, which decides numeric and integral columns; errors name the file and path)."""
+    from streamdq.checks.measure_spec import measures_from_list
+    from streamdq.engine.measures import MeasureRunner
+
+    return MeasureRunner(measures_from_list(config.measures, file=config.checks_origin), schema)
+
+
+def _declared(source: dict[str, Any]) -> Any:
+    """The source's declared schema (None when it comes from the data)."""
+    from streamdq.connectors.sources.spec import declared_schema
+
+    try:
+        return declared_schema(source, "source")
+    except ConfigError:
+        return None
+
+
 def checkpoint_query_id(checkpoint: str) -> str | None:
     """The query id Spark recorded in ``<checkpoint>/metadata`` (None before the first start)."""
     path = Path(checkpoint) / "metadata"
@@ -130,6 +149,7 @@ class StreamRunner:
         self.config = _loaded(config)
         self.checks = build_checks(self.config)
         self.monitors = build_monitors(self.config, self.checks)
+        self.measures = build_measures(self.config, _declared(self.config.source))
         self.store = self._build_store()
         self.sinks = self._build_sinks()
         self.alert_policy = self._build_policy()
@@ -198,6 +218,7 @@ class StreamRunner:
             retention_hours=cfg.state.retention_hours,
             monitors=self.monitors,
             event_time_bounds=cfg.event_time_bounds,
+            measures=self.measures,
         )
 
     # -- lifecycle ----------------------------------------------------------------------

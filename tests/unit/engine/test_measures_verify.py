@@ -70,7 +70,7 @@ def test_a_measure_returning_no_row_or_several_fails_alone(df):
     measures = [
         Measure("none", "select count(*) from data group by col1 having count(*) > 100", "single_value"),
         Measure("several", "select col1 from data", "single_value"),
-        Measure("broken", "select sum(nope) from data", "single_value"),
+        Measure("broken", "select max(raise_error('boom')) from data", "single_value"),
         Measure("fine", "select max(col1) from data", "single_value"),
     ]
     result = verify(df, [], measures=measures)
@@ -80,7 +80,8 @@ def test_a_measure_returning_no_row_or_several_fails_alone(df):
         == "measure 'none': the query returned no row; a measure must return exactly one"
     )
     assert "returned several rows" in (by_name["several"].failure or "")
-    assert "measure 'broken': " in (by_name["broken"].failure or "")
+    assert "measure 'broken': Spark SQL failed: " in (by_name["broken"].failure or "")
+    assert "boom" in (by_name["broken"].failure or "")
     assert by_name["fine"].ok and by_name["fine"].value == 7
     assert [r.value for r in result.measures[:3]] == [None, None, None]
 
@@ -119,3 +120,52 @@ def test_compiled_measures_equal_spark_sqls_answer_on_the_same_rows(spark, df, p
                     assert g == w and type(g) is type(w), (measure.sql, g, w)
     finally:
         spark.catalog.dropTempView("data")
+
+
+def test_a_measure_on_a_missing_column_is_a_config_error_before_any_job(spark, df):
+    from streamdq.engine.plan import count_jobs
+    from streamdq.errors import ConfigError
+
+    bad = [Measure("amounts", "select sum(amount) from data", "single_value")]
+    with count_jobs(spark) as jobs, pytest.raises(ConfigError) as info:
+        verify(df, [], measures=bad)
+    assert "measures[0].sql: measure 'amounts': column 'amount' does not exist" in str(info.value)
+    assert jobs[0] == 0
+
+
+def test_cli_verify_explains_each_measures_form_and_reports_them_in_json(tmp_path, spark, capsys):
+    import json
+
+    from streamdq.cli import main
+
+    data = tmp_path / "orders.jsonl"
+    data.write_text(
+        "\n".join(
+            json.dumps({"col1": c, "order": o}) for c, o in [(1, "a"), (None, "a"), (3, "b"), (None, None)]
+        )
+        + "\n"
+    )
+    checks = tmp_path / "dq.yaml"
+    checks.write_text(SEED)
+    assert main(["verify", "--data", str(data), "--checks", str(checks), "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "  Null Count: compiled (batch, window and total scopes): " in out
+    assert "Compliance" in out
+    assert "  multiple values: per-batch Spark SQL (batch scope only): count(DISTINCT `order`)" in out
+    assert "count vs count distinct: [3, 2]" in out
+    assert (
+        main(["verify", "--data", str(data), "--checks", str(checks), "--format", "json", "--explain"]) == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert [m["value"] for m in doc["measures"]] == [2, [3, 2], {"c": 3, "cd": 2}]
+    assert [e["name"] for e in doc["explain"]["measures"]] == [
+        "Null Count",
+        "count vs count distinct",
+        "multiple values",
+    ]
+    checks.write_text(SEED.replace("count(`order`) as c", "count(`ordr`) as c", 1))
+    assert main(["verify", "--data", str(data), "--checks", str(checks)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"{checks}: measures[1].sql: measure 'count vs count distinct': column 'ordr' does not exist" in err
+    )
