@@ -3,7 +3,8 @@
 A SQLite file (WAL mode) under the run's state directory, used by the Kafka alert sink.
 ``add`` records an alert once per ``alert_id`` (a replayed batch adds nothing new, and an
 alert already acknowledged by the broker is never queued again); ``pending`` lists
-undelivered alerts oldest first; ``mark_delivered`` records the broker's acknowledgement.
+undelivered alerts oldest first; ``mark_delivered`` records the broker's acknowledgement, and
+puts back in the queue alerts whose offset the broker hands out again (it lost them).
 The outbox is bounded: beyond ``max_pending`` undelivered alerts the oldest are dropped
 (counted in ``dropped``, logged); delivered rows beyond ``keep_delivered`` are pruned,
 oldest first (they are kept only to recognise replays).
@@ -117,12 +118,42 @@ class AlertJournal:
         with self._lock:
             return self._count_pending()
 
-    def mark_delivered(self, seq: int, partition: int | None = None, offset: int | None = None) -> None:
+    def mark_delivered(self, seq: int, partition: int | None = None, offset: int | None = None) -> int:
+        """Record the broker's acknowledgement of ``seq`` at ``partition``/``offset``.
+
+        Returns how many OTHER alerts, recorded as acknowledged at ``offset`` or later in the same
+        partition, were put back in the queue (oldest first by ``seq``, counted in ``lost``): a
+        broker hands out an offset once, so seeing it again means it lost those records after
+        acknowledging them (a broker stopped while acknowledging, an unclean leader election, a
+        log truncated by a restore). Such an alert is sent again; it then follows the alert that
+        took its offset. Example: alert 1 acknowledged at offset 5, the broker loses it, alert 2
+        is acknowledged at offset 5: ``mark_delivered(2, 0, 5)`` returns 1 and alert 1 is pending
+        again."""
         with self._lock:
-            self._db.execute(
-                "UPDATE alerts SET delivered_at = ?, partition = ?, offset = ? WHERE seq = ?",
-                (time.time(), partition, offset, seq),
-            )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                lost = 0
+                if partition is not None and offset is not None:
+                    lost = self._db.execute(
+                        'UPDATE alerts SET delivered_at = NULL, partition = NULL, "offset" = NULL'
+                        ' WHERE delivered_at IS NOT NULL AND partition = ? AND "offset" >= ? AND seq != ?',
+                        (partition, offset, seq),
+                    ).rowcount
+                    if lost:
+                        self._db.execute(
+                            "INSERT INTO meta (name, value) VALUES ('lost', ?)"
+                            " ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+                            (lost,),
+                        )
+                self._db.execute(
+                    'UPDATE alerts SET delivered_at = ?, partition = ?, "offset" = ? WHERE seq = ?',
+                    (time.time(), partition, offset, seq),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return lost
 
     def prune(self) -> int:
         """Forget the oldest delivered alerts beyond ``keep_delivered``; returns how many."""
@@ -134,11 +165,20 @@ class AlertJournal:
             )
             return cur.rowcount
 
+    def _meta(self, name: str) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+
     @property
     def dropped(self) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE name = 'dropped'").fetchone()
-        return int(row[0]) if row else 0
+        """Undelivered alerts dropped because the outbox was full."""
+        return self._meta("dropped")
+
+    @property
+    def lost(self) -> int:
+        """Acknowledged alerts the broker lost and that were queued again (``mark_delivered``)."""
+        return self._meta("lost")
 
     def delivered_count(self) -> int:
         with self._lock:

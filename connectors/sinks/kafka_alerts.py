@@ -15,6 +15,13 @@ and are delivered when the sink starts again; the outbox is bounded (``max_buffe
 undelivered alerts, oldest dropped and counted beyond). A crash between the broker's
 acknowledgement and the journal update can resend that one alert: consumers de-duplicate
 by ``alert_id`` (at-least-once delivery, exactly-once effect).
+
+A broker that loses records it acknowledged (stopped while acknowledging, an unclean leader
+election, a restored log) hands their offsets out again: when an alert is acknowledged at an
+offset the journal already holds for an earlier alert of that partition, the earlier alert(s)
+are queued again and sent after it (``AlertJournal.mark_delivered``; counted in
+``journal.lost``, one warning each time). A lost alert is only noticed when a later alert of
+its partition is acknowledged.
 """
 
 from __future__ import annotations
@@ -171,8 +178,19 @@ class KafkaAlertSink:
                 continue
             del inflight[seq]
             if future.succeeded():
-                self.journal.mark_delivered(seq, future.value.partition, future.value.offset)
+                partition, offset = future.value.partition, future.value.offset
+                lost = self.journal.mark_delivered(seq, partition, offset)
                 self.sent += 1
+                if lost:  # the broker handed out an offset again: it lost what it had acknowledged
+                    log.warning(
+                        "kafka sink %s: the broker acknowledged offset %d of %s[%d] again, so it lost %d "
+                        "alert(s) it had acknowledged there or later; sending them again",
+                        self.name,
+                        offset,
+                        self.topic,
+                        partition,
+                        lost,
+                    )
             else:
                 failed = True
                 self.last_error = f"{type(future.exception).__name__}: {future.exception}"

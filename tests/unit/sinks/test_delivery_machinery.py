@@ -109,3 +109,19 @@ def test_per_sink_throttle_cooldown_rate_limit_and_resolved_always_pass():
     admitted = r.admit([at(violation, 0, "a"), at(violation, 1, "b"), at(violation, 2, "c")])
     assert [a.constraint_id for a in admitted] == ["a", "b"]
     assert [a.constraint_id for a in r.admit([at(violation, 61, "d")])] == ["d"]
+
+
+def test_journal_requeues_alerts_whose_offset_the_broker_hands_out_again(tmp_path):
+    j = AlertJournal(tmp_path / "j.sqlite")
+    j.add([("a", "k", "1"), ("b", "k", "2"), ("c", "k", "3"), ("x", "k", "4")])
+    a, b, c, x = j.pending()
+    assert j.mark_delivered(a.seq, 0, 5) == 0
+    assert j.mark_delivered(b.seq, 0, 6) == 0
+    assert j.mark_delivered(x.seq, 1, 6) == 0  # another partition: its offsets are its own
+    # the broker lost offsets 5 and 6 of partition 0 and gives 5 to the next alert
+    assert j.mark_delivered(c.seq, 0, 5) == 2
+    assert [e.alert_id for e in j.pending()] == ["a", "b"] and j.lost == 2
+    assert j.delivered_count() == 2  # c and x
+    assert j.mark_delivered(a.seq, 0, 6) == 0 and j.mark_delivered(b.seq, 0, 7) == 0
+    assert j.pending() == [] and j.lost == 2
+    j.close()
