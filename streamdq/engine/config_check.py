@@ -147,6 +147,7 @@ def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -
     _check_measures(config, schema, errs)
     if schema is not None:
         _check_check_columns(checks, config, schema, errs)
+        _check_aggregation_types(checks, config, schema, errs)
         _check_monitor_columns(config, schema, errs)
     monitors = tuple(k for k in MONITOR_COLUMN_KEYS if getattr(config, k) is not None)
     with errs.catch():
@@ -277,6 +278,27 @@ def _check_check_columns(
         if file is not None:
             error = error.with_file(file)
         errs.add(with_line(text, error) if text is not None else error)
+
+
+def _check_aggregation_types(
+    checks: Sequence[Any], config: RunConfig, schema: StructType, errs: ErrorCollector
+) -> None:
+    """An ``aggregation`` constraint on a column whose type its class does not take (``input_type``)."""
+    from streamdq.analyzers.user_aggregation import AggregationAnalyzer, type_problem
+    from streamdq.checks.spec import with_line
+
+    file = _checks_file(config)
+    text = _read(file)
+    for i, check in enumerate(checks):
+        for j, c in enumerate(check.constraints):
+            a = c.analyzer
+            if not isinstance(a, AggregationAnalyzer) or a.column not in schema.fieldNames():
+                continue
+            problem = type_problem(a.aggregation(), a.column, schema[a.column].dataType)
+            if problem is not None:
+                path = f"checks[{i}].constraints[{j}].aggregation.column"
+                error = ConfigError(path, problem, "aggregate a column of that type, or another function", file)
+                errs.add(with_line(text, error, file) if text is not None else error)
 
 
 def _check_monitor_columns(config: RunConfig, schema: StructType, errs: ErrorCollector) -> None:
