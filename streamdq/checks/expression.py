@@ -384,11 +384,13 @@ def evaluate_expression(
     *,
     measures: Mapping[str, Any] | None = None,
     metrics: Mapping[str, Any] | None = None,
-    history: Mapping[HistoryRef, Sequence[Any]] | None = None,
+    history: Mapping[HistoryRef, Sequence[Any] | BaseException] | None = None,
     failed: Mapping[str, str] | None = None,
 ) -> tuple[bool, str | None]:
-    """``(passed, reason)``; never raises. ``failed``: measure or metric key -> why it has no
-    value (an expression naming one fails with that reason)."""
+    """``(passed, reason)``; never raises. ``history``: each ``HistoryRef`` of the expression
+    -> its values (oldest first) or the error that kept them from being read. ``failed``:
+    measure or metric key -> why it has no value (an expression naming one fails with that
+    reason)."""
     import celpy
     from celpy import celtypes
 
@@ -402,7 +404,10 @@ def evaluate_expression(
         ref = HistoryRef(names[0] if len(names) == 2 else None, names[-1], n if n is not None else 1)
         if ref not in stored:
             raise KeyError(f"history of {ref.name!r} was not prefetched")
-        return list(stored[ref])[-ref.n :]
+        values = stored[ref]
+        if isinstance(values, BaseException):  # the store could not be read: its reason
+            raise KeyError(str(values))
+        return list(values)[-ref.n :]
 
     def previous_values(*args: Any) -> Any:
         try:

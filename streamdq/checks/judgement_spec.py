@@ -10,7 +10,9 @@ check file (or run config) each validated on their own, and reports every proble
   the descriptions of checks with other constraints key the document and the pass policy);
 * the ``pass:`` policy (unknown check names, ``at_least`` out of range: ``PassPolicy.parse``).
 
-It returns the parsed ``PassPolicy``. Pure Python, no Spark.
+It returns the parsed ``PassPolicy``, or None when ``pass:`` is not written (the document's
+verdict is then ``always``, the seed's default, and ``verify`` keeps its exit code from the
+check levels). Pure Python, no Spark.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ def validate_judgement(
     checks_path: str = "checks",
     pass_path: str = "pass",
     extra_analyzers: Iterable[Analyzer] = (),
-) -> PassPolicy:
-    """The pass policy, after checking the references between measures, checks and policy."""
+) -> PassPolicy | None:
+    """The pass policy (None when not written), after checking the references between measures, checks and policy."""
     errs = ErrorCollector()
     names = [m.name for m in measures]
     for key, problem in check_expression_refs(
@@ -61,4 +63,4 @@ def validate_judgement(
         default=PassPolicy(),
     )
     errs.raise_if_any()
-    return policy
+    return None if pass_value is None else policy

@@ -53,8 +53,9 @@ class CheckSuite:
     dataset: str | None
     checks: tuple[Check, ...]
     measures: tuple[Measure, ...] = ()
-    pass_policy: PassPolicy = PassPolicy()
-    """``pass:`` (streamdq.checks.pass_policy): when the file's judgement counts as passed."""
+    pass_policy: PassPolicy | None = None
+    """``pass:`` (streamdq.checks.pass_policy): when the file's judgement counts as passed;
+    None when not written (the document then uses ``always``, the seed's default)."""
 
 
 # -- loading ------------------------------------------------------------------------------

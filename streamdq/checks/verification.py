@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,10 +29,14 @@ from pyspark.sql import DataFrame
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.check import Check
+from streamdq.checks.expression import HistoryRef
 from streamdq.checks.measure import Measure, MeasureResult
+from streamdq.checks.pass_policy import PassPolicy
+from streamdq.checks.result_document import build_document
 from streamdq.engine.analysis import analyze
 from streamdq.engine.plan import DEFAULT_MAX_GROUPS
 from streamdq.report import ERROR, SUCCESS, WARNING, CheckResult, ConstraintResult
+from streamdq.result_document import MeasureCheckPass
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class VerificationResult:
     constraint (``streamdq.checks.row_level``), lazy; else None."""
     measures: tuple[MeasureResult, ...] = ()
     """The SQL measures' results (scope ``batch``: the whole input), in declaration order."""
+    measure_check_pass: MeasureCheckPass | None = None
+    """The seed's result document ``{"measure", "check", "pass"}`` (streamdq.result_document)."""
 
     @property
     def constraint_results(self) -> list[ConstraintResult]:
@@ -101,6 +107,7 @@ class VerificationResult:
             "check_results": [c.to_dict() for c in self.check_results],
             "metrics": [{"analyzer": a.to_spec(), **m.to_dict()} for a, m in self.metrics.items()],
             "measures": [m.to_json() for m in self.measures],
+            **({"measure_check_pass": self.measure_check_pass.to_dict()} if self.measure_check_pass else {}),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -121,6 +128,11 @@ class VerificationResult:
             for mr in self.measures:
                 shown = json.dumps(mr.to_json()["value"]) if mr.ok else f"failed: {mr.failure}"
                 lines.append(f"  {mr.name}: {shown}")
+        doc = self.measure_check_pass
+        if doc is not None and (doc.check or doc.measure):
+            lines.append("\nCheck -> pass (measure/check/pass):")
+            lines.extend(f"  {'ok  ' if ok else 'FAIL'} {name}" for name, ok in doc.check.items())
+            lines.append(f"  pass: {str(doc.passed).lower()}")
         lines.append("\nMetrics:")
         width = min(48, max((len(m.instance) for m in self.metrics.values()), default=0))
         for m in self.metrics.values():
@@ -129,6 +141,8 @@ class VerificationResult:
 
     def _judged(self, r: ConstraintResult) -> str:
         """The value the assertion judged (e.g. a data type ratio), else the metric."""
+        if r.metric is None and r.constraint.startswith("expression("):
+            return str(not r.failed).lower()  # an expression judges no metric: its outcome
         if r.metric is not None and r.metric.ok:
             for check in self.checks:
                 if check.description != r.check:
@@ -199,6 +213,8 @@ def verify(
     row_level: bool = False,
     filtered_row: str = "true",
     measures: Iterable[Measure] = (),
+    pass_policy: PassPolicy | None = None,
+    expression_history: Mapping[HistoryRef, Any] | None = None,
 ) -> VerificationResult:
     """Judge ``checks`` on ``df`` with one fused analysis (see module docstring).
 
@@ -211,6 +227,11 @@ def verify(
 
     ``measures`` (``streamdq.checks.measure``): compiled ones join the one analysis, the others
     run as Spark SQL on ``df`` (``FROM data``); ``result.measures`` holds their results.
+
+    ``expression`` constraints see the measures, the metrics and ``expression_history`` (each
+    ``HistoryRef`` of their ``previous_values``/``previous`` calls -> stored values, oldest
+    first; ``streamdq.engine.expression_history``); ``result.measure_check_pass`` is the
+    seed's document, its ``pass`` decided by ``pass_policy`` (None: always).
     """
     from streamdq.frames import to_spark
 
@@ -242,7 +263,10 @@ def verify(
         from streamdq.detectors.history_evaluator import HistoryAnomalyEvaluator
 
         context = {"anomaly_evaluator": HistoryAnomalyEvaluator(history, strict=anomalies_need_history)}
+    # expressions (streamdq.checks.expression) read the measures and their prefetched history
+    context = {**(context or {}), "measures": {m.name: m for m in measured}, "history": expression_history}
     results = tuple(c.evaluate(ctx.metrics, scope=None, context=context) for c in checks)
+    document = build_document(checks, results, measured, pass_policy or PassPolicy())
     rows = None
     if row_level:
         from streamdq.checks.row_level import with_outcomes
@@ -256,4 +280,5 @@ def verify(
         tuple(checks),
         row_level=rows,
         measures=measured,
+        measure_check_pass=document,
     )

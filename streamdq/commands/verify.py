@@ -23,6 +23,10 @@ constraint's scope); without history the constraint passes with "not enough hist
 ``--rows-out PATH`` writes the rows failing row-level constraints, with the names of the
 constraints they fail (``_dq_failed_constraints``), as Parquet at PATH (``rows_out.py``).
 
+``pass:`` in the checks file (docs/measure-check-pass.md) decides the exit code when written:
+0 when the measure/check/pass document passes, 1 when not; ``--format json`` carries the
+document under ``measure_check_pass``. Expressions' ``previous_values`` read ``--state``.
+
 Measures (``measures:`` in the checks file, docs/measure-check-pass.md) run on the table; a
 measure naming a column the table lacks is a usage error (exit 2) found before any job.
 ``--explain`` prints which form each measure took (compiled into which analyzers, or Spark SQL
@@ -218,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
         suite = load_suite(args.checks)
         df = read_data(get_spark(), args.data, args.input_format, **read_options(args))
         history = _history(args.state, args.dataset or suite.dataset)
+        expression_history = _expression_history(args.state, args.dataset or suite.dataset, suite)
         _check_measure_columns(suite.measures, df, args.checks)
     except ConfigError as exc:
         print(f"streamdq verify: {exc}", file=sys.stderr)
@@ -228,6 +233,8 @@ def run(args: argparse.Namespace) -> int:
         history=history,
         anomalies_need_history=args.anomalies_need_history,
         measures=suite.measures,
+        pass_policy=suite.pass_policy,
+        expression_history=expression_history,
     )
     explained = _explain(suite.measures, df) if getattr(args, "explain", False) else None
     if getattr(args, "rows_out", None):
@@ -257,7 +264,23 @@ def run(args: argparse.Namespace) -> int:
         if suite.dataset:
             print(f"Dataset: {suite.dataset} ({args.data})")
         print(result.render_text())
+    if suite.pass_policy is not None and result.measure_check_pass is not None:
+        return 0 if result.measure_check_pass.passed else 1  # pass: decides (measure-check-pass.md)
     return 1 if result.status == ERROR else 0
+
+
+def _expression_history(state: str | None, dataset: str | None, suite: Any) -> Any:
+    """What the expressions' ``previous_values``/``previous`` read: the batch-scope series of a
+    streaming run's ``--state`` (empty without one), prefetched before judging."""
+    from streamdq.engine.expression_history import ExpressionHistory
+
+    store = None
+    if state is not None and dataset:
+        from streamdq.state.delta_store import DeltaStateStore
+
+        store = DeltaStateStore(state)
+    reader = ExpressionHistory(store, dataset or "", suite.checks, [m.name for m in suite.measures])
+    return reader.prefetch("batch", every_expression=True)
 
 
 def _check_measure_columns(measures: Any, df: Any, file: str) -> None:

@@ -79,7 +79,8 @@ pass: [orders, bgi]
     )
     suite = loads_suite(text.replace("bgi", "big"), file="f.yaml")
     assert suite.pass_policy == PassPolicy("checks", ("orders", "big"))
-    assert loads_suite(text.replace("pass: [orders, bgi]\n", "")).pass_policy == PassPolicy("always")
+    assert loads_suite(text.replace("pass: [orders, bgi]\n", "")).pass_policy is None
+    assert loads_suite(text.replace("[orders, bgi]", "always")).pass_policy == PassPolicy("always")
     with pytest.raises(ConfigError, match="from 1 to 2"):
         loads_suite(text.replace("[orders, bgi]", "{at_least: 3}"))
 
