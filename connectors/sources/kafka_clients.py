@@ -31,6 +31,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from streamdq.connectors.sources.librdkafka_log import librdkafka_logger
+
 log = logging.getLogger("streamdq.connectors.kafka")
 
 CLIENTS = ("auto", "kafka-python", "confluent-kafka")
@@ -91,7 +93,8 @@ def librdkafka_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
         "queued.max.messages.kbytes": 16384,
         # librdkafka's own log through Python logging (a user can silence or raise it), errors only:
         # an unreachable broker is reported by the reader's warnings, not by every reconnect
-        "logger": logging.getLogger("streamdq.connectors.kafka.librdkafka"),
+        # (librdkafka_log.py mutes the repeats)
+        "logger": librdkafka_logger(),
         "log_level": 3,
     }
     for key, value in cfg.items():
