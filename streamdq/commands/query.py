@@ -8,6 +8,9 @@
 * ``streamdq query merge --state PATH --dataset D --analyzer KEY_OR_SPEC --start ISO
   --end ISO [--format text|json]``: merges the stored window states in [start, end) and
   prints the analyzer's metric of the merged state (no data is rescanned).
+* ``streamdq query measure --state PATH --dataset D --name NAME [--scope batch|window|total]
+  [--last N] [--format text|json]``: the stored values of a SQL measure, oldest first
+  (docs/measure-check-pass.md); a failed point shows its reason.
 
 Times without a zone are taken as UTC. ``--storage-option KEY=VALUE`` (repeatable) is
 passed to delta-rs for object stores. Exit codes: 0 ok, 2 bad arguments or no state.
@@ -80,6 +83,13 @@ def register(sub: Any) -> None:
     merge.add_argument("--end", type=iso_time, required=True)
     merge.set_defaults(func=run_merge)
 
+    measure = qsub.add_parser("measure", help="the stored values of a SQL measure")
+    common(measure)
+    measure.add_argument("--name", required=True, help="the measure's name, e.g. 'Null Count'")
+    measure.add_argument("--scope", choices=("batch", "window", "total"), default="batch")
+    measure.add_argument("--last", type=int, default=None, help="only the last N points")
+    measure.set_defaults(func=run_measure)
+
 
 def open_store(args: argparse.Namespace, command: str = "query") -> Any:
     """The ``DeltaStateStore`` under ``--state``, or None after printing why not."""
@@ -140,6 +150,41 @@ def run_history(args: argparse.Namespace) -> int:
         state = "-" if r["open"] is None else "open" if r["open"] else "closed"
         instance = (r["instance"] + series_identity(r["analyzer_key"] or "").suffix()).removeprefix(", ")
         print(f"{r['time']:<32} {r['scope']:<7} {state:<7} {instance:<20} {value!s:>20} {r['batch_id']}")
+    return 0
+
+
+def run_measure(args: argparse.Namespace) -> int:
+    from streamdq.state.measure_history import measure_series
+
+    store = open_store(args)
+    if store is None:
+        return 2
+    points = measure_series(store, args.dataset, args.name, scope=args.scope)
+    if args.last is not None:
+        points = points[-args.last :] if args.last > 0 else []
+    rows = [
+        {
+            "time": plain(p.time),
+            "scope": p.scope,
+            "window_start": plain(p.window_start),
+            "window_end": plain(p.window_end),
+            "batch_id": p.batch_id,
+            "result_type": p.result_type,
+            "value": p.value,
+            "failure": p.failure,
+        }
+        for p in points
+    ]
+    if args.format == "json":
+        print(json.dumps(rows, default=str))
+        return 0
+    if not rows:
+        print(f"no stored values of measure {args.name!r} ({args.scope} scope) in dataset {args.dataset}")
+        return 0
+    print(f"{'time':<32} {'scope':<7} {'batch':>6} value")
+    for r in rows:
+        shown = f"FAILED: {r['failure']}" if r["failure"] else json.dumps(r["value"])
+        print(f"{r['time']:<32} {r['scope']:<7} {r['batch_id']:>6} {shown}")
     return 0
 
 
