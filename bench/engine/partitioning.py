@@ -32,8 +32,8 @@ import run as bench  # noqa: E402
 
 @contextmanager
 def sizing(rule: Callable[..., int] | None) -> Iterator[None]:
-    """``frequency.grouping_partitions`` replaced by ``rule`` (``None``: left as it is)."""
-    from streamdq.analyzers import frequency
+    """``frequency.query.grouping_partitions`` replaced by ``rule`` (``None``: left as it is)."""
+    from streamdq.analyzers.frequency import query as frequency
 
     original = frequency.grouping_partitions
     if rule is not None:

@@ -21,7 +21,7 @@ import dataclasses
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -40,12 +40,10 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
-
-if TYPE_CHECKING:
-    from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 
 _ANALYZERS: dict[str, type[Analyzer]] = {}
 
@@ -261,12 +259,8 @@ class GroupingAnalyzer(Analyzer):
         return "frequency:" + self.frequency_spec().key()
 
     def empty_state(self) -> State:
-        from streamdq.analyzers.frequency import FrequencyState
-
         return FrequencyState.empty()
 
     def metric(self, state: State) -> Metric:
-        from streamdq.analyzers.frequency import FrequencyState
-
         assert isinstance(state, FrequencyState)
         return self.metric_from_frequencies(state)

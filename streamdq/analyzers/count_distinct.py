@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
-from streamdq.analyzers.frequency import FrequencySpec, FrequencyState, estimate_kwargs
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
-from streamdq.analyzers.frequency import FrequencySpec, FrequencyState, estimate_kwargs
+from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
-from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.frequency import ExactFrequencies, FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import Metric
 
 
@@ -40,7 +40,7 @@ class MutualInformation(GroupingAnalyzer):
         return FrequencySpec(tuple(self.columns), self.where)
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
-        if state.is_sketch:
+        if not isinstance(state, ExactFrequencies):
             return self.failed(
                 "MutualInformation needs the exact frequency table, but this state holds more than "
                 f"max_groups={state.max_groups} distinct pairs as a bounded sketch; raise max_groups"

@@ -45,8 +45,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
-from streamdq.analyzers.frequency import key_projection
-from streamdq.analyzers.frequency_arrow import state_from_keys
+from streamdq.analyzers.frequency.arrow import state_from_keys
+from streamdq.analyzers.frequency.query import key_projection
 from streamdq.analyzers.row_aggregate import RowAggregate, evaluate_arrow
 from streamdq.engine.plan_result import SegmentedResult, SegmentRow
 

@@ -27,6 +27,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
+from streamdq.analyzers.frequency.grouped import state_from_grouped
+from streamdq.analyzers.frequency.query import (
+    collect_grouping,
+    compute_frequency_state,
+    grouped_counts,
+    totals_aggregations,
+)
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.engine import arrow_path
 from streamdq.engine.plan_result import PlanResult, SegmentedResult, SegmentRow
@@ -142,8 +149,6 @@ class AnalysisPlan:
         A spec whose totals do not analyse (a bad ``where``; the columns exist, the
         preconditions said so) gets none: its own query then computes them, and fails
         alone."""
-        from streamdq.analyzers.frequency import totals_aggregations
-
         if self.max_groups is None:
             return [], []
         extra: list[Column] = []
@@ -317,13 +322,6 @@ class AnalysisPlan:
         ``max_groups + 3`` rows per segment present); a segment that exceeds the bound is
         recomputed alone through the bounded-sketch path.
         """
-        from streamdq.analyzers.frequency import (
-            collect_grouping,
-            compute_frequency_state,
-            grouped_counts,
-            state_from_grouped,
-        )
-
         sets: dict[Any, list[GroupingAnalyzer]] = {}
         for a in analyzers:
             sets.setdefault(a.frequency_spec(), []).append(a)
@@ -368,8 +366,6 @@ class AnalysisPlan:
         result: PlanResult,
         totals: dict[Any, tuple[int, int]] | None = None,
     ) -> None:
-        from streamdq.analyzers.frequency import compute_frequency_state
-
         sets: dict[Any, list[GroupingAnalyzer]] = {}
         for a in analyzers:
             sets.setdefault(a.frequency_spec(), []).append(a)

@@ -27,12 +27,9 @@ from streamdq.analyzers import (
     Uniqueness,
     UniqueValueRatio,
 )
-from streamdq.analyzers.frequency import (
-    NULL_VALUE,
-    FrequencySpec,
-    compute_frequency_state,
-    state_from_grouped,
-)
+from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec
+from streamdq.analyzers.frequency.grouped import state_from_grouped
+from streamdq.analyzers.frequency.query import compute_frequency_state
 from streamdq.analyzers.state import state_from_bytes
 
 Row = tuple[int | None, str | None]

@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 
 import streamdq.analyzers  # noqa: F401  (registers every built-in state)
 from streamdq.analyzers.basic_states import CoMomentsState, MomentsState
-from streamdq.analyzers.frequency import FrequencyState, state_from_grouped
+from streamdq.analyzers.frequency import FrequencyState
+from streamdq.analyzers.frequency.grouped import state_from_grouped
 from streamdq.analyzers.sketch_states import HLL_LG_K, HllState, KllState
 from streamdq.analyzers.state import JsonState, State, registered_states, state_from_bytes
 

@@ -60,7 +60,7 @@ def test_failing_analyzer_does_not_stop_others(df):
 
 def _record_with_totals(monkeypatch) -> list[tuple[str | None, bool]]:
     """(where, with_totals) of every bounded grouping query built from now on."""
-    import streamdq.analyzers.frequency as frequency
+    import streamdq.analyzers.frequency.query as frequency
 
     seen: list[tuple[str | None, bool]] = []
     original = frequency.bounded_query

@@ -15,8 +15,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from streamdq.analyzers import FrequencySpec
-from streamdq.analyzers import frequency as frequency_module
-from streamdq.analyzers.frequency import compute_frequency_state, grouping_partitions, smallest_limit
+from streamdq.analyzers.frequency import query as frequency_module
+from streamdq.analyzers.frequency.query import compute_frequency_state, grouping_partitions, smallest_limit
 from streamdq.engine.plan import count_jobs
 
 ROWS = 6000
@@ -137,7 +137,7 @@ def test_settings_restored_after_a_failing_query(default_session, spark):
 def test_collect_grouping_of_a_limited_grouped_counts(default_session, df):
     # the plan's segmented grouping collects ``grouped_counts(...).limit(n)``: the same
     # helper runs it in one job on its own partitions
-    from streamdq.analyzers.frequency import collect_grouping, grouped_counts
+    from streamdq.analyzers.frequency.query import collect_grouping, grouped_counts
 
     spark = default_session
     grouped, _ = grouped_counts(df, FrequencySpec(("k",)), [F.col("m") % 2])

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamdq.analyzers.frequency_sample import merge_samples, merge_tops, sample_of, top_of
+from streamdq.analyzers.frequency.sample import merge_samples, merge_tops, sample_of, top_of
 
 K = 8
 hashes_st = st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(1, 5)), max_size=40)

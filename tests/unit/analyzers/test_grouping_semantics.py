@@ -169,7 +169,8 @@ def test_key_types_survive_merge_and_sketch_conversion(spark):
     import datetime as dt
     from decimal import Decimal
 
-    from streamdq.analyzers.frequency import FrequencySpec, compute_frequency_state
+    from streamdq.analyzers.frequency import FrequencySpec
+    from streamdq.analyzers.frequency.query import compute_frequency_state
 
     rows = [
         (i, i % 4, float(i % 4), i % 2 == 0, dt.date(2024, 1, 1 + i % 4), dt.datetime(2024, 1, 1, i % 4),

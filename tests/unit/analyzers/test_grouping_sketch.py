@@ -21,7 +21,7 @@ from streamdq.analyzers import (
     Uniqueness,
     UniqueValueRatio,
 )
-from streamdq.analyzers.frequency import compute_frequency_state
+from streamdq.analyzers.frequency.query import compute_frequency_state
 from streamdq.analyzers.state import state_from_bytes
 from streamdq.engine.plan import count_jobs
 
@@ -121,7 +121,7 @@ def test_grouping_runs_its_final_aggregation_once(df, with_totals):
     # a plain grouping: ONE partial and ONE final aggregation of the groups, whose single
     # TakeOrderedAndProject serves both the exact table and the sample; a histogram's top
     # branch re-reads the same shuffle (reused exchange)
-    from streamdq.analyzers.frequency import bounded_query
+    from streamdq.analyzers.frequency.query import bounded_query
 
     plan = bounded_query(
         df, FrequencySpec(("k",), histogram=False), max_groups=MAX_GROUPS, with_totals=with_totals

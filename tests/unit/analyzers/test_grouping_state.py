@@ -20,7 +20,7 @@ from streamdq.analyzers import (
     Uniqueness,
     UniqueValueRatio,
 )
-from streamdq.analyzers.frequency import state_from_grouped
+from streamdq.analyzers.frequency.grouped import state_from_grouped
 from streamdq.analyzers.state import StateFormatError, state_from_bytes
 
 
@@ -144,7 +144,7 @@ def test_top_keys_only_for_string_keys():
 
 
 def test_binary_keys_canonicalize_the_same_in_every_batch():
-    from streamdq.analyzers.frequency_sketch import canonical_keys
+    from streamdq.analyzers.frequency.migration import canonical_keys
 
     valid_utf8 = pa.array([b"ab", None], pa.binary())
     mixed = pa.array([b"ab", b"\xff"], pa.binary())

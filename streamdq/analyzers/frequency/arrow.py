@@ -1,11 +1,11 @@
 """The Arrow form of a grouping: per-row key columns projected by Spark, grouped on the driver.
 
-Where it runs: the small-batch path of the engine. ``frequency.key_projection(df, spec)``
-gives the per-row Spark expressions ``frequency.grouped_counts`` groups by: the
+Where it runs: the small-batch path of the engine. ``query.key_projection(df, spec)``
+gives the per-row Spark expressions ``query.grouped_counts`` groups by: the
 scope flag (``where`` evaluated by Spark) and the key columns (histogram keys cast to
 string with NULL as ``"NullValue"``, plain keys NULL out of scope). The plan projects them in
 its one Spark job; ``state_from_keys`` groups the collected columns with pyarrow and hands
-the counts to ``frequency.state_from_grouped``, the same function the fused path's grouped
+the counts to ``grouped.state_from_grouped``, the same function the fused path's grouped
 counts go through, so both paths give equal states for the same rows (exact tables equal;
 beyond ``max_groups`` the same bounded sample, since the driver hashes keys as Spark does).
 
@@ -27,7 +27,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streamdq.analyzers.frequency import FrequencyState, state_from_grouped
+from streamdq.analyzers.frequency.grouped import state_from_grouped
+from streamdq.analyzers.frequency.states import FrequencyState
 
 
 def _normalized(key: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

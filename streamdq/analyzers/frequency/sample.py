@@ -36,6 +36,8 @@ import pyarrow.compute as pc
 from streamdq.analyzers.key_hash import unsigned
 
 TWO_64 = float(2**64)
+SPARK = "spark"  # keys hashed by ``key_hash`` (Spark's xxhash64; every sample built since format v2)
+V1 = "v1"  # keys hashed as format v1's DataSketches tuple sketches did (converted on read)
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,11 +45,14 @@ class Sample:
     """Hashes (signed int64, unique, ascending in unsigned order), counts, theta threshold.
 
     ``theta_u``: the exclusive unsigned threshold (``None`` = 1.0, every key kept).
+    ``scheme``: how the keys were hashed (``SPARK``, or ``V1`` for a sample converted from a
+    format-v1 tuple sketch); samples of different schemes never merge.
     """
 
     hashes: np.ndarray
     counts: np.ndarray
     theta_u: int | None
+    scheme: str = SPARK
 
     @property
     def theta(self) -> float:
@@ -59,6 +64,7 @@ class Sample:
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, Sample)
+            and self.scheme == other.scheme
             and self.theta_u == other.theta_u
             and np.array_equal(self.hashes, other.hashes)
             and np.array_equal(self.counts, other.counts)
@@ -73,7 +79,9 @@ class Sample:
         )
 
 
-def sample_of(hashes: np.ndarray, counts: np.ndarray, k: int, theta_u: int | None = None) -> Sample:
+def sample_of(
+    hashes: np.ndarray, counts: np.ndarray, k: int, theta_u: int | None = None, scheme: str = SPARK
+) -> Sample:
     """The bottom-``k`` sample of (hash, count) pairs: dedup by hash (counts add), keep
     hashes below ``theta_u``, then the ``k`` smallest (theta = the (k+1)-th). Driver-side."""
     h = np.asarray(hashes, dtype=np.int64)
@@ -91,25 +99,36 @@ def sample_of(hashes: np.ndarray, counts: np.ndarray, k: int, theta_u: int | Non
         theta_u = int(uniq[k])
         uniq, summed = uniq[:k], summed[:k]
     signed = (uniq ^ np.uint64(1 << 63)).view(np.int64)
-    return Sample(signed.copy(), summed, theta_u)
+    return Sample(signed.copy(), summed, theta_u, scheme)
 
 
 def merge_samples(parts: Sequence[Sample], k: int) -> Sample:
-    """Union of samples by hash with summed counts, at most ``k`` keys (see module doc)."""
-    thetas = [p.theta_u for p in parts if p.theta_u is not None]
-    theta_u = min(thetas) if thetas else None
+    """Union of samples by hash with summed counts, at most ``k`` keys (see module doc).
+
+    Raises ``ValueError`` for samples of different hashing schemes (the same key would
+    count twice)."""
     if not parts:
         return Sample(np.zeros(0, np.int64), np.zeros(0, np.int64), None)
+    schemes = {p.scheme for p in parts}
+    if len(schemes) > 1:
+        raise ValueError(
+            "cannot merge a frequency sample converted from a format-v1 tuple-sketch state with a "
+            "sample of format v2 or later: their keys are hashed differently; recompute the v1 "
+            "state (or start a new query) to continue"
+        )
+    thetas = [p.theta_u for p in parts if p.theta_u is not None]
+    theta_u = min(thetas) if thetas else None
     hashes = np.concatenate([p.hashes for p in parts])
     counts = np.concatenate([p.counts for p in parts])
-    return sample_of(hashes, counts, k, theta_u)
+    return sample_of(hashes, counts, k, theta_u, parts[0].scheme)
 
 
-def sample_from_table(table: pa.Table, theta_u: int | None) -> Sample:
+def sample_from_table(table: pa.Table, theta_u: int | None, scheme: str = SPARK) -> Sample:
     return Sample(
         np.asarray(table["hash"].to_numpy(zero_copy_only=False), dtype=np.int64),
         np.asarray(table["count"].to_numpy(zero_copy_only=False), dtype=np.int64),
         theta_u,
+        scheme,
     )
 
 
@@ -130,7 +149,7 @@ class Top:
         return hash((self.threshold, self.table.num_rows))
 
 
-def _ordered(table: pa.Table) -> pa.Table:
+def ordered_top(table: pa.Table) -> pa.Table:
     return table.sort_by([("lo", "descending"), ("hi", "descending"), ("key", "ascending")]).combine_chunks()
 
 
@@ -140,7 +159,7 @@ def top_of(
     """Top of exact (key, count) pairs: the ``size`` heaviest. ``complete``: every key of
     the data is in ``keys`` (else the smallest listed count bounds the unlisted ones)."""
     c = pa.array(np.asarray(counts, dtype=np.int64), pa.int64())
-    table = _ordered(pa.table({"key": pa.array(keys, pa.string()), "lo": c, "hi": c}, schema=TOP_SCHEMA))
+    table = ordered_top(pa.table({"key": pa.array(keys, pa.string()), "lo": c, "hi": c}, schema=TOP_SCHEMA))
     threshold = 0
     if table.num_rows > size:
         threshold = int(table["lo"][size].as_py())
@@ -159,7 +178,7 @@ def merge_tops(parts: Sequence[Top], size: int) -> Top:
     both = pa.concat_tables(tables)
     g = both.group_by(["key"], use_threads=False).aggregate([("lo", "sum"), ("hi", "sum"), ("t", "sum")])
     hi = pc.add(pc.subtract(g["hi_sum"], g["t_sum"]), pa.scalar(total_threshold, pa.int64()))
-    table = _ordered(pa.table({"key": g["key"], "lo": g["lo_sum"], "hi": hi}, schema=TOP_SCHEMA))
+    table = ordered_top(pa.table({"key": g["key"], "lo": g["lo_sum"], "hi": hi}, schema=TOP_SCHEMA))
     threshold = total_threshold
     if table.num_rows > size:
         dropped = table.slice(size)
