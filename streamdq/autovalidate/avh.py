@@ -78,6 +78,12 @@ LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct v
 # weekly pattern (the route mix) is still judged day over day: a weekly difference of it doubled
 # the alarms on holidays and on the days after an incident (bench/README.md)
 SEASONAL_METRICS = frozenset({"row_count"})
+# a row count whose dispersion test rejects Poisson (too little spread) at this level gets the
+# binomial floor of a fixed number of slots (``row_count_floor``)
+DISPERSION_ALPHA = 0.01
+# each synthetic issue is covered by up to this many metrics while the budget lasts
+# (select.greedy_select): one draw's catch just past a bound does not carry to the next draw
+COVER_DEPTH = 2
 
 
 def kind_of(frame: Any, column: str) -> str:
@@ -136,6 +142,66 @@ def corrupted_frames(newest: Any, column: str, kind: str, seed: int | None) -> d
             out[c.name] = cx.apply(newest, column, c, rng)
         except ValueError:  # not applicable to this column as it is
             continue
+    return out
+
+
+@dataclass(frozen=True)
+class StepProfiles:
+    """The profiles one learning step needs beyond its history's: ``corrupted`` (name -> the
+    profile of that synthetic issue in a copy of the step's newest batch, exactly what ``learn``
+    trains on at the same seed) and ``judged`` (the profiles of the step's batches to judge, in
+    the order given)."""
+
+    corrupted: dict[str, ColumnProfile]
+    judged: tuple[ColumnProfile, ...]
+
+
+def profile_steps(
+    steps: Sequence[tuple[Any, int | None, Sequence[Any]]],
+    column: str,
+    kind: str,
+    *,
+    spark: Any = None,
+    profiler: Any = None,
+) -> list[StepProfiles]:
+    """Profiles for evaluating auto-validation at scale, in ONE engine run for all steps.
+
+    Each step is ``(newest, seed, to_judge)``: the newest history batch (pandas or Spark), the
+    seed ``learn`` would get, and the batches the step's program will judge. Every step's
+    corruptions (``corrupted_frames(newest, column, kind, seed)``) and batches to judge are
+    profiled together (``profile_frames``; ``profiler(frames) -> profiles`` replaces it, e.g.
+    with a cache). With the history's profiles (``profile_frames`` of the batches once, shared
+    by overlapping windows), each step is then
+    ``learn_from_profiles(history, step.corrupted, fpr)`` and ``program.judge_profile(p)`` for
+    ``p`` in ``step.judged``: the same programs and verdicts as ``learn(...)`` and
+    ``program.judge(batch)`` (docs/autovalidate.md, "Evaluating at scale"). No step: ``[]``.
+
+    >>> # doctest: +SKIP
+    >>> steps = [(batches[k - 1], k, [batches[k]]) for k in range(30, 60)]
+    >>> out = profile_steps(steps, "temp", "numeric")
+    >>> history = profile_frames(batches[:59], "temp", "numeric")
+    >>> program = learn_from_profiles(history[0:30], out[0].corrupted)
+    >>> flagged = bool(program.judge_profile(out[0].judged[0]))
+    """
+    frames: list[Any] = []
+    layout: list[tuple[list[str], int]] = []
+    for newest, seed, to_judge in steps:
+        corrupted = corrupted_frames(newest, column, kind, seed)
+        judged = list(to_judge)
+        layout.append((list(corrupted), len(judged)))
+        frames += [*corrupted.values(), *judged]
+    if not frames:
+        return [StepProfiles({}, ()) for _ in steps]
+    if profiler is None:
+        profiles = profile_frames(frames, column, kind, spark=spark)
+    else:
+        profiles = list(profiler(frames))
+    out, pos = [], 0
+    for names, n_judged in layout:
+        corrupted_profiles = dict(zip(names, profiles[pos : pos + len(names)], strict=True))
+        pos += len(names)
+        out.append(StepProfiles(corrupted_profiles, tuple(profiles[pos : pos + n_judged])))
+        pos += n_judged
     return out
 
 
@@ -259,6 +325,10 @@ def learn_at_targets(
         values = [float(v) for v in series if v is not None]
         if metric in ORDER_STATISTICS and (mostly_tied(values) or on_lattice(values)):
             continue
+        rare = _rare_event_fit(metric, values, singles, history, {n: s.get(metric) for n, s in bad_single.items()})
+        if rare is not None:
+            fits.append(rare)
+            continue
         fit = _fit_metric(
             metric, values, {n: s.get(metric) for n, s in bad_single.items()}, bound_for(metric),
             std_floor(metric, values, rows, min_std), two_sided=True,
@@ -308,6 +378,8 @@ def _select(candidates: Mapping[str, LearnedConstraint], fpr: float) -> tuple[Le
         {name: c.fpr for name, c in candidates.items()},
         {name: set(c.caught) for name, c in candidates.items()},
         budget=fpr,
+        depth=COVER_DEPTH,
+        groups={name: c.metric for name, c in candidates.items()},
     )
     tightest: dict[str, LearnedConstraint] = {}
     for name in chosen:
@@ -387,10 +459,51 @@ def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float)
         distinct = max(n ** mean, 1.0)
         return max(relative, 0.5 / (distinct * math.log(n)))
     if metric == "row_count":
-        return max(relative, math.sqrt(max(mean, 1.0)))
+        return max(relative, row_count_floor(series))
     if metric == "distinct_count":
         return max(relative, 0.5)
     return relative
+
+
+def row_count_floor(series: Sequence[float]) -> float:
+    """The least spread of a batch's row count: Poisson (sqrt of the mean) for a count that
+    varies as much as arrivals do, and for one that moves less (the dispersion test rejects
+    Poisson at ``DISPERSION_ALPHA``, lower tail: ``(n - 1) var / mean`` under the chi-squared law's
+    quantile; readings on a fixed schedule, 72 hourly rows a day) the binomial spread of ``N`` slots
+    each filled with probability ``q``, ``sqrt(N q (1 - q))``, with ``N`` the history's largest
+    count and ``q`` its mean share of ``N`` kept one slot below 1: about one row for a count that
+    never moved, where the Poisson floor (8.5 rows at 72) made a halved batch pass."""
+    arr = np.asarray(series, dtype=float)
+    mean = float(arr.mean()) if len(arr) else 0.0
+    poisson = math.sqrt(max(mean, 1.0))
+    if len(arr) < 2 or mean <= 0:
+        return poisson
+    from scipy.stats import chi2
+
+    dof = len(arr) - 1
+    if dof * float(np.var(arr, ddof=1)) / mean >= float(chi2.ppf(DISPERSION_ALPHA, dof)):
+        return poisson
+    slots = max(float(arr.max()), 1.0)
+    q = min(mean / slots, 1.0 - 1.0 / slots) if slots > 1 else 0.5
+    return min(poisson, math.sqrt(slots * q * (1.0 - q)))
+
+
+# shares of rows (or of letters) whose history sitting exactly on 0 or 1 says "this never happens
+# here": no NULL, no zero, no empty or padded value, no upper-case (or no lower-case) letter. They
+# are priced by exact counting (``bounds.binomial_count``), not by a normal floor
+RARE_EVENT_METRICS = frozenset({"completeness", "zero_ratio", "empty_ratio", "padded_ratio", "upper_ratio"})
+
+
+def rare_event_units(metric: str, singles: Sequence[Mapping[str, float]], rows: Sequence[float]) -> list[float]:
+    """Per history batch, how many units ``metric`` is a share of: rows for completeness,
+    non-null rows for the value shares, letters for the upper-case share."""
+    out = []
+    for s, n in zip(singles, rows, strict=True):
+        units = n if metric == "completeness" else n * s.get("completeness", 1.0)
+        if metric == "upper_ratio":
+            units *= s.get("char_len", 0.0)
+        out.append(units)
+    return out
 
 
 @dataclass(frozen=True)
@@ -407,6 +520,47 @@ class _Fit:
     floor: float
     two_sided: bool
     corrupted: dict[str, float | None]
+    # rare events (``bound == "binomial"``): the boundary the history sat on, the mean units of a
+    # batch and the units the history saw
+    boundary: float = 0.0
+    units: float = 0.0
+    seen: float = 0.0
+
+
+def _rare_event_fit(
+    metric: str,
+    values: Sequence[float],
+    singles: Sequence[Mapping[str, float]],
+    history: Sequence[ColumnProfile],
+    corrupted: Mapping[str, float | None],
+) -> _Fit | None:
+    """The binomial fit of a ``RARE_EVENT_METRICS`` share whose every history value is exactly 0
+    or exactly 1 (None otherwise, or when the batches hold no units)."""
+    if metric not in RARE_EVENT_METRICS or not values:
+        return None
+    boundary = values[0]
+    if boundary not in (0.0, 1.0) or any(v != boundary for v in values):
+        return None
+    units = rare_event_units(metric, singles, [p.rows for p in history])
+    mean_units = float(np.mean(units))
+    if mean_units < 1.0:
+        return None
+    # the spread of one event in a batch: what ``k`` is counted in
+    unit = 1.0 / mean_units
+    return _Fit(
+        metric=metric,
+        transform=stationarity.Transform(),
+        values=tuple(values),
+        bound="binomial",
+        mean=boundary,
+        std=unit,
+        floor=unit,
+        two_sided=True,
+        corrupted=dict(corrupted),
+        boundary=boundary,
+        units=mean_units,
+        seen=float(sum(units)),
+    )
 
 
 def _fit_metric(
@@ -455,6 +609,9 @@ def _add_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, f
     pass leave-one-out, with the corruptions each catches."""
     n = len(fit.values)
     values = list(fit.values)
+    if fit.bound == "binomial":
+        _add_rare_event_candidates(out, column, fit, fpr)
+        return
     for fraction in FPR_LADDER:
         k = bounds.k_for(fpr * fraction, fit.bound, n)
         lower, upper = _domain(
@@ -471,6 +628,29 @@ def _add_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, f
             bound=fit.bound,
             k=k,
             fpr=bounds.fpr_at(k, fit.bound, n),
+            transform=fit.transform,
+            caught=tuple(sorted(caught)),
+            history_mean=fit.mean,
+            history_std=fit.std,
+        )
+
+
+def _add_rare_event_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float) -> None:
+    """A rare-event share's candidates: at each ladder level, the boundary plus or minus the
+    share of ``bounds.binomial_count`` events (and half a unit, so the count itself is admitted)."""
+    for fraction in FPR_LADDER:
+        count = bounds.binomial_count(fpr * fraction, fit.units, fit.seen)
+        width = (count + 0.5) / fit.units
+        lower, upper = max(fit.boundary - width, 0.0), min(fit.boundary + width, 1.0)
+        caught = [name for name, v in fit.corrupted.items() if v is None or not (lower <= v <= upper)]
+        out[f"{fit.metric}@{fraction:g}"] = LearnedConstraint(
+            column=column,
+            metric=fit.metric,
+            lower=lower,
+            upper=upper,
+            bound="binomial",
+            k=width / fit.std,
+            fpr=bounds.binomial_fpr(count, fit.units, fit.seen),
             transform=fit.transform,
             caught=tuple(sorted(caught)),
             history_mean=fit.mean,

@@ -34,8 +34,17 @@ insertion                 p = 0.1, 0.5               each value, with probabilit
 deletion                  p = 0.1, 0.5               each value, with probability p, loses one
                                                      random character
 whitespace_padding        p = 0.1, 0.5, 1.0          p of the values get one leading or trailing
-(categorical)                                        space (chosen at random per value)
+(categorical)                                        space (chosen at random per value); variants
+                                                     ``leading`` / ``trailing``: the same side for
+                                                     every value (how real padding looks: a
+                                                     fixed-width export; it keeps the distinct
+                                                     count when p = 1)
 ========================  =========================  ============================================
+
+The paper's ten forms come first in ``corruptions_for``; the variants this module adds (real
+missing values, one-sided padding) are listed after the paper's form of their issue, and the
+one-sided padding, being the newest, last: a catalogue index, and so every seed derived from one,
+keeps naming the same corruption when variants are added at the end.
 
 Contracts and choices the paper leaves open:
 
@@ -94,7 +103,7 @@ _MAGNITUDES: dict[str, tuple[tuple[float, ...], tuple[str, ...]]] = {
     "character_perturbation": ((0.01, 0.1, 1.0), ("",)),
     "insertion": ((0.1, 0.5), ("",)),
     "deletion": ((0.1, 0.5), ("",)),
-    "whitespace_padding": ((0.1, 0.5, 1.0), ("",)),
+    "whitespace_padding": ((0.1, 0.5, 1.0), ("", "leading", "trailing")),
 }
 
 _NUMERIC_ONLY = frozenset({"unit_change"})
@@ -104,6 +113,7 @@ _VARIANTS: dict[str, frozenset[str]] = {
     "casing_change": frozenset({"upper", "lower"}),
     "increased_nulls": frozenset({"", "null"}),
     "distribution_change": frozenset({"first", "last"}),
+    "whitespace_padding": frozenset({"", "leading", "trailing"}),
 }
 
 _DIGITS = string.digits
@@ -118,7 +128,8 @@ class Corruption:
     ``magnitude`` is a fraction in (0, 1] for the p-issues, a multiplier for ``unit_change``
     (> 0) and ``volume_change`` (> 0, != 1). ``variant`` is ``upper``/``lower`` for casing,
     ``first``/``last`` for distribution change (default ``first``), ``""``/``null`` for increased
-    nulls, and empty otherwise. Invalid combinations raise ``ValueError``.
+    nulls, ``""``/``leading``/``trailing`` for whitespace padding (random side per value, or one
+    side for all), and empty otherwise. Invalid combinations raise ``ValueError``.
     """
 
     issue: str
@@ -170,7 +181,9 @@ def corruptions_for(kind: str) -> list[Corruption]:
 
     Numeric: every issue but casing change and whitespace padding (which would turn numbers into
     strings). Categorical: every issue but unit change. Increased nulls comes in the paper's form
-    (``""`` / ``0``) and with real missing values (variant ``null``); casing in both directions.
+    (``""`` / ``0``) and with real missing values (variant ``null``: NaN in a numeric column,
+    None in a categorical one; the engine reads both as NULL); casing in both directions;
+    whitespace padding on a random side per value and on one side for every value.
     """
     _check_kind(kind)
     out = []
@@ -554,7 +567,10 @@ def _padding(
     source: str | None,
 ) -> pd.Series:
     positions = _pick(col, c.magnitude, rng)
-    leading = rng.random(len(positions)) < 0.5
+    if c.variant:
+        leading = np.full(len(positions), c.variant == "leading")
+    else:
+        leading = rng.random(len(positions)) < 0.5
     vals = col.iloc[positions].tolist()
     new = [(" " + v if lead else v + " ") for v, lead in zip(vals, leading, strict=True)]
     return _set_positions(col, positions, new)

@@ -309,6 +309,29 @@ def test_whitespace_padding(p):
         assert padded.str.startswith(" ").any() and padded.str.endswith(" ").any()
 
 
+@pytest.mark.parametrize("side", ["leading", "trailing"])
+def test_one_sided_padding_pads_every_value_on_the_same_side(side):
+    frame = make_frame()
+    out = apply(frame, "tail", Corruption("whitespace_padding", 1.0, side), np.random.default_rng(0))
+    values = out["tail"].dropna()
+    assert (values.str.startswith(" ") if side == "leading" else values.str.endswith(" ")).all()
+    assert not (values.str.endswith(" ") if side == "leading" else values.str.startswith(" ")).any()
+    # padding every value on one side keeps the distinct count (random sides double it)
+    assert out["tail"].nunique() == frame["tail"].nunique()
+    with pytest.raises(ValueError):
+        Corruption("whitespace_padding", 1.0, "both")
+
+
+def test_added_variants_come_after_the_papers_forms():
+    """A catalogue index (and every seed derived from one) keeps naming the same corruption:
+    the one-sided padding variants are appended at the end of the categorical catalogue."""
+    names = [c.name for c in corruptions_for("categorical")]
+    assert names[-6:] == [
+        f"whitespace_padding:{p}:{side}" for side in ("leading", "trailing") for p in ("10%", "50%", "100%")
+    ]
+    assert names.index("whitespace_padding:100%") == len(names) - 7
+
+
 @pytest.mark.parametrize(("column", "corruption"), CASES[::3], ids=IDS[::3])
 def test_empty_frame(column, corruption):
     empty = make_frame().iloc[:0]

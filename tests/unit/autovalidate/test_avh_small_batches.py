@@ -1,0 +1,132 @@
+"""Auto-validation on small, constant-size batches and rare events (issue 22): the row count of a
+fixed schedule, exact counting for shares that never left 0 or 1, and covering each synthetic issue
+with a second metric. Profile-level (no Spark) except the one test of ``profile_steps``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from streamdq.autovalidate import bounds, learn, learn_from_profiles
+from streamdq.autovalidate.avh import profile_steps, row_count_floor
+from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile
+
+
+def _hourly(rng: np.random.Generator, rows: int = 72) -> ColumnProfile:
+    """A day of hourly readings: always ``rows`` rows, complete, a mean that wanders."""
+    return ColumnProfile(
+        "temp",
+        NUMERIC,
+        rows,
+        {"row_count": float(rows), "completeness": 1.0, "mean": float(rng.normal(50, 5))},
+    )
+
+
+def test_a_row_count_that_never_moved_catches_a_halved_batch():
+    rng = np.random.default_rng(1)
+    history = [_hourly(rng) for _ in range(30)]
+    halved = {
+        "volume_change:x0.5": ColumnProfile(
+            "temp", NUMERIC, 36, {"row_count": 36.0, "completeness": 1.0, "mean": 50.0}
+        )
+    }
+    program = learn_from_profiles(history, halved, fpr=0.001)
+    (count,) = [c for c in program.constraints if c.metric == "row_count"]
+    # the Poisson floor (sqrt 72 = 8.5 rows) let 36 rows pass; a fixed schedule's count gets a
+    # spread of about one row, and a few missing readings (70 or 71 rows) still pass
+    assert count.lower > 60 and count.upper < 84
+    assert program.judge_profile(
+        ColumnProfile("temp", NUMERIC, 36, {"row_count": 36.0, "completeness": 1.0, "mean": 50.0})
+    )
+    assert not program.judge_profile(
+        ColumnProfile("temp", NUMERIC, 70, {"row_count": 70.0, "completeness": 1.0, "mean": 50.0})
+    )
+
+
+def test_row_count_floor_is_poisson_unless_the_history_is_under_dispersed():
+    assert row_count_floor([72.0] * 30) == pytest.approx((71 / 72) ** 0.5)
+    rng = np.random.default_rng(0)
+    arrivals = rng.poisson(900, 30).astype(float)
+    assert row_count_floor(list(arrivals)) == pytest.approx(float(np.mean(arrivals)) ** 0.5)
+
+
+def test_binomial_count_is_exact_counting_after_zero_events():
+    # 30 batches of 72 rows without a NULL: the rate's 95% bound is about 3 / 2160
+    assert bounds.binomial_count(1e-3, 72, 2160) == 2
+    assert bounds.binomial_count(1e-5, 72, 2160) == 3
+    # the admitted count's tail is at most the level, one fewer is over it
+    for level in (1e-3, 1e-4, 1e-5):
+        c = bounds.binomial_count(level, 900, 27000)
+        assert bounds.binomial_fpr(c, 900, 27000) <= level < bounds.binomial_fpr(c - 1, 900, 27000)
+    # simulated at the bounding rate itself, the constraint's FPR stays under the level
+    rng = np.random.default_rng(3)
+    p = 1 - 0.05 ** (1 / 2160)
+    counts = rng.binomial(72, p, 200_000)
+    assert (counts > bounds.binomial_count(1e-3, 72, 2160)).mean() <= 1e-3
+    with pytest.raises(ValueError):
+        bounds.binomial_count(0.0, 72, 2160)
+
+
+def test_completeness_that_never_left_one_is_priced_by_counting():
+    rng = np.random.default_rng(2)
+    history = [_hourly(rng) for _ in range(30)]
+
+    def nulls(k: int) -> ColumnProfile:
+        return ColumnProfile(
+            "temp", NUMERIC, 72, {"row_count": 72.0, "completeness": (72 - k) / 72, "mean": 50.0}
+        )
+
+    program = learn_from_profiles(
+        history, {"increased_nulls:50%:null": nulls(36), "increased_nulls:10%:null": nulls(7)}
+    )
+    (complete,) = [c for c in program.constraints if c.metric == "completeness"]
+    assert complete.bound == "binomial" and complete.upper == 1.0
+    # at most 3 NULLs in 72 rows pass at the ladder's lowest level (the normal floor admitted 5)
+    assert program.judge_profile(nulls(4)) and not program.judge_profile(nulls(2))
+    assert complete.fpr <= 0.001
+
+
+def test_upper_case_where_history_had_none_is_a_rare_event():
+    def batch(upper: float) -> ColumnProfile:
+        scalars = {"row_count": 900.0, "completeness": 1.0, "char_len": 2.0, "upper_ratio": upper}
+        return ColumnProfile("code", CATEGORICAL, 900, scalars)
+
+    history = [batch(0.0) for _ in range(30)]
+    program = learn_from_profiles(history, {"casing_change:10%:upper": batch(0.1)}, fpr=0.001)
+    (upper,) = [c for c in program.constraints if c.metric == "upper_ratio"]
+    assert upper.bound == "binomial"
+    assert program.judge_profile(batch(9 / 1800))  # 1% of 900 codes upper-cased
+    assert not program.judge_profile(batch(0.0))
+
+
+def test_each_issue_gets_a_second_metric_while_the_budget_lasts():
+    from streamdq.autovalidate.select import greedy_select
+
+    costs = {"mean@1": 1e-4, "mean@0.1": 1e-5, "p05@1": 1e-4, "max@1": 5e-4}
+    coverage = {"mean@1": {"a", "b"}, "mean@0.1": {"a", "b"}, "p05@1": {"a"}, "max@1": {"b"}}
+    groups = {n: n.split("@")[0] for n in costs}
+    assert greedy_select(costs, coverage, budget=0.001) == ["mean@0.1"]
+    deep = greedy_select(costs, coverage, budget=0.001, depth=2, groups=groups)
+    assert deep[0] == "mean@0.1" and set(deep[1:]) == {"p05@1", "max@1"}  # not mean again
+    assert sum(costs[n] for n in deep) <= 0.001
+    assert greedy_select(costs, coverage, budget=2e-4, depth=2, groups=groups) == ["mean@0.1", "p05@1"]
+    with pytest.raises(ValueError):
+        greedy_select(costs, coverage, budget=0.001, depth=0)
+
+
+def test_profile_steps_gives_learns_programs_in_one_engine_run(spark):
+    rng = np.random.default_rng(5)
+    batches = [
+        pd.DataFrame({"v": rng.normal(10, 1, 40).round(2), "w": rng.normal(3, 1, 40)}) for _ in range(9)
+    ]
+    from streamdq.autovalidate import profile_frames
+
+    history = profile_frames(batches[:8], "v", NUMERIC, spark=spark)
+    (step,) = profile_steps([(batches[7], 11, [batches[8]])], "v", NUMERIC, spark=spark)
+    assert len(step.judged) == 1 and "unit_change:x10" in step.corrupted
+    fast = learn_from_profiles(history, step.corrupted, fpr=0.01)
+    slow = learn(batches[:8], "v", fpr=0.01, seed=11, spark=spark)
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.judge_profile(step.judged[0]) == slow.judge(batches[8])
+    assert profile_steps([], "v", NUMERIC) == []
