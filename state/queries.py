@@ -26,6 +26,7 @@ from streamdq.state.tables import utc_date
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.state import State, StateFormatError, state_from_bytes
+from streamdq.analyzers.user_aggregation import combinable, metric_name
 from streamdq.report import SCOPES
 
 if TYPE_CHECKING:
@@ -254,12 +255,26 @@ def range_bounds(
     return analyzer, state_key, start_utc, end_utc
 
 
+def require_combinable(analyzer: Analyzer) -> None:
+    """``ValueError`` when ``analyzer``'s window states must not be merged over a range (a user
+    aggregation declared ``combinable = False``): its values are served per window instead."""
+    if not combinable(analyzer):
+        name = metric_name(analyzer)
+        raise ValueError(
+            f"{name}({analyzer.instance}) is not combinable: its window states are not merged over a "
+            f"time range; read its per-window values with `streamdq query history --metric {name} "
+            "--scope window` (or the service's timeseries endpoint)"
+        )
+
+
 def fold_range(rows: pa.Table, analyzer: Analyzer | None, state_key: str, where: str) -> RangeMerge:
     """Fold the latest committed state row of each window in ``rows`` (already filtered)."""
     rows = latest_per(rows, ["window_start"], ["committed_at", "batch_id"])
-    states = [decode_state(r, where) for r in rows.to_pylist()]
-    if analyzer is None and rows.num_rows:
+    if analyzer is None and rows.num_rows:  # before decoding: resolving it registers its state type
         analyzer = Analyzer.from_spec(json.loads(rows.column("analyzer")[0].as_py()))
+    if analyzer is not None:
+        require_combinable(analyzer)
+    states = [decode_state(r, where) for r in rows.to_pylist()]
     if analyzer is not None:
         merged: State | None = reduce(lambda a, b: a.merge(b), states, analyzer.empty_state())
     else:
@@ -275,6 +290,8 @@ def merge_range_detail(
     stored spec. No window in range gives the analyzer's empty state (or None without one).
     """
     analyzer, state_key, start_utc, end_utc = range_bounds(key_or_analyzer, start, end)
+    if analyzer is not None:
+        require_combinable(analyzer)
     dt = store.table(S.STATES)
     rows = S.SCHEMAS[S.STATES].empty_table()
     if dt is not None:

@@ -40,6 +40,7 @@ from pyspark.sql.types import StructType
 from streamdq.analyzers.aggregation import Aggregation, EmptyInput
 from streamdq.analyzers.aggregation_registry import AggregationLoadError, resolve
 from streamdq.analyzers.base import (
+    Analyzer,
     ScanShareableAnalyzer,
     col,
     conditional,
@@ -201,6 +202,17 @@ class AggregationAnalyzer(ScanShareableAnalyzer):
         return self.ok(value, approximate=True, error_bound=bound)
 
 
+def combinable(analyzer: Analyzer) -> bool:
+    """False for an aggregation declared ``combinable = False`` (served as a time series only);
+    True for every other analyzer: their window states merge over any range."""
+    return not isinstance(analyzer, AggregationAnalyzer) or analyzer.combinable
+
+
+def metric_name(analyzer: Analyzer) -> str:
+    """The name of ``analyzer``'s metrics: the aggregation's own name, else the analyzer's NAME."""
+    return analyzer.metric_name if isinstance(analyzer, AggregationAnalyzer) else analyzer.NAME
+
+
 def type_problem(cls: type[Aggregation], column: str, dtype: Any) -> str | None:
     """None when a column of ``dtype`` suits the class's ``input_type``, else why not."""
     shown = dtype.simpleString().upper() if hasattr(dtype, "simpleString") else dtype
@@ -225,4 +237,4 @@ class _Unresolved(Aggregation):
         return self
 
 
-__all__ = ["AggregationAnalyzer", "canonical_params", "type_problem"]
+__all__ = ["AggregationAnalyzer", "canonical_params", "combinable", "metric_name", "type_problem"]

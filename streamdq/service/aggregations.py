@@ -4,7 +4,8 @@ A *field* is a metric instance (a column, ``a,b`` for a column set, ``*`` for th
 An *aggregation* of a field is one analyzer computed on it at window scope, named by the
 analyzer (``ApproxCountDistinct``, ``ApproxQuantile``, ``Histogram``, ``Mean``...) or, for a
 metric without an analyzer (``QualityScore``, a measure), by the metric. It is *combinable*
-when its window states are stored: then ``merge`` folds the latest committed state of every
+when its window states are stored (and its analyzer is: a user aggregation may declare
+``combinable = False``, and is then served as a time series only): then ``merge`` folds the latest committed state of every
 window inside ``[start, end)`` (``window_start >= start`` and ``window_end <= end``) and
 computes the analyzer's metric of the result, reading no data. A non-combinable aggregation is
 only served as a time series (one value per window).
@@ -33,6 +34,7 @@ from streamdq.analyzers.approx_quantile import ApproxQuantile
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.sketch_states import HllState, KllState
 from streamdq.analyzers.state import State, StateFormatError, state_from_bytes
+from streamdq.analyzers.user_aggregation import combinable, metric_name
 from streamdq.service.errors import BadRequest, NotFound
 from streamdq.service.reader import StateReader, plain
 from streamdq.service.times import TimeRange
@@ -123,15 +125,17 @@ def catalog(reader: StateReader, dataset: str, field_name: str, rng: TimeRange) 
     for r in rows.group_by(["name", "analyzer_key"]).aggregate([]).to_pylist():
         key = r["analyzer_key"] or ""
         analyzer = _analyzer(key)
-        combinable = analyzer is not None and (
-            analyzer.state_key() in stored or answering_key(analyzer, stored) is not None
+        mergeable = (
+            analyzer is not None
+            and combinable(analyzer)
+            and (analyzer.state_key() in stored or answering_key(analyzer, stored) is not None)
         )
         params: dict[str, Any] = {}
         if analyzer is not None:
             params = {
                 k: v for k, v in analyzer.to_spec().items() if k not in ("analyzer", "column", "columns")
             }
-        out.append(Aggregation(r["name"], combinable, key, params, analyzer))
+        out.append(Aggregation(r["name"], mergeable, key, params, analyzer))
     return sorted(out, key=lambda a: (a.name, a.key))
 
 
@@ -194,7 +198,7 @@ def stored_aggregations(reader: StateReader, dataset: str, field_name: str) -> l
         if analyzer is None or analyzer.instance != field_name:
             continue
         params = {k: v for k, v in analyzer.to_spec().items() if k not in ("analyzer", "column", "columns")}
-        out.append(Aggregation(analyzer.NAME, True, analyzer.key(), params, analyzer))
+        out.append(Aggregation(metric_name(analyzer), combinable(analyzer), analyzer.key(), params, analyzer))
     return sorted(out, key=lambda a: (a.name, a.key))
 
 

@@ -1,0 +1,128 @@
+"""CDAP's end-to-end example (docs/aggregations.md), for real: a streaming run over the access
+logs of examples/access-log-aggregations (three files, three 5-minute windows), then the merged
+status and referrer histograms over a time range from ``streamdq query merge`` and from the query
+service (``streamdq serve`` started on a free loopback port), and the user's non-combinable
+``RequestRate`` served as a time series and refused as a merge."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_service_api import Served, get, start_server, stop_server
+
+pytestmark = [pytest.mark.integration]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "access-log-aggregations"
+START, END = "2015-07-06T22:00:00Z", "2015-07-06T22:10:00Z"  # the first two windows
+
+
+def _cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    from streamdq.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def example_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from streamdq.engine.streaming import stream
+
+    here = tmp_path_factory.mktemp("clf-aggregations") / "example"
+    shutil.copytree(EXAMPLE, here, ignore=shutil.ignore_patterns("chk", "state", "__pycache__"))
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(here))  # `access_aggs:RequestRate`, as PYTHONPATH=. does for the CLI
+    try:
+        runner = stream(spark, str(here / "run.yaml"))
+        query = runner.start()
+        try:
+            query.awaitTermination(120)
+            assert query.exception() is None
+        finally:
+            runner.stop()
+    finally:
+        mp.undo()
+    return here
+
+
+def test_merged_histograms_over_a_range_from_the_cli(example_run: Path, capsys: Any) -> None:
+    state = str(example_run / "state")
+    merged = {}
+    for column in ("status", "referrer"):
+        spec = json.dumps(
+            {"analyzer": "Aggregation", "function": "discreteValuesHistogram", "column": column}
+        )
+        code, out, err = _cli(
+            capsys, "query", "merge", "--state", state, "--dataset", "web", "--analyzer", spec,
+            "--start", START, "--end", END, "--format", "json",
+        )  # fmt: skip
+        assert code == 0, err
+        body = json.loads(out)
+        assert body["windows"] == 2 and body["metric"]["name"] == "discreteValuesHistogram"
+        merged[column] = body["metric"]["value"]
+    assert merged["status"] == {"200": 7, "400": 1, "404": 1, "500": 1}
+    assert merged["referrer"] == {
+        "http://example.com/": 4,
+        "http://example.com/shop": 2,
+        "http://search.example/?q=data+quality": 2,
+        "http://search.example/?q=streaming": 1,
+    }
+
+
+def test_a_non_combinable_aggregation_is_a_time_series_and_no_merge(example_run: Path, capsys: Any) -> None:
+    state = str(example_run / "state")
+    spec = json.dumps(
+        {
+            "analyzer": "Aggregation",
+            "function": "access_aggs:RequestRate",
+            "column": "path",
+            "params": {"seconds": 300},
+        }
+    )
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(example_run))
+    try:
+        code, _, err = _cli(
+            capsys, "query", "merge", "--state", state, "--dataset", "web", "--analyzer", spec,
+            "--start", START, "--end", END,
+        )  # fmt: skip
+        assert code == 2 and "requestRate(path) is not combinable" in err
+        code, out, err = _cli(
+            capsys, "query", "history", "--state", state, "--dataset", "web", "--metric", "requestRate",
+            "--scope", "window", "--format", "json",
+        )  # fmt: skip
+    finally:
+        mp.undo()
+    assert code == 0, err
+    points = json.loads(out)
+    latest: dict[str, float] = {}
+    for p in points:
+        latest[str(p["window_start"])] = p["value"]
+    assert sorted(latest.values()) == [5 / 300] * 3
+
+
+def test_the_query_service_merges_and_serves_series(example_run: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(p for p in (str(example_run), os.environ.get("PYTHONPATH")) if p)
+    )
+    served: Served = start_server(example_run / "state")
+    try:
+        rng = {"startTimestamp": START, "endTimestamp": END}
+        body = get(served, "/v1/source/web/fields/status/aggregations/discreteValuesHistogram", **rng).json()
+        assert body["data"] == {"200": 7, "400": 1, "404": 1, "500": 1} and body["windows"] == 2
+        aggs = {a["name"]: a for a in get(served, "/v1/source/web/fields/path/aggregations").json()}
+        assert aggs["requestRate"]["combinable"] is False
+        refused = get(served, "/v1/source/web/fields/path/aggregations/requestRate", **rng)
+        assert refused.status_code == 400 and "not combinable" in refused.text
+        series = get(served, "/v1/source/web/fields/path/timeseries/requestRate").json()["timeValues"]
+        assert [round(p["data"] * 300) for p in series] == [5, 5, 5]
+        hosts = get(served, "/v1/source/web/fields/host/aggregations/uniqueValues").json()["data"]
+        assert "10.9.9.9" in hosts and len(hosts) == 8
+    finally:
+        stop_server(served)
