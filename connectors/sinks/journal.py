@@ -133,7 +133,7 @@ class AlertJournal:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 lost = 0
-                if partition is not None and offset is not None:
+                if partition is not None and offset is not None and offset >= 0:  # -1: acks=0, no offset
                     lost = self._db.execute(
                         'UPDATE alerts SET delivered_at = NULL, partition = NULL, "offset" = NULL'
                         ' WHERE delivered_at IS NOT NULL AND partition = ? AND "offset" >= ? AND seq != ?',

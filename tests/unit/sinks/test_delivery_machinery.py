@@ -124,4 +124,7 @@ def test_journal_requeues_alerts_whose_offset_the_broker_hands_out_again(tmp_pat
     assert j.delivered_count() == 2  # c and x
     assert j.mark_delivered(a.seq, 0, 6) == 0 and j.mark_delivered(b.seq, 0, 7) == 0
     assert j.pending() == [] and j.lost == 2
+    j.add([("y", "k", "5")])
+    assert j.mark_delivered(j.pending()[0].seq, 0, -1) == 0  # acks=0: the broker gives no offset
+    assert j.pending() == [] and j.lost == 2
     j.close()
