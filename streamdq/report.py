@@ -17,6 +17,7 @@ from typing import Any
 
 from streamdq.analyzers.metric import Metric
 from streamdq.measure_result import MeasureResult
+from streamdq.result_document import MeasureCheckPass
 
 SCOPES = ("batch", "window", "total")
 
@@ -290,6 +291,9 @@ class BatchReport:
     policy_state: dict[str, Any] = field(default_factory=dict)
     bad_data: BadDataSummary = field(default_factory=BadDataSummary)
     measures: tuple[MeasureResult, ...] = ()
+    measure_check_pass: tuple[MeasureCheckPass, ...] = ()
+    """The measure/check/pass documents of this batch: one for the batch scope, one per
+    closed window, one for the total scope (each where checks or measures were judged)."""
 
     def measures_at(self, scope: str) -> list[MeasureResult]:
         return [m for m in self.measures if m.scope == scope]
@@ -332,6 +336,7 @@ class BatchReport:
             "policy_state": dict(self.policy_state),
             "bad_data": self.bad_data.to_dict(),
             "measures": [m.to_json() for m in self.measures],
+            "measure_check_pass": [d.to_record() for d in self.measure_check_pass],
         }
 
     def to_json(self) -> str:
@@ -361,6 +366,9 @@ class BatchReport:
             policy_state=dict(data.get("policy_state") or {}),
             bad_data=BadDataSummary.from_dict(data.get("bad_data")),
             measures=tuple(MeasureResult.from_json(m) for m in data.get("measures") or ()),
+            measure_check_pass=tuple(
+                MeasureCheckPass.from_record(d) for d in data.get("measure_check_pass") or ()
+            ),
         )
 
     @classmethod

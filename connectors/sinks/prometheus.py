@@ -26,6 +26,8 @@ Gauges (latest value):
       new bounds) replaces its series, and a constraint the check no longer evaluates at a
       scope (a relearned program dropped it) is removed when the check next reports there
   streamdq_check_status{dataset,check,level}        0 Success, 1 Warning, 2 Error
+  streamdq_dataset_pass{dataset,scope}              1 the latest measure/check/pass document of the
+      scope passed the dataset's pass policy, 0 not (docs/measure-check-pass.md)
   streamdq_last_batch_id{dataset}, streamdq_last_batch_timestamp_seconds{dataset}
   streamdq_batch_duration_seconds{dataset}          the handler's total time of the last batch
   streamdq_phase_duration_seconds{dataset,phase}    per phase (compute, commit, ...)
@@ -97,6 +99,8 @@ class _Snapshot:
     failures: dict[tuple[str, ...], tuple[str, float]] = field(default_factory=dict)
     anomalies: dict[tuple[str, ...], float] = field(default_factory=dict)
     alerts: dict[tuple[str, ...], float] = field(default_factory=dict)
+    # (dataset, scope) -> 1 the dataset's latest measure/check/pass document passed, 0 not
+    dataset_pass: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def _seconds(value: datetime | None) -> float | None:
@@ -193,6 +197,8 @@ class ReportCollector(Collector):
             for alert in alerts:
                 k = (ds, alert.kind, alert.severity)
                 s.alerts[k] = s.alerts.get(k, 0.0) + 1.0
+            for doc in report.measure_check_pass:  # in judgement order: the latest window wins
+                s.dataset_pass[(ds, doc.scope or "batch")] = 1.0 if doc.passed else 0.0
             health = s.per_dataset.setdefault(ds, {})
             health["last_batch_id"] = float(report.batch_id)
             health["last_batch_timestamp_seconds"] = report.processing_time.timestamp()
@@ -265,6 +271,13 @@ class ReportCollector(Collector):
                 "Latest check status: 0 Success, 1 Warning, 2 Error.",
                 CHECK_LABELS,
                 s.check_status.items(),
+            )
+            gauge(
+                "streamdq_dataset_pass",
+                "1 if the dataset's latest measure/check/pass document at this scope passed its pass"
+                " policy, else 0 (window: the latest closed window).",
+                ("dataset", "scope"),
+                s.dataset_pass.items(),
             )
             health_docs = {
                 "last_batch_id": "Id of the last processed microbatch.",

@@ -27,6 +27,10 @@ Rules, per key ``dataset/constraint_id``:
   batch id) returns the same alerts again and leaves the state unchanged; an older batch
   of the same query returns no alerts. Alert ids are deterministic, so sinks de-duplicate.
 
+The dataset's pass verdict (``BatchReport.measure_check_pass``, per scope and closed window)
+is judged like a constraint ``pass:<scope>`` of a check ``pass`` at level Error
+(``pass_results``): one alert when the pass turns false, one ``resolved`` when it is true again.
+
 Anomalies that carry no constraint id of this report are one-shot events: floors,
 cool-down and rate limit apply, but they are not kept open and have no ``resolved``.
 """
@@ -45,7 +49,7 @@ from typing import Any
 from streamdq.alerts.alert import Alert, alert_id_for
 from streamdq.display import bound_text, interval_text, window_text
 from streamdq.errors import ConfigError
-from streamdq.report import Anomaly, BatchReport, CheckResult, ConstraintResult, Window
+from streamdq.report import FAILURE, SUCCESS, Anomaly, BatchReport, CheckResult, ConstraintResult, Window
 
 STATE_VERSION = 1
 _BOUND_RE = re.compile(r"^\s*(>=|<=|==|=|>|<)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
@@ -129,6 +133,38 @@ def _step_key(scope: str, window: Window | None) -> datetime | None:
     return window.start if scope == "window" and window is not None else None
 
 
+PASS_CHECK = "pass"
+PASS_ID_PREFIX = "pass:"
+
+
+def pass_results(report: BatchReport) -> list[tuple[CheckResult, ConstraintResult]]:
+    """The dataset-level pass verdicts of ``report`` (its measure/check/pass documents) as
+    results of a check ``pass``, constraint id ``pass:<scope>``: a dataset whose pass turns
+    false alerts once (a ``violation`` at level Error) and once more (``resolved``) when it
+    is true again, with the hygiene of any constraint; its alert ids are as deterministic."""
+    out = []
+    for doc in report.measure_check_pass:
+        scope = doc.scope or "batch"
+        window = (
+            Window(datetime.fromisoformat(doc.window[0]), datetime.fromisoformat(doc.window[1]))
+            if doc.window
+            else None
+        )
+        failed = [name for name, ok in doc.check.items() if not ok]
+        result = ConstraintResult(
+            check=PASS_CHECK,
+            level="Error",
+            constraint="the dataset's pass policy",
+            constraint_id=f"{PASS_ID_PREFIX}{scope}",
+            status=SUCCESS if doc.passed else FAILURE,
+            message=None if doc.passed else f"failed checks: {', '.join(failed) or 'none'}",
+            scope=scope,
+            window=window,
+        )
+        out.append((CheckResult(PASS_CHECK, "Error", result.status, (result,)), result))
+    return out
+
+
 def _anomaly_key(anomaly: Anomaly) -> str:
     raw = json.dumps([anomaly.detector, anomaly.metric.name, anomaly.metric.instance, anomaly.scope])
     return "anomaly-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
@@ -203,7 +239,11 @@ def _build(report: BatchReport, cand: _Candidate, kind: str, since_batch: int | 
     value = cand.value
     expected = cand.expected
     where = _where(cand.scope, cand.window)
-    if kind == "resolved":
+    if kind == "resolved" and cand.constraint_id.startswith(PASS_ID_PREFIX):
+        message = f"{report.dataset}: the dataset passes its pass policy again ({where})" + (
+            f"; failing since batch {since_batch}" if since_batch is not None else ""
+        )
+    elif kind == "resolved":
         message = (
             f"{cand.check}: '{cand.constraint}' passes again ({where}): {_metric_text(metric, value)}"
             + (f", expected {bound_text(expected)}" if expected is not None else "")
@@ -216,6 +256,10 @@ def _build(report: BatchReport, cand: _Candidate, kind: str, since_batch: int | 
         message = f"{cand.anomaly.detector} flagged {_metric_text(metric, value)}{interval} ({where})"
         if cand.anomaly.message:
             message += f": {cand.anomaly.message}"
+    elif cand.constraint_id.startswith(PASS_ID_PREFIX):
+        message = f"{report.dataset}: the dataset does not pass its pass policy ({where})"
+        if cand.result is not None and cand.result.message:
+            message += f"; {cand.result.message}"
     else:
         message = f"{cand.check}: '{cand.constraint}' failed ({where}): {_metric_text(metric, value)}"
         if expected is not None:
@@ -412,6 +456,8 @@ class AlertPolicy:
         for check in report.check_results:
             for result in check.constraint_results:
                 results.setdefault(_step_key(result.scope, result.window), []).append((check, result))
+        for check, result in pass_results(report):  # the dataset-level pass verdicts
+            results.setdefault(_step_key(result.scope, result.window), []).append((check, result))
         anomalies: dict[datetime | None, list[Anomaly]] = {}
         for anomaly in report.anomalies:
             anomalies.setdefault(_step_key(anomaly.scope, anomaly.window), []).append(anomaly)

@@ -166,8 +166,14 @@ def check_expression_refs(
     and every ``metrics["k"]`` naming no metric of the plan (the checks' analyzers and
     ``extra_analyzers``)."""
     measures = list(measure_names)
-    keys = {metric_key(a) for check in checks for a in check.required_analyzers(None)}
-    keys |= {metric_key(a) for a in extra_analyzers}
+    if not any(c.kind == KIND for check in checks for c in check.constraints):
+        return []
+    keys: set[str] = set()
+    for a in [*(c.analyzer for check in checks for c in check.constraints), *extra_analyzers]:
+        try:
+            keys.add(metric_key(a))
+        except Exception:  # an analyzer its own validation reports (e.g. a bad parameter)
+            continue
     problems: list[tuple[str, str]] = []
     for i, check in enumerate(checks):
         for j, c in enumerate(check.constraints):

@@ -1,6 +1,6 @@
 """Load-time validation of what ties measures, expressions and the pass policy together.
 
-``validate_judgement(checks, measures, pass_value)`` runs after the checks and measures of a
+``validate_judgement(checks, measure_names, pass_value)`` runs after the checks and measures of a
 check file (or run config) each validated on their own, and reports every problem at once
 (one ``ConfigErrors``), each naming the file and the key:
 
@@ -30,7 +30,7 @@ from streamdq.errors import ConfigError, ErrorCollector
 
 def validate_judgement(
     checks: Sequence[Check],
-    measures: Iterable[Any],
+    measure_names: Iterable[str],
     pass_value: Any,
     *,
     file: str | None = None,
@@ -40,7 +40,7 @@ def validate_judgement(
 ) -> PassPolicy | None:
     """The pass policy (None when not written), after checking the references between measures, checks and policy."""
     errs = ErrorCollector()
-    names = [m.name for m in measures]
+    names = list(measure_names)
     for key, problem in check_expression_refs(
         checks, names, extra_analyzers=extra_analyzers, path=checks_path
     ):

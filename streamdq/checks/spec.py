@@ -173,7 +173,7 @@ def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:
         measures_from_list, data.get("measures"), file=file, path="measures", default=no_measures
     )
     errs.raise_if_any()
-    policy = validate_judgement(checks, measures, data.get("pass"), file=file)  # judgement_spec.py
+    policy = validate_judgement(checks, [m.name for m in measures], data.get("pass"), file=file)
     return CheckSuite(dataset, tuple(checks), tuple(measures), policy)
 
 

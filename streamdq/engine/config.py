@@ -70,6 +70,7 @@ KNOWN_KEYS = {
     "checks",
     "checks_file",
     "measures",
+    "pass",
     "sinks",
     "alerts",
     "max_groups",
@@ -160,6 +161,7 @@ class RunConfig:
     checks: list[dict[str, Any]] = field(default_factory=list)
     checks_origin: str = "<inline>"
     measures: list[dict[str, Any]] = field(default_factory=list)  # raw ``measures:`` (checks file or inline)
+    pass_spec: Any = None  # raw ``pass:`` (checks file or inline; streamdq.checks.pass_policy)
     sinks: list[dict[str, Any]] = field(default_factory=list)
     alerts: dict[str, Any] = field(default_factory=dict)
     max_groups: int = 100_000
@@ -310,6 +312,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
     checks, origin = errs.get(_load_checks, raw, base, default=no_checks)
     no_measures: list[dict[str, Any]] = []
     measures = errs.get(_load_measures, raw, base, default=no_measures)
+    pass_spec = errs.get(_load_pass, raw, base, default=None)
     sinks = raw.get("sinks") or [{"type": "console"}]
     if not isinstance(sinks, list) or not all(isinstance(s, dict) for s in sinks):
         errs.add(ConfigError("expected a list of mappings such as [{type: console}]", path="sinks"))
@@ -364,6 +367,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         checks=checks,
         checks_origin=origin,
         measures=measures,
+        pass_spec=pass_spec,
         sinks=[dict(s) for s in sinks],
         alerts=dict(alerts),
         max_groups=max_groups,
@@ -590,6 +594,18 @@ def _load_measures(raw: dict[str, Any], base: Path) -> list[dict[str, Any]]:
     if not isinstance(measures, list):
         raise ConfigError("expected a list of measures (see docs/measure-check-pass.md)", path="measures")
     return measures
+
+
+def _load_pass(raw: dict[str, Any], base: Path) -> Any:
+    """The raw ``pass:`` policy: inline in the run config, or beside the checks of
+    ``checks_file`` (validated against the check names by ``config_check``)."""
+    if "pass" in raw or "checks_file" not in raw:
+        return raw.get("pass")
+    try:
+        doc = yaml.safe_load(Path(_resolve(str(raw["checks_file"]), base)).read_text())
+    except (OSError, yaml.YAMLError):  # reported by _load_checks
+        return None
+    return doc.get("pass") if isinstance(doc, dict) else None
 
 
 def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]], str]:

@@ -15,6 +15,8 @@ What is checked, beyond each key's own validation in ``config.py`` (sources, sin
 * every check compiles, and every column a check, a detector (``has_no_anomalies``'s metric) or
   a monitor (``auto_validate.columns``, ``quality_score.columns``/``numeric_columns``) reads is
   in the schema (names starting ``_streamdq_`` are the decoder's metadata and always exist);
+* expressions name declared measures and metrics of the plan, and ``pass:`` names existing
+  checks (``streamdq.checks.judgement_spec``);
 * the alert policy (``alerts:``);
 * every local path the job writes can be written: ``checkpoint``, ``state.path`` (the Delta
   tables, quarantine included), the sinks' outbox folder and ``jsonl`` files. A path under a
@@ -145,6 +147,7 @@ def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -
         _check_event_time(config.event_time, schema, errs)
     checks = _compile_checks(config, errs)
     _check_measures(config, schema, errs)
+    _check_judgement(config, checks, errs)
     if schema is not None:
         _check_check_columns(checks, config, schema, errs)
         _check_aggregation_types(checks, config, schema, errs)
@@ -250,6 +253,23 @@ def _check_measures(config: RunConfig, schema: StructType | None, errs: ErrorCol
     data = [n for n in schema.fieldNames() if not n.startswith(METADATA_PREFIX)] if schema else None
     _, found = checked_measures(config.measures, data, file=file, path="measures")
     errs.extend(with_line(text, e, file) if text is not None else e for e in found)
+
+
+def _check_judgement(config: RunConfig, checks: list[Any], errs: ErrorCollector) -> None:
+    """Expressions name declared measures and plan metrics; ``pass:`` names existing checks
+    (streamdq.checks.judgement_spec); skipped when the checks did not compile."""
+    if not checks and config.checks:
+        return
+    from streamdq.checks.judgement_spec import validate_judgement
+    from streamdq.checks.spec import with_line
+
+    file = _checks_file(config)
+    names = [str(m.get("name")) for m in config.measures if isinstance(m, dict) and m.get("name")]
+    try:
+        validate_judgement(checks, names, config.pass_spec, file=file)
+    except ConfigError as exc:
+        text = _read(file)
+        errs.extend(with_line(text, e, file) if text is not None else e for e in exc.errors_list())
 
 
 def _read(file: str | None) -> str | None:

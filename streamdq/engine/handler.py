@@ -477,17 +477,33 @@ class BatchHandler:
         check_results: list[CheckResult] = []
         anomalies: list[Anomaly] = []
         metrics: list[ScopedMetric] = []
+        documents: list[Any] = []  # measure/check/pass per scope (judge.document)
+
+        def document(
+            scope: str, results: list[CheckResult], measures: list[Any], window: Window | None
+        ) -> None:
+            doc = self.judge.document(scope, results, measures, window)
+            if doc is not None:
+                documents.append(doc)
+
         if states.good_rows > 0:
+            measures = [m for m in measurement.measures if m.scope == "batch"]
             results, found = self.judge.evaluate(
-                measurement.batch, "batch", seq=batch_id, time=processing_time
+                measurement.batch, "batch", seq=batch_id, time=processing_time, measures=measures
             )
             check_results += results
             anomalies += found
+            document("batch", results, measures, None)
         for window, window_metrics, window_states in measurement.closed:
             seq = self._window_index(window.start)
-            results, found = self.judge.evaluate(window_metrics, "window", window, seq=seq, time=window.end)
+            label = window_label(window.start, window.end)
+            measures = [m for m in measurement.measures if m.scope == "window" and m.window == label]
+            results, found = self.judge.evaluate(
+                window_metrics, "window", window, seq=seq, time=window.end, measures=measures
+            )
             check_results += results
             anomalies += found
+            document("window", results, measures, window)
             for monitor in self.monitors:
                 try:
                     out = monitor.observe(window, seq, window_metrics, window_states)
@@ -500,10 +516,14 @@ class BatchHandler:
                 ]
                 check_results += out.check_results
                 anomalies += out.anomalies
-        results, found = self.judge.evaluate(measurement.total, "total", seq=batch_id, time=processing_time)
+        measures = [m for m in measurement.measures if m.scope == "total"]
+        results, found = self.judge.evaluate(
+            measurement.total, "total", seq=batch_id, time=processing_time, measures=measures
+        )
         check_results += results
         anomalies += found
-        return Judgement(tuple(check_results), tuple(anomalies), tuple(metrics))
+        document("total", results, measures, None)
+        return Judgement(tuple(check_results), tuple(anomalies), tuple(metrics), tuple(documents))
 
     def _report(
         self,
@@ -537,6 +557,7 @@ class BatchHandler:
             event_time_max=update.event_time_max,
             watermark=update.watermark,
             measures=measurement.measures,
+            measure_check_pass=judgement.documents,
         )
 
     # -- SQL measures (engine/measures.py) ---------------------------------------------

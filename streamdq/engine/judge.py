@@ -15,7 +15,11 @@ from typing import Any
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
+from streamdq.checks.pass_policy import PassPolicy
+from streamdq.checks.result_document import build_document, check_outcomes
+from streamdq.measure_result import MeasureResult
 from streamdq.report import Anomaly, CheckResult, Window
+from streamdq.result_document import MeasureCheckPass
 
 
 class BatchJudge:
@@ -26,9 +30,20 @@ class BatchJudge:
     unchanged (detectors are replay-safe on ``seq``).
     """
 
-    def __init__(self, checks: Sequence[Any], dataset: str = "", evaluator: Any = None) -> None:
+    def __init__(
+        self,
+        checks: Sequence[Any],
+        dataset: str = "",
+        evaluator: Any = None,
+        *,
+        pass_policy: PassPolicy | None = None,
+        history: Any = None,
+    ) -> None:
         self.checks = list(checks)
         self.dataset = dataset
+        self.pass_policy = pass_policy or PassPolicy()
+        # ExpressionHistory (expression_history.py): what expressions' previous_values read
+        self.history = history
         if evaluator is None:
             from streamdq.detectors.evaluator import AnomalyEvaluator
 
@@ -49,17 +64,22 @@ class BatchJudge:
         *,
         seq: int = 0,
         time: datetime | None = None,
+        measures: Sequence[MeasureResult] = (),
     ) -> tuple[list[CheckResult], list[Anomaly]]:
         """Check results at ``scope`` and the anomalies the detectors flagged for this point.
 
         ``seq`` is the point's position in its series (batch id for batch/total scope, window
-        index for windows); ``time`` its timestamp (seasonal detectors use it).
+        index for windows); ``time`` its timestamp (seasonal detectors use it). ``measures``:
+        the SQL measures of this scope (and window), which expressions read, with the history
+        their ``previous_values`` name (read from the store now, before this batch commits).
         """
         context = {
             "seq": seq,
             "time": time if time is not None else float(seq),
             "dataset": self.dataset,
             "anomaly_evaluator": self.evaluator,
+            "measures": {m.name: m for m in measures},
+            "history": self.history.prefetch(scope) if self.history else {},
         }
         results: list[CheckResult] = []
         anomalies: list[Anomaly] = []
@@ -70,6 +90,21 @@ class BatchJudge:
                 results.append(result)
             anomalies.extend(self._anomalies(check, metrics, scope, window))
         return results, anomalies
+
+    def document(
+        self,
+        scope: str,
+        results: Sequence[CheckResult],
+        measures: Sequence[MeasureResult] = (),
+        window: Window | None = None,
+    ) -> MeasureCheckPass | None:
+        """The measure/check/pass document of one judgement (None when it judged no check and
+        no measure): ``pass`` by the dataset's pass policy over the checks judged here."""
+        outcomes = check_outcomes(self.checks, results)
+        if not outcomes and not measures:
+            return None
+        label = (window.start.isoformat(), window.end.isoformat()) if window is not None else None
+        return build_document(self.checks, results, measures, self.pass_policy, scope=scope, window=label)
 
     def _anomalies(
         self, check: Any, metrics: Mapping[Analyzer, Metric], scope: str, window: Window | None

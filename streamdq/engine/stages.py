@@ -27,6 +27,7 @@ from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.state import State
 from streamdq.measure_result import MeasureResult
 from streamdq.report import Anomaly, CheckResult, ScopedMetric, Window
+from streamdq.result_document import MeasureCheckPass
 
 StateMap = Mapping[str, State]
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -90,8 +91,10 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Judgement:
-    """Check results and anomalies of one batch, plus metrics the window monitors published."""
+    """Check results and anomalies of one batch, plus metrics the window monitors published
+    and the measure/check/pass documents (batch, each closed window, total)."""
 
     check_results: tuple[CheckResult, ...] = ()
     anomalies: tuple[Anomaly, ...] = ()
     metrics: tuple[ScopedMetric, ...] = ()
+    documents: tuple[MeasureCheckPass, ...] = ()

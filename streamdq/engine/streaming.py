@@ -192,6 +192,17 @@ class StreamRunner:
         except ConfigError as exc:
             raise exc.with_file(self.config.file) if self.config.file else exc from None
 
+    def _build_judge(self) -> BatchJudge:
+        """Checks, the ``pass:`` policy and the history the expressions read (docs/measure-check-pass.md)."""
+        from streamdq.checks.judgement_spec import validate_judgement
+        from streamdq.engine.expression_history import ExpressionHistory
+
+        cfg = self.config
+        names = [f.measure.name for f in self.measures.forms]
+        policy = validate_judgement(self.checks, names, cfg.pass_spec, file=cfg.checks_origin)
+        history = ExpressionHistory(self.store, cfg.dataset, self.checks, names)
+        return BatchJudge(self.checks, dataset=cfg.dataset, pass_policy=policy, history=history or None)
+
     def source_frame(self) -> DataFrame:
         from streamdq.connectors.sources import read_source
 
@@ -202,7 +213,7 @@ class StreamRunner:
         return BatchHandler(
             dataset=cfg.dataset,
             query_id=query_id,
-            judge=BatchJudge(self.checks, dataset=cfg.dataset),
+            judge=self._build_judge(),
             window_seconds=cfg.window_seconds,
             watermark_seconds=cfg.watermark_seconds,
             event_time=cfg.event_time,
