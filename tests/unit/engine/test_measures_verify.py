@@ -95,6 +95,11 @@ EQUIVALENT = [
     "select sum(price), min(price), max(price), avg(price), avg(col1) from data d where d.flag",
     "select approx_count_distinct(`order`), approx_count_distinct(col1) from data",
     "select sum(col1), avg(price), count(*) from data where col1 > 100",  # nothing in scope: NULLs, 0
+    # predicates and filters are re-rendered by sqlglot for Spark: the same rows must match
+    "select count_if(`order` = \"a\"), count_if(`order` like 'a%'), count_if(`order` rlike '^[ab]$') from data",
+    "select count_if(col1 in (1, 3)), sum(cast(col1 between 1 and 3 as int)), count_if(col1 <=> 7) from data",
+    "select count(*), max(price) from data where not flag or `order` is null",
+    "select sum(cast((price > 1 and coalesce(col1, 0) < 5) as int)) from data where length(`order`) = 1",
 ]
 
 
