@@ -8,6 +8,10 @@
 * ``streamdq query merge --state PATH --dataset D --analyzer KEY_OR_SPEC --start ISO
   --end ISO [--format text|json]``: merges the stored window states in [start, end) and
   prints the analyzer's metric of the merged state (no data is rescanned).
+* ``streamdq query pass --state PATH --dataset D [--scope batch|window|total] [--start ISO]
+  [--end ISO] [--last N] [--format text|json]``: the measure/check/pass documents of the
+  committed batches (``{"measure", "check", "pass"}`` with time, batch, scope and window),
+  oldest first (docs/measure-check-pass.md).
 * ``streamdq query measure --state PATH --dataset D --name NAME [--scope batch|window|total]
   [--last N] [--format text|json]``: the stored values of a SQL measure, oldest first
   (docs/measure-check-pass.md); a failed point shows its reason.
@@ -89,6 +93,14 @@ def register(sub: Any) -> None:
     measure.add_argument("--scope", choices=("batch", "window", "total"), default="batch")
     measure.add_argument("--last", type=int, default=None, help="only the last N points")
     measure.set_defaults(func=run_measure)
+
+    passed = qsub.add_parser("pass", help="the stored measure/check/pass documents over time")
+    common(passed)
+    passed.add_argument("--scope", choices=("batch", "window", "total"))
+    passed.add_argument("--start", type=iso_time, help="batches processed from this time (inclusive)")
+    passed.add_argument("--end", type=iso_time, help="up to this time (exclusive)")
+    passed.add_argument("--last", type=int, default=None, help="only the last N documents")
+    passed.set_defaults(func=run_pass)
 
 
 def open_store(args: argparse.Namespace, command: str = "query") -> Any:
@@ -185,6 +197,36 @@ def run_measure(args: argparse.Namespace) -> int:
     for r in rows:
         shown = f"FAILED: {r['failure']}" if r["failure"] else json.dumps(r["value"])
         print(f"{r['time']:<32} {r['scope']:<7} {r['batch_id']:>6} {shown}")
+    return 0
+
+
+def run_pass(args: argparse.Namespace) -> int:
+    """The measure/check/pass documents of the committed batches, oldest first (state/pass_history.py)."""
+    from streamdq.state.pass_history import pass_documents
+
+    store = open_store(args)
+    if store is None:
+        return 2
+    try:
+        docs = pass_documents(
+            store, args.dataset, scope=args.scope, since=args.start, until=args.end, limit=args.last
+        )
+    except ValueError as exc:
+        print(f"streamdq query pass: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(json.dumps(docs, default=str))
+        return 0
+    if not docs:
+        print(f"no measure/check/pass documents for dataset {args.dataset}")
+        return 0
+    print(f"{'time':<32} {'scope':<7} {'batch':>6} {'pass':<5} failed checks / window")
+    for d in docs:
+        doc = d["measure_check_pass"] or {}
+        failed = ", ".join(name for name, ok in (doc.get("check") or {}).items() if not ok) or "-"
+        window = f"  [{d['window'][0]} .. {d['window'][1]})" if d["window"] else ""
+        verdict = "true" if doc.get("pass") else "false"
+        print(f"{d['time']:<32} {d['scope']:<7} {d['batch_id']:>6} {verdict:<5} {failed}{window}")
     return 0
 
 

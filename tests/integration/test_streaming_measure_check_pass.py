@@ -22,10 +22,11 @@ NO_DROP = [True, False, True, False]
 NOT_BELOW_HALF = [True, True, True, False]
 
 
-def test_expressions_read_measures_and_history_across_batches(tmp_path, spark):
+def test_expressions_read_measures_and_history_across_batches(tmp_path, spark, capsys):
     from streamdq.state.delta_store import DeltaStateStore
 
     from streamdq.alerts.alert import alert_id_for
+    from streamdq.cli import main
     from streamdq.engine.streaming import stream
 
     inbox = tmp_path / "in"
@@ -97,3 +98,20 @@ def test_expressions_read_measures_and_history_across_batches(tmp_path, spark):
         assert alert_id == alert_id_for(query_id, batch_id, "pass", "pass:batch", kind)
     # the status metric: the last batch did not pass
     assert 'streamdq_dataset_pass{dataset="orders",scope="batch"} 0.0' in scraped
+    # the documents over time from the Delta tables: streamdq query pass
+    state = str(tmp_path / "state")
+    assert (
+        main(
+            ["query", "pass", "--state", state, "--dataset", "orders", "--scope", "batch", "--format", "json"]
+        )
+        == 0
+    )
+    stored = json.loads(capsys.readouterr().out)
+    assert [d["batch_id"] for d in stored] == [0, 1, 2, 3]
+    assert [d["measure_check_pass"] for d in stored] == [d.to_dict() for d in docs]
+    assert (
+        main(["query", "pass", "--state", state, "--dataset", "orders", "--scope", "batch", "--last", "1"])
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "false" in text and "no drop, not below half" in text and text.count("\n") == 2  # head + 1 row
