@@ -25,6 +25,7 @@ START, END = "2015-07-06T22:00:00Z", "2015-07-06T22:10:00Z"  # the first two win
 def _cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
     from streamdq.cli import main
 
+    capsys.readouterr()  # drop what ran before (the console sink of a streaming run)
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -126,3 +127,34 @@ def test_the_query_service_merges_and_serves_series(example_run: Path, monkeypat
         assert "10.9.9.9" in hosts and len(hosts) == 8
     finally:
         stop_server(served)
+
+
+def test_a_restart_restores_the_open_window_from_delta(example_run: Path, spark: Any, capsys: Any) -> None:
+    """Runs last: a second run over one more file of the open 22:10 window loads that window's
+    aggregation states from the Delta table (decoded by tag) and merges the new rows into them."""
+    from streamdq.engine.streaming import stream
+
+    late = example_run / "logs" / "access-2015-07-06-2214.log"
+    late.write_text(
+        '10.0.0.8 - - [06/Jul/2015:22:14:40 +0000] "GET / HTTP/1.1" 200 5120 "http://example.com/" "Mozilla/5.0"\n'
+        '10.0.0.8 - - [06/Jul/2015:22:14:50 +0000] "GET /docs HTTP/1.1" 200 20480 "-" "Mozilla/5.0"\n'
+    )
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(example_run))
+    try:
+        runner = stream(spark, str(example_run / "run.yaml"))
+        query = runner.start()
+        try:
+            query.awaitTermination(120)
+            assert query.exception() is None
+        finally:
+            runner.stop()
+    finally:
+        mp.undo()
+    spec = json.dumps({"analyzer": "Aggregation", "function": "discreteValuesHistogram", "column": "status"})
+    code, out, err = _cli(
+        capsys, "query", "merge", "--state", str(example_run / "state"), "--dataset", "web",
+        "--analyzer", spec, "--start", "2015-07-06T22:10:00Z", "--end", "2015-07-06T22:15:00Z", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["metric"]["value"] == {"200": 4, "404": 3}
