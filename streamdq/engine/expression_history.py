@@ -12,7 +12,10 @@ checked at load time); ``prefetch(scope)`` reads each one once from the state st
   row's key matches, at the same scope; window scope keeps closed windows only.
 
 Values are oldest first, the last ``n`` successful points (failed points have no value and
-are skipped). A store that cannot be read gives the error in place of the values; the
+are skipped). This dataset's series are read from the store once (the largest ``n`` asked for
+it), then kept in memory: ``record`` appends each judgement's own values after it is judged,
+so the per-batch cost does not grow with the stored history. Another dataset's series are
+read again at every judgement (its job writes them). A store that cannot be read gives the error in place of the values; the
 expression naming it then fails with that reason, the stream goes on. Without a store every
 history is empty (``previous(...)`` is ``null``). Values of the batch being judged are not
 history: the store is read before the batch commits.
@@ -30,10 +33,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.metric import Metric
 from streamdq.checks.expression import HistoryRef
 from streamdq.checks.expression_kind import expression_history_refs, metric_key
 from streamdq.report import SCOPES
@@ -62,6 +67,16 @@ class ExpressionHistory:
         self.measure_names = set(measure_names)
         self.refs = {scope: expression_history_refs(checks, scope) for scope in SCOPES}
         self.all_refs = expression_history_refs(checks)
+        # this dataset's series (scope, name) -> the last values, kept by ``record`` after the
+        # first read, so a long-running job reads the store once per series, not every batch
+        self.keep: dict[tuple[str, str], int] = {}
+        for scope, refs in self.refs.items():
+            for ref in refs:
+                if ref.dataset is None:
+                    key = (scope, ref.name)
+                    self.keep[key] = max(self.keep.get(key, 0), ref.n)
+        self._cache: dict[tuple[str, str], deque[Any]] = {}
+        self._keys: dict[Analyzer, str] = {}
 
     def __bool__(self) -> bool:
         return any(self.refs.values())
@@ -72,7 +87,16 @@ class ExpressionHistory:
         out: dict[HistoryRef, Any] = {}
         refs = self.refs.get(scope, ()) if not every_expression else self.all_refs
         for ref in refs:
+            key = (scope, ref.name)
+            if ref.dataset is None and key in self._cache and not every_expression:
+                out[ref] = list(self._cache[key])[-ref.n :]
+                continue
             try:
+                if ref.dataset is None and key in self.keep and not every_expression:
+                    wanted = HistoryRef(None, ref.name, self.keep[key])
+                    self._cache[key] = deque(self.read(wanted, scope), maxlen=self.keep[key])
+                    out[ref] = list(self._cache[key])[-ref.n :]
+                    continue
                 out[ref] = self.read(ref, scope)
             except Exception as exc:  # never stops the stream: the expression fails with the reason
                 log.warning(
@@ -80,6 +104,21 @@ class ExpressionHistory:
                 )
                 out[ref] = RuntimeError(f"history of {ref.name!r} could not be read: {exc}")
         return out
+
+    def record(self, scope: str, measures: Iterable[Any], metrics: Mapping[Analyzer, Metric]) -> None:
+        """After a judgement at ``scope``: its successful values join the cached series (the
+        next judgement's history), as the store will hold them once the batch commits."""
+        values: dict[str, Any] = {m.name: m.value for m in measures if getattr(m, "failure", None) is None}
+        for analyzer, metric in metrics.items():
+            if metric.ok:
+                key = self._keys.get(analyzer)
+                if key is None:
+                    key = self._keys[analyzer] = metric_key(analyzer)
+                values.setdefault(key, metric.value)
+        for (cached_scope, name), series in self._cache.items():
+            if cached_scope == scope and name in values and values[name] is not None:
+                value = values[name]
+                series.append(list(value) if isinstance(value, tuple) else value)
 
     def read(self, ref: HistoryRef, scope: str) -> list[Any]:
         if self.store is None:

@@ -89,6 +89,8 @@ class BatchJudge:
             if result is not None and result.constraint_results:
                 results.append(result)
             anomalies.extend(self._anomalies(check, metrics, scope, window))
+        if self.history:
+            self.history.record(scope, measures, metrics)  # the next judgement's history
         return results, anomalies
 
     def document(

@@ -100,3 +100,25 @@ def test_each_scope_judges_its_own_metrics_and_measures_into_its_own_document():
     assert window_doc.to_dict() == {"measure": {"rows": 50}, "check": {"window big": False}, "pass": False}
     assert window_doc.window == (window.start.isoformat(), window.end.isoformat())
     assert judge.document("total", [], []) is None  # nothing judged at total scope
+
+
+def test_this_datasets_history_is_read_once_then_kept_by_each_judgement():
+    store = InMemoryStateStore()
+    for b, nulls in enumerate([1, 2, 3]):
+        commit(store, b, 10.0, nulls)
+    check = Check(Level.ERROR, "c").expression("x", 'previous_values("Null Count", 3).all(v, v < 5)')
+    history = ExpressionHistory(store, "orders", [check], ["Null Count"])
+    judge = BatchJudge([check], dataset="orders", history=history)
+    ref = HistoryRef(None, "Null Count", 3)
+    (result,), _ = judge.evaluate({}, "batch", measures=[MeasureResult("Null Count", "single_value", 7)])
+    assert result.status == "Success"  # the batch being judged is not its own history
+    # the judged value joins the kept series; the store is not read again (a commit it was
+    # not told about does not show, the recorded one does)
+    commit(store, 3, 10.0, 99)
+    assert history.prefetch("batch") == {ref: [2, 3, 7]}
+    (result,), _ = judge.evaluate({}, "batch", measures=[MeasureResult("Null Count", "single_value", 0)])
+    assert result.status == "Error" and "the expression is false" in (
+        result.constraint_results[0].message or ""
+    )
+    # a new job (a restart) reads the store afresh
+    assert ExpressionHistory(store, "orders", [check], ["Null Count"]).prefetch("batch") == {ref: [2, 3, 99]}
