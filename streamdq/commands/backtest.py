@@ -120,6 +120,7 @@ def _targets(
         )
     if config is None:
         raise ConfigError("give --config, or --detector with --metric", path="--config")
+    from streamdq.analyzers.user_aggregation import metric_name
     from streamdq.engine.streaming import build_checks
 
     targets = []
@@ -132,7 +133,7 @@ def _targets(
                 (
                     f"{check.description}: {c.describe()}",
                     dict(c.params["detector"]),
-                    analyzer.NAME,
+                    metric_name(analyzer),
                     analyzer.instance,
                     c.scope,
                     analyzer.key(),

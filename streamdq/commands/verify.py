@@ -309,6 +309,7 @@ def _history(state: str | None, dataset: str | None) -> Any:
         raise ConfigError("--state needs --dataset (or a dataset: in the checks file)", path="--dataset")
     if not Path(state).is_dir():
         raise ConfigError(f"{state}: no such state store directory", path="--state")
+    from streamdq.analyzers.user_aggregation import metric_name
     from streamdq.commands.backtest import _series
     from streamdq.state.delta_store import DeltaStateStore
 
@@ -316,7 +317,8 @@ def _history(state: str | None, dataset: str | None) -> Any:
 
     def history(constraint: Any) -> list[float | None]:
         a = constraint.analyzer
-        points, _open = _series(store, dataset, a.NAME, a.instance, constraint.scope, None, None, a.key())
+        name = metric_name(a)
+        points, _open = _series(store, dataset, name, a.instance, constraint.scope, None, None, a.key())
         return [p.value for p in points]
 
     return history

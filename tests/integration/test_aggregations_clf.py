@@ -129,6 +129,26 @@ def test_the_query_service_merges_and_serves_series(example_run: Path, monkeypat
         stop_server(served)
 
 
+def test_backtest_replays_an_aggregation_metric(example_run: Path, capsys: Any) -> None:
+    """``has_no_anomalies`` on an aggregation's metric finds its stored series (named after the
+    aggregation, not the analyzer class) in ``streamdq backtest --config``."""
+    checks = example_run / "anomalies.yaml"
+    checks.write_text(
+        "checks:\n  - description: bytes\n    constraints:\n      - has_no_anomalies:\n"
+        "          metric: {analyzer: Aggregation, function: average, column: bytes}\n"
+        "          detector: {type: online_normal}\n          scope: window\n"
+    )
+    run = example_run / "backtest.yaml"
+    run.write_text(
+        (example_run / "run.yaml")
+        .read_text()
+        .replace("checks_file: checks.yaml", "checks_file: anomalies.yaml")
+    )
+    code, out, err = _cli(capsys, "backtest", "--config", str(run))
+    assert code == 0, err
+    assert "[window] 2 points" in out, out  # the two closed windows of the average's series
+
+
 def test_a_restart_restores_the_open_window_from_delta(example_run: Path, spark: Any, capsys: Any) -> None:
     """Runs last: a second run over one more file of the open 22:10 window loads that window's
     aggregation states from the Delta table (decoded by tag) and merges the new rows into them."""
