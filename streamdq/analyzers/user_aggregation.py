@@ -22,6 +22,15 @@ on the column; ``EmptyInput`` from ``value`` is an empty failure, any other exce
 failure with its message. A reference that does not resolve, params the class rejects, or a
 column of the wrong type fail this analyzer alone (a precondition), never the stream; the
 config check reports them before Spark starts.
+
+>>> import pyarrow as pa
+>>> a = AggregationAnalyzer("discreteValuesHistogram", "status")
+>>> a.key()
+'{"analyzer":"Aggregation","column":"status","function":"discreteValuesHistogram"}'
+>>> state = a.state_from([pa.array([200, 404, 200])], 0)  # what the Arrow path hands it
+>>> m = a.metric(state.merge(a.empty_state()))
+>>> m.name, m.instance, m.value
+('discreteValuesHistogram', 'status', {'200': 2, '404': 1})
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ Without an assertion the aggregation is *collected*: its metric is computed, sto
 (``streamdq query``, the service's /aggregations endpoints) and the constraint passes unless the
 metric failed for a reason other than empty input. With an assertion (numeric metrics) it is
 judged like any constraint.
+
+>>> from streamdq.checks.spec import constraint_from_dict
+>>> c = constraint_from_dict({"aggregation": {"function": "median", "column": "bytes"}}, file="checks.yaml")
+>>> c.describe(), c.analyzer.metric_name
+("aggregation(function='median', column='bytes')", 'median')
 """
 
 from __future__ import annotations
