@@ -373,6 +373,16 @@ def _functions() -> dict[str, Callable[..., Any]]:
 
     for name in ("_&&_", "_||_"):
         out[name] = first_error(base_functions[name])
+
+    def propagate(base: Callable[..., Any]) -> Callable[..., Any]:
+        def op(*args: Any) -> Any:  # an operand that is an error is the result (a missing key)
+            error = next((x for x in args if isinstance(x, CELEvalError)), None)
+            return error if error is not None else base(*args)
+
+        return op
+
+    for name in ("_[_]", "_+_", "_-_", "_*_", "_/_", "_%_", "-_", "!_", *ops):
+        out[name] = propagate(out.get(name) or base_functions[name])
     return out
 
 

@@ -140,6 +140,8 @@ def test_the_seed_checks_judge_the_seed_measures():
     ("text", "reason"),
     [
         ('measures["missing"] == 1', "no such key 'missing'"),
+        ('measures["missing"]["c"] + 1 > 1', "no such key 'missing'"),
+        ('!(measures["missing"]["c"] > 1)', "no such key 'missing'"),
         ('measures["multiple values"]["zz"] == 1', "no such key 'zz'"),
         (
             'measures["multiple values"] > 1',
