@@ -2,13 +2,12 @@
 
 The count is taken from the schema the analyzer runs on; the engine's own metadata columns
 (``_streamdq_*``: decode errors, raw payload, source coordinates) are not data and are not
-counted. It runs in the fused scan as ``max(<count>)`` (a constant per row), so both engine
-paths produce it in their one pass. States merge by the maximum (a schema that gained a
-column in a later microbatch counts the wider schema at window and total scope). ``where``
-is accepted for symmetry and does not change the value.
-
-Difference from Deequ: the value comes out of the scan, so an input with NO rows gives a
-Failure (empty) instead of the column count.
+counted. It is a schema metric, as in Deequ: the count rides in the fused scan as a
+``constant`` row aggregate (the same value on both engine paths, for any number of rows),
+so an input with NO rows still gives its column count. States merge by the maximum (a
+schema that gained a column in a later microbatch counts the wider schema at window and
+total scope). ``where`` is accepted for symmetry and does not change the value. Only the
+empty state (no input seen at all: an empty window) is an empty Failure.
 """
 
 from __future__ import annotations
@@ -17,12 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, register_analyzer
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.row_aggregate import RowAggregate, of
+from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import JsonState, State, register_state
 
 METADATA_PREFIX = "_streamdq_"
@@ -58,7 +56,7 @@ class ColumnCount(ScanShareableAnalyzer):
     where: str | None = None
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [of("max", F.lit(len(data_columns(schema))).cast("long"))]
+        return [RowAggregate("constant", (), len(data_columns(schema)))]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         value = row[offset]

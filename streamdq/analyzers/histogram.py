@@ -17,8 +17,16 @@ applied before grouping, in the same Spark expression on both engine paths, so s
 one binning merge like any histogram. Example: ``Histogram("country", binning={"DE": "EU",
 "FR": "EU"}, default_bin="other")``.
 
-Not supported: Deequ's ``Sum(aggColumn)`` aggregate function (a per-bin sum of another
-column instead of the row count): the shared frequency state counts rows per key.
+Aggregate function (Deequ's ``aggregateFunction = Sum(aggColumn)``): with
+``sum_column="amount"`` the value of a bin is the sum of ``CAST(amount AS BIGINT)`` over
+its rows instead of their count (NULL values skipped; a bin whose values are all NULL reads
+0 and ranks last, as in Deequ). Bins are ranked by that sum desc, key asc; ``ratio`` = bin
+sum / the sum over ALL rows (unfiltered, as Deequ's ``Sum.total``); ``tail_count`` = the
+sum of the bins not shown. As in Deequ, ratios need an integral ``sum_column`` (Deequ reads
+the total as a long; another type is a Failure); without ratios any numeric column works.
+The total sum being NULL (no non-NULL value; also empty input) is an empty Failure; a total
+of 0 is a Failure too (Deequ divides into NaN or Infinity). ``number_of_bins`` counts every
+bin as before. Example: ``Histogram("country", sum_column="amount")``.
 
 From the sketch form (more than ``max_groups`` keys): the top bins come from the
 frequent-items sketch (at most ``max_detail_bins`` of the keys it still tracks, so fewer
@@ -35,9 +43,15 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import (
+    INTEGRAL_TYPES,
+    GroupingAnalyzer,
+    field_type,
+    is_numeric,
+    register_analyzer,
+)
 from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec, FrequencyState
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.metric import COLUMN, Metric
 
 MAX_DETAIL_BINS = 1000
 
@@ -54,6 +68,7 @@ class Histogram(GroupingAnalyzer):
     where: str | None = None
     binning: Mapping[str, str] | tuple[tuple[str, str], ...] = ()  # a tuple of pairs once built
     default_bin: str | None = None
+    sum_column: str | None = None  # Deequ's aggregateFunction = Sum(sum_column); None = Count
 
     def __post_init__(self) -> None:
         binning: Any = self.binning
@@ -77,7 +92,20 @@ class Histogram(GroupingAnalyzer):
             spec["binning"] = dict(self._pairs())
         if self.default_bin is None:
             spec.pop("default_bin", None)
+        if self.sum_column is None:
+            spec.pop("sum_column", None)
         return spec
+
+    def input_columns(self) -> tuple[str, ...]:
+        return (self.column,) if self.sum_column is None else (self.column, self.sum_column)
+
+    @property
+    def entity(self) -> str:
+        return COLUMN  # a histogram of ``column``, whatever it sums (Deequ's HistogramMetric)
+
+    @property
+    def instance(self) -> str:
+        return self.column
 
     def _bins_problem(self) -> str | None:
         bins = self.max_detail_bins
@@ -86,7 +114,20 @@ class Histogram(GroupingAnalyzer):
         return None
 
     def preconditions(self, schema: StructType) -> str | None:
-        return self._bins_problem() or super().preconditions(schema)
+        return self._bins_problem() or super().preconditions(schema) or self._sum_problem(schema)
+
+    def _sum_problem(self, schema: StructType) -> str | None:
+        if self.sum_column is None:
+            return None
+        dtype = field_type(schema, self.sum_column)
+        if not is_numeric(dtype):
+            return f"Histogram sum_column {self.sum_column!r} must be numeric, got {dtype}"
+        if self.compute_frequencies_as_ratio and not isinstance(dtype, INTEGRAL_TYPES):
+            return (
+                f"Histogram Sum({self.sum_column}) ratios need an integral column (Deequ reads the "
+                f"total sum as a long), got {dtype}; use compute_frequencies_as_ratio=False"
+            )
+        return None
 
     def frequency_spec(self) -> FrequencySpec:
         return FrequencySpec(
@@ -95,6 +136,7 @@ class Histogram(GroupingAnalyzer):
             histogram=True,
             bins=tuple(self._pairs()),
             default_bin=self.default_bin,
+            sum_of=self.sum_column,
         )
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
@@ -107,6 +149,22 @@ class Histogram(GroupingAnalyzer):
             return self.failed(f"Histogram: {exc}")
         groups, groups_bound = state.count_groups()
         denominator = state.total
+        mass = state.n  # rows in the bins (or, with Sum, the bins' summed values)
+        if self.sum_column is not None:
+            sums = state.sums
+            if sums is None:  # a state of another spec: never built for this analyzer
+                return self.failed(f"Histogram Sum({self.sum_column}): the state carries no sums")
+            mass = sums.kept or 0
+            if self.compute_frequencies_as_ratio:
+                if sums.total is None:
+                    return self.failed(
+                        f"Histogram Sum({self.sum_column}): no non-NULL value to divide by", empty=True
+                    )
+                if sums.total == 0:
+                    return self.failed(
+                        f"Histogram Sum({self.sum_column}): the ratio denominator sum({self.sum_column}) is 0"
+                    )
+                denominator = sums.total
         values: dict[str, dict[str, Any]] = {}
         for key, count in top:
             if self.compute_frequencies_as_ratio:
@@ -115,7 +173,7 @@ class Histogram(GroupingAnalyzer):
                 ratio = float(count)
             values[key] = {"absolute": int(count), "ratio": ratio}
         shown = sum(int(count) for _, count in top)
-        tail = max(0, int(state.n) - shown)
+        tail = int(mass) - shown if self.sum_column is not None else max(0, int(mass) - shown)
         value = {"number_of_bins": int(round(groups)), "values": values, "tail_count": tail}
         if not state.approximate:
             return self.ok(value)

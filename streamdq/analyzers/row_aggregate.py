@@ -57,6 +57,7 @@ from pyspark.sql import functions as F
 # kind -> number of per-row inputs
 KINDS: dict[str, int] = {
     "rows": 0,  # the number of rows (count(1))
+    "constant": 0,  # ``param`` itself, whatever the rows (none too): a value known from the schema
     "count_if": 1,  # rows on which a boolean input is TRUE (NULL counts as FALSE), BIGINT
     "sum": 1,
     "count": 1,  # non-NULL values
@@ -97,7 +98,7 @@ class RowAggregate:
             raise ValueError(f"unknown row aggregate kind {self.kind!r}; known: {', '.join(KINDS)}")
         if len(self.inputs) != arity:
             raise ValueError(f"row aggregate {self.kind} takes {arity} input(s), got {len(self.inputs)}")
-        if self.kind in ("kll", "hll", "percentile", "distinct_strings") and self.param is None:
+        if self.kind in ("kll", "hll", "percentile", "distinct_strings", "constant") and self.param is None:
             raise ValueError(f"row aggregate {self.kind} needs its sketch parameter")
 
     def to_spark(self) -> Column:
@@ -105,6 +106,8 @@ class RowAggregate:
         x = self.inputs[0] if self.inputs else None
         if self.kind == "rows":
             return F.count(F.lit(1))
+        if self.kind == "constant":
+            return F.lit(self.param)
         assert x is not None
         if self.kind == "count_if":
             return F.sum(F.when(x, F.lit(1)).otherwise(F.lit(0))).cast("long")
@@ -238,6 +241,8 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
     """
     if kind == "rows":
         raise ValueError("'rows' has no input: the caller counts the rows")
+    if kind == "constant":
+        return param
     x = inputs[0]
     if kind == "count_if":
         if x.null_count:

@@ -133,10 +133,13 @@ class Check:
         key: str | None = None,
         value: str | None = None,
         max_bins: int | None = None,
+        sum_column: str | None = None,
         **kw: Any,
     ) -> Check:
         """Judge ``ratio`` (or ``absolute``) of histogram ``key``; without ``key`` the assertion
-        (a callable) receives the whole distribution dict."""
+        (a callable) receives the whole distribution dict. With ``sum_column`` a bin's value is
+        the sum of that column over its rows (Deequ's ``aggregateFunction = Sum(sum_column)``),
+        and ``ratio`` its share of the column's total."""
         return self.add_constraint(
             "has_histogram_values",
             column=column,
@@ -144,6 +147,7 @@ class Check:
             key=key,
             value=value,
             max_bins=max_bins,
+            sum_column=sum_column,
             **kw,
         )
 

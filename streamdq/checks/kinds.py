@@ -263,12 +263,19 @@ def _register() -> None:
                 Param("key", "string", required=False, doc="the histogram key (value as a string)"),
                 Param("value", "choice", required=False, choices=("ratio", "absolute")),
                 max_bins,
+                Param("sum_column", "string", required=False, doc="bins sum this column (Deequ's Sum)"),
             ),
-            lambda p, w: make("Histogram", column=p["column"], max_detail_bins=p.get("max_bins"), where=w),
+            lambda p, w: make(
+                "Histogram",
+                column=p["column"],
+                max_detail_bins=p.get("max_bins"),
+                sum_column=p.get("sum_column"),
+                where=w,
+            ),
             value=_histogram_value,
             validate_assertion=_histogram_assertion,
             default_assertion=None,
-            doc="the ratio (or absolute count) of one histogram key; an absent key fails",
+            doc="the ratio (or absolute count, or with sum_column the sum) of one histogram key; an absent key fails",
         )
     )
     _simple("has_entropy", "Entropy")

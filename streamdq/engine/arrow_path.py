@@ -46,7 +46,7 @@ from pyspark.sql import functions as F
 
 from streamdq.analyzers.base import Analyzer, GroupingAnalyzer, ScanShareableAnalyzer
 from streamdq.analyzers.frequency.arrow import state_from_keys
-from streamdq.analyzers.frequency.query import key_projection
+from streamdq.analyzers.frequency.query import key_projection, weight_projection
 from streamdq.analyzers.row_aggregate import RowAggregate, evaluate_arrow
 from streamdq.engine.plan_result import SegmentedResult, SegmentRow
 
@@ -167,7 +167,7 @@ class ArrowProgram:
 
     projection: _Projection
     per_analyzer: tuple[tuple[ScanShareableAnalyzer, tuple[Reduction, ...]], ...]
-    keyed: tuple[tuple[Any, tuple[GroupingAnalyzer, ...], str, tuple[str, ...]], ...]
+    keyed: tuple[tuple[Any, tuple[GroupingAnalyzer, ...], str, tuple[str, ...], str | None], ...]
     nullable: Mapping[str, bool]
     layouts: dict[Any, _Layout] = field(default_factory=dict)  # per batch shape (run_arrow)
 
@@ -187,8 +187,11 @@ def compile_program(
     keyed = []
     for spec, members in sets.items():
         scope, keys = key_projection(df, spec)
-        keyed.append((spec, tuple(members), projection.add(scope), tuple(projection.add(k) for k in keys)))
-    key_names = sorted({k for *_, keys in keyed for k in keys})
+        weight = weight_projection(spec)  # a Histogram's Sum aggregate: its per-row values
+        named = tuple(projection.add(k) for k in keys)
+        weight_name = None if weight is None else projection.add(weight)
+        keyed.append((spec, tuple(members), projection.add(scope), named, weight_name))
+    key_names = sorted({k for _, _, _, keys, _ in keyed for k in keys})
     nullable: dict[str, bool] = {}
     if key_names:
         chosen = [projection.column(n) for n in key_names]
@@ -251,7 +254,7 @@ def _reduce(
     key: tuple[Any, ...],
     per_analyzer: Sequence[tuple[ScanShareableAnalyzer, Sequence[Reduction]]],
     extras: list[Reduction],
-    keyed: Sequence[tuple[Any, Sequence[GroupingAnalyzer], str, Sequence[str]]],
+    keyed: Sequence[tuple[Any, Sequence[GroupingAnalyzer], str, Sequence[str], str | None]],
     max_groups: int | None,
     nullable: Mapping[str, bool],
     failures: dict[Analyzer, str],
@@ -274,13 +277,14 @@ def _reduce(
         except Exception as exc:  # a bad aggregated value fails this analyzer alone, as in Spark
             failures[analyzer] = f"{type(exc).__name__}: {exc}"[:500]
     row.extra = [value(r) for r in extras]
-    for spec, members, scope, keys in keyed:
+    for spec, members, scope, keys, weight in keyed:
         state = state_from_keys(
             part[scope],
             [part[k] for k in keys],
             histogram=spec.histogram,
             max_groups=max_groups,
             nullable=[nullable[k] for k in keys],
+            weights=None if weight is None else part[weight],
         )
         for g in members:
             row.states[g] = state

@@ -94,6 +94,8 @@ EXAMPLES: dict[str, list[Analyzer]] = {
         Histogram("s"),
         Histogram("x", where=W),
         Histogram("s", max_detail_bins=2, binning={"aa": "A", "NullValue": "missing"}, default_bin="rest"),
+        Histogram("s", sum_column="i", where=W),  # Deequ's Sum(aggColumn): per-bin sums
+        Histogram("x", sum_column="y", compute_frequencies_as_ratio=False),  # +-Infinity: not a long
     ],
     "InterquartileRange": [InterquartileRange("x"), InterquartileRange("i", where=W)],
     "Kurtosis": [Kurtosis("y")],

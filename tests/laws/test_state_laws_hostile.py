@@ -77,6 +77,39 @@ def _frequency(keys: list[float | None]) -> FrequencyState:
     return state_from_grouped(table, n_keys=1, histogram=False, max_groups=None)
 
 
+def _weighted(rows: list[tuple[float | None, int | None, bool]]) -> FrequencyState:
+    """The state of a Histogram with a Sum aggregate: (hostile key, value, in scope) rows,
+    grouped as Spark does (out-of-scope rows in one group whose values count only in the
+    unfiltered sum)."""
+    if not rows:
+        return FrequencyState.empty()
+    groups: dict[tuple[bool, str | None], list[int | None]] = {}
+    for key, value, scope in rows:
+        name = ("NullValue" if key is None else repr(key + 0.0)) if scope else None
+        groups.setdefault((scope, name), []).append(value)
+    sums = [
+        None if all(v is None for v in vs) else sum(v for v in vs if v is not None) for vs in groups.values()
+    ]
+    table = pa.table(
+        {
+            "in_scope": pa.array([scope for scope, _ in groups]),
+            "k0": pa.array([name for _, name in groups], pa.string()),
+            "count": pa.array([len(vs) for vs in groups.values()], pa.int64()),
+            "sum": pa.array(sums, pa.int64()),
+        }
+    )
+    return state_from_grouped(table, n_keys=1, histogram=True, max_groups=None)
+
+
+def _frequencies() -> st.SearchStrategy[FrequencyState]:
+    """Plain groupings, or Histograms with a Sum aggregate: the two never merge with each
+    other, so the family is drawn once per example (``st.shared``) for all its states."""
+    plain = st.lists(st.none() | hostile, max_size=12).map(_frequency)
+    values = st.none() | st.integers(min_value=-(10**12), max_value=10**12)
+    weighted = st.lists(st.tuples(st.none() | hostile, values, st.booleans()), max_size=12).map(_weighted)
+    return st.shared(st.booleans(), key="frequency-weighted").flatmap(lambda w: weighted if w else plain)
+
+
 def _kll(xs: list[float]) -> KllState:
     sk = ds.kll_doubles_sketch(200)
     if xs:
@@ -94,7 +127,7 @@ def _hll(xs: list[float]) -> HllState:
 OVERRIDES: dict[str, st.SearchStrategy[State]] = {
     "Moments": st.builds(_moments, st.lists(hostile, max_size=6), st.sampled_from([2, 3, 4])),
     "CoMoments": st.lists(st.tuples(hostile, hostile), max_size=6).map(_comoments),
-    "frequency": st.lists(st.none() | hostile, max_size=12).map(_frequency),
+    "frequency": _frequencies(),
     "KllDoublesSketch": st.lists(hostile, max_size=40).map(_kll),
     "HllSketch": st.lists(hostile, max_size=40).map(_hll),
 }
@@ -197,6 +230,15 @@ def test_hostile_identity_commutativity_associativity(tag: str) -> None:
         assert same(tag, state_from_bytes(a.to_bytes()), a)
 
     check()
+
+
+def test_the_frequency_strategy_draws_both_families() -> None:
+    """Weighted (Sum histogram) states are drawn too, so the laws above cover them."""
+    from hypothesis import find
+
+    weighted = find(strategy_for(FrequencyState), lambda s: s.sums is not None and s.sums.total is not None)
+    plain = find(strategy_for(FrequencyState), lambda s: s.sums is None and s.n > 0)
+    assert weighted.sums is not None and plain.sums is None
 
 
 def test_max_and_min_order_nan_above_infinity() -> None:

@@ -45,22 +45,32 @@ def state_from_keys(
     histogram: bool,
     max_groups: int | None,
     nullable: Sequence[bool] | None = None,
+    weights: pa.Array | pa.ChunkedArray | None = None,
 ) -> FrequencyState:
     """The frequency state of collected per-row (scope, keys) columns (driver).
 
     ``nullable``: per key, whether Spark's schema says it may be NULL (default: all may);
     the state's table carries it as Spark's grouped counts do, so equal groups give equal
-    states on both paths."""
+    states on both paths. ``weights``: the per-row values a histogram with a ``Sum``
+    aggregate sums per bin (``query.weight_projection``, already cast to long by Spark),
+    summed as Spark's ``sum`` does (NULLs skipped, NULL for a group without a value)."""
     names = [f"k{i}" for i in range(len(keys))]
-    table = pa.table({"in_scope": scope, **{n: _normalized(k) for n, k in zip(names, keys, strict=True)}})
-    grouped = table.group_by(["in_scope", *names], use_threads=False).aggregate([([], "count_all")])
+    columns = {"in_scope": scope, **{n: _normalized(k) for n, k in zip(names, keys, strict=True)}}
+    aggregates: list[tuple[str | list[str], str]] = [([], "count_all")]
+    if weights is not None:
+        columns["w"] = weights.cast(pa.int64())
+        aggregates.append(("w", "sum"))
+    table = pa.table(columns)
+    grouped = table.group_by(["in_scope", *names], use_threads=False).aggregate(aggregates)
     fields = [pa.field("in_scope", pa.bool_())]
     flags = list(nullable) if nullable is not None else [True] * len(names)
     fields += [
         pa.field(n, grouped.schema.field(n).type, nullable=f) for n, f in zip(names, flags, strict=True)
     ]
-    columns = [grouped["in_scope"], *(grouped[n] for n in names), grouped["count_all"]]
-    counts = pa.Table.from_arrays(
-        columns, schema=pa.schema([*fields, pa.field("count", pa.int64(), nullable=False)])
-    )
+    out = [grouped["in_scope"], *(grouped[n] for n in names), grouped["count_all"]]
+    fields.append(pa.field("count", pa.int64(), nullable=False))
+    if weights is not None:
+        out.append(grouped["w_sum"])
+        fields.append(pa.field("sum", pa.int64(), nullable=True))
+    counts = pa.Table.from_arrays(out, schema=pa.schema(fields))
     return state_from_grouped(counts, n_keys=len(names), histogram=histogram, max_groups=max_groups)

@@ -2,7 +2,8 @@
 
 The fused Spark path collects grouped counts (``query.grouped_counts``); the small-batch
 path groups collected key columns with pyarrow (``arrow.state_from_keys``). Both hand a
-table ``in_scope, k0.., count`` to ``state_from_grouped``, so equal rows give equal
+table ``in_scope, k0.., count`` (and ``sum`` for a histogram with a ``Sum`` aggregate) to
+``state_from_grouped``, so equal rows give equal
 states on both paths. Driver-side; the table holds at most ``max_groups`` + 2 rows when
 bounded (plus the rows the caller knows to be all the groups).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from streamdq.analyzers.frequency.states import FrequencyState
+from streamdq.analyzers.frequency.states import FrequencyState, Sums
 
 
 def keep_in_scope(table: pa.Table, *, n_keys: int, drop_all_null: bool) -> pa.Table:
@@ -36,11 +37,20 @@ def keep_in_scope(table: pa.Table, *, n_keys: int, drop_all_null: bool) -> pa.Ta
 def state_from_grouped(
     arrow: pa.Table, *, n_keys: int, histogram: bool, max_groups: int | None
 ) -> FrequencyState:
-    """The state of a fully collected grouped-counts table (``in_scope, k0.., count``):
+    """The state of a fully collected grouped-counts table (``in_scope, k0.., count[, sum]``):
     ``total`` = every row, ``n`` = the rows kept (in scope; for plain groupings, not NULL
-    in every key column)."""
+    in every key column); with a ``sum`` column, a weighted state whose ``sums`` are the
+    sums over the rows kept and over every row."""
     total = int(pc.sum(arrow["count"]).as_py() or 0)
     kept = keep_in_scope(arrow, n_keys=n_keys, drop_all_null=not histogram)
     n = int(pc.sum(kept["count"]).as_py() or 0)
-    table = kept.select([*(f"k{i}" for i in range(n_keys)), "count"])
-    return FrequencyState.from_table(table, n=n, total=total, max_groups=max_groups)
+    weighted = "sum" in arrow.column_names
+    values = ["count", "sum"] if weighted else ["count"]
+    table = kept.select([*(f"k{i}" for i in range(n_keys)), *values])
+    sums = Sums(_sum(kept["sum"]), _sum(arrow["sum"])) if weighted else None
+    return FrequencyState.from_table(table, n=n, total=total, max_groups=max_groups, sums=sums)
+
+
+def _sum(values: pa.ChunkedArray) -> int | None:
+    """The sum of the non-NULL values; ``None`` when there is none."""
+    return None if values.null_count == len(values) else int(pc.sum(values).as_py())

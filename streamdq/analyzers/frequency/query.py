@@ -18,7 +18,10 @@ Grouping semantics (Deequ's):
   dropping rows in which ALL grouping columns are NULL (rows with some NULLs stay; NULLs
   are equal when grouping);
 * histogram grouping (one column): values cast to string, NULL becomes ``"NullValue"``
-  (a bin of its own), mapped through the spec's binning; no row is dropped.
+  (a bin of its own), mapped through the spec's binning; no row is dropped. With a ``Sum``
+  aggregate (``spec.sum_of``) each group also sums ``CAST(sum_of AS BIGINT)``
+  (``weight_projection``: NULL, and values that do not fit a long, are skipped), and the
+  totals add the sums over the rows kept and over all rows (Deequ's ratio denominator).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from streamdq.analyzers.frequency.sample import sample_of, top_of
 from streamdq.analyzers.frequency.sizing import sample_size
 from streamdq.analyzers.frequency.spark_settings import one_job
 from streamdq.analyzers.frequency.spec import NULL_VALUE, FrequencySpec
-from streamdq.analyzers.frequency.states import FrequencyState, SampledFrequencies
+from streamdq.analyzers.frequency.states import FrequencyState, SampledFrequencies, Sums
 from streamdq.analyzers.key_hash import key_hash
 
 TOP_EXTRA = 3  # rows fetched beyond k: up to two groups out of scope, and the (k+1)-th
@@ -80,10 +83,19 @@ def key_projection(df: DataFrame, spec: FrequencySpec) -> tuple[Column, list[Col
     return scope, keys
 
 
+def weight_projection(spec: FrequencySpec) -> Column | None:
+    """The per-row value a histogram with a ``Sum`` aggregate sums per bin (``None`` without
+    one): the column cast to a long as Deequ's ``Sum`` does, by ``try_cast``, so a value that
+    does not fit (NaN, an infinity, out of range) is NULL (skipped) whatever the session's
+    ANSI setting. Not scoped by ``where``: filtered rows count in the unfiltered total."""
+    return None if spec.sum_of is None else col(spec.sum_of).try_cast("long")
+
+
 def grouped_counts(
     df: DataFrame, spec: FrequencySpec, segment: Sequence[Column] = ()
 ) -> tuple[DataFrame, int]:
-    """The grouped aggregation of ``spec``: columns ``in_scope, k0.., count``; and the key arity.
+    """The grouped aggregation of ``spec``: columns ``in_scope, k0.., count`` (and ``sum`` with a
+    ``Sum`` aggregate); and the key arity.
 
     Rows out of scope collapse into one ``in_scope = false`` group (their keys NULL), so
     the unfiltered row count comes out of the same pass. ``segment`` columns (e.g. an
@@ -93,9 +105,11 @@ def grouped_counts(
     scope, keys = key_projection(df, spec)
     named = [k.alias(f"k{i}") for i, k in enumerate(keys)]
     segs = [c.alias(f"s{i}") for i, c in enumerate(segment)]
-    grouped = df.groupBy(*segs, scope.alias("in_scope"), *named).agg(
-        F.count(F.lit(1)).cast("long").alias("count")
-    )
+    aggregates = [F.count(F.lit(1)).cast("long").alias("count")]
+    weight = weight_projection(spec)
+    if weight is not None:
+        aggregates.append(F.sum(weight).cast("long").alias("sum"))
+    grouped = df.groupBy(*segs, scope.alias("in_scope"), *named).agg(*aggregates)
     return grouped, len(keys)
 
 
@@ -129,30 +143,40 @@ def compute_frequency_state(
     if max_groups is None:
         arrow_all = collect_grouping(grouped, rows=None, limit=None)
         return state_from_grouped(arrow_all, n_keys=n_keys, histogram=spec.histogram, max_groups=None)
+    weighted = spec.sum_of is not None
     query = bounded_query(
-        df, spec, max_groups=max_groups, grouped=(grouped, n_keys), with_totals=totals is None
+        df,
+        spec,
+        max_groups=max_groups,
+        grouped=(grouped, n_keys),
+        with_totals=totals is None or weighted,  # the fused scan counts rows, never sums
     )
     names = [f"k{i}" for i in range(n_keys)]
     k = sample_size(max_groups)
     rows = None if totals is None else int(totals[1])
     arrow = collect_grouping(query, rows=rows, limit=smallest_limit(max_groups))
     part = arrow["_part"]
+    row = arrow.filter(pc.equal(part, 1))
     if totals is None:
-        row = arrow.filter(pc.equal(part, 1))
         total = int(row["count"][0].as_py() or 0) if row.num_rows else 0
         n = int(row["_n"][0].as_py() or 0) if row.num_rows else 0
     else:
         total, n = int(totals[0]), int(totals[1])
+    sums = None
+    if weighted:
+        sums = Sums(row["_sk"][0].as_py(), row["_st"][0].as_py()) if row.num_rows else Sums()
     drop = not spec.histogram
     smallest = arrow.filter(pc.equal(part, 0))
     rows = keep_in_scope(smallest, n_keys=n_keys, drop_all_null=drop)
     if smallest.num_rows < max_groups + EXACT_EXTRA and rows.num_rows <= max_groups:
         # fewer rows than the limit: these are ALL the groups, and few enough to keep exactly
-        table = rows.select([*names, "count"])
+        table = rows.select([*names, "count", *(["sum"] if weighted else [])])
         # key columns nullable whatever the query's shape (as with the totals branch in the
         # union), so that equal groups give equal state bytes however the totals came
         schema = pa.schema([f.with_nullable(True) if f.name in names else f for f in table.schema])
-        return FrequencyState.from_table(table.cast(schema), n=n, total=total, max_groups=max_groups)
+        return FrequencyState.from_table(
+            table.cast(schema), n=n, total=total, max_groups=max_groups, sums=sums
+        )
     counts = np.asarray(rows["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
     hashes = np.asarray(rows["_h"].to_numpy(zero_copy_only=False), dtype=np.int64)
     bounded = sample_of(hashes, counts, k)
@@ -160,15 +184,19 @@ def compute_frequency_state(
     if spec.histogram:
         fetched = arrow.filter(pc.equal(part, 2))
         tops = keep_in_scope(fetched, n_keys=n_keys, drop_all_null=False)
+        value = "sum" if weighted else "count"
+        lightest = keep_in_scope(arrow.filter(pc.equal(part, 3)), n_keys=n_keys, drop_all_null=False)
+        floor = int(lightest[value].fill_null(0)[0].as_py()) if lightest.num_rows else 0
         # fewer rows than the limit: every key came back; else at least k + 1 in-scope
-        # keys did, and the (k+1)-th count bounds the unlisted ones
+        # keys did, and the (k+1)-th value bounds the unlisted ones (part 3's from below)
         heavy = top_of(
             tops["k0"].combine_chunks(),
-            np.asarray(tops["count"].to_numpy(zero_copy_only=False), dtype=np.int64),
+            np.asarray(tops[value].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64),
             k,
             complete=fetched.num_rows < k + TOP_EXTRA,
+            floor=floor,
         )
-    return SampledFrequencies(n=n, total=total, max_groups=max_groups, sample=bounded, top=heavy)
+    return SampledFrequencies(n=n, total=total, max_groups=max_groups, sample=bounded, top=heavy, sums=sums)
 
 
 def kept_rows(df: DataFrame, spec: FrequencySpec) -> Column:
@@ -245,8 +273,12 @@ def bounded_query(
       in-scope groups did, and the ``k`` smallest hashes among them are the sample;
     * 1 (``with_totals``): one row of totals (``count`` = all rows, ``_n`` = rows kept),
       a global aggregation of the input itself, not of the groups;
-    * 2: histograms only: the ``k + 3`` heaviest keys (count desc, key asc), which reads
-      the same grouped aggregation through a reused exchange.
+    * 2: histograms only: the ``k + 3`` heaviest keys (count desc, key asc; with a ``Sum``
+      aggregate, by sum, NULL as 0), which reads the same grouped aggregation through a
+      reused exchange;
+    * 3: histograms with a ``Sum`` aggregate only: the lightest in-scope bin (its sum bounds
+      an unlisted bin's sum from below; a sum can be negative). Part 1 then also carries
+      ``_sk`` and ``_st``, the sums over the rows kept and over all rows.
 
     A plain grouping thus runs its final (post-shuffle) aggregation ONCE: part 0 serves
     both the exact table and the sample. Filters on the keys are avoided on purpose:
@@ -262,19 +294,35 @@ def bounded_query(
         keep = keep & any_valid
     k = sample_size(max_groups)
     g = grouped_df.withColumn("_h", key_hash([F.col(name) for name in names]))
+    weight = weight_projection(spec)
+    values = ["count"] if weight is None else ["count", "sum"]
     query = (
         g.orderBy(F.when(keep, F.col("_h")).asc_nulls_last())
         .limit(smallest_limit(max_groups))
-        .select(F.lit(0).alias("_part"), "in_scope", *names, "count", "_h")
+        .select(F.lit(0).alias("_part"), "in_scope", *names, *values, "_h")
     )
     if with_totals:
-        sums = df.agg(*totals_aggregations(df, spec)).toDF("count", "_n")
+        aggregates = totals_aggregations(df, spec)
+        totals_names = ["count", "_n"]
+        if weight is not None:
+            aggregates += [
+                F.sum(weight).cast("long"),
+                F.sum(F.when(kept_rows(df, spec), weight)).cast("long"),
+            ]
+            totals_names += ["_st", "_sk"]
+        sums = df.agg(*aggregates).toDF(*totals_names)
         query = query.unionByName(
-            sums.select(F.lit(1).alias("_part"), "count", "_n"), allowMissingColumns=True
+            sums.select(F.lit(1).alias("_part"), *totals_names), allowMissingColumns=True
         )
     if spec.histogram:
-        top = g.orderBy(F.when(keep, F.col("count")).desc_nulls_last(), F.asc(names[0])).limit(k + TOP_EXTRA)
+        ranked = F.col("count") if weight is None else F.coalesce(F.col("sum"), F.lit(0))
+        top = g.orderBy(F.when(keep, ranked).desc_nulls_last(), F.asc(names[0])).limit(k + TOP_EXTRA)
         query = query.unionByName(
-            top.select(F.lit(2).alias("_part"), "in_scope", *names, "count"), allowMissingColumns=True
+            top.select(F.lit(2).alias("_part"), "in_scope", *names, *values), allowMissingColumns=True
         )
+        if weight is not None:
+            low = g.orderBy(F.when(keep, ranked).asc_nulls_last()).limit(1)
+            query = query.unionByName(
+                low.select(F.lit(3).alias("_part"), "in_scope", *names, *values), allowMissingColumns=True
+            )
     return query

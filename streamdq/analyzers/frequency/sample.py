@@ -17,11 +17,13 @@ kept key is exact: every part that saw the key had a theta above its hash (theta
 decreases) and kept it. Associative and commutative; the empty sample is the identity.
 
 ``Top`` is the companion of histogram groupings: the heaviest keys with a lower and an
-upper bound of their count, and ``threshold``, an upper bound of the count of any key not
-listed. Built in Spark (grouped counts ordered by count desc, key asc, with a limit);
-merged by adding lower bounds, and upper bounds (a part not listing a key adds its
-threshold), keeping the ``size`` heaviest by lower bound. The bounds hold after any
-sequence of merges; the kept list may depend on merge order (it is a bounded summary).
+upper bound of their value (the row count, or the bin's sum for a ``Sum`` histogram),
+``threshold``, an upper bound of the value of any key not listed, and ``floor``, a lower
+bound of it (0 for counts; a sum may be negative). Built in Spark (grouped values ordered
+desc, key asc, with a limit); merged by adding lower bounds (a part not listing a key adds
+its floor) and upper bounds (a part not listing a key adds its threshold), keeping the
+``size`` heaviest by lower bound. The bounds hold after any sequence of merges; the kept
+list may depend on merge order (it is a bounded summary).
 """
 
 from __future__ import annotations
@@ -137,13 +139,20 @@ TOP_SCHEMA = pa.schema([("key", pa.string()), ("lo", pa.int64()), ("hi", pa.int6
 
 @dataclass(frozen=True, eq=False)
 class Top:
-    """Heaviest keys (``table``: key, lo, hi; lo desc, hi desc, key asc) and the bound of the rest."""
+    """Heaviest keys (``table``: key, lo, hi; lo desc, hi desc, key asc) and the bounds of the
+    rest: every unlisted key's value is in ``[floor, threshold]`` (``floor <= 0 <= threshold``:
+    a key absent from the data has value 0)."""
 
     table: pa.Table
     threshold: int
+    floor: int = 0
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Top) and self.threshold == other.threshold and self.table.equals(other.table)
+        return (
+            isinstance(other, Top)
+            and (self.threshold, self.floor) == (other.threshold, other.floor)
+            and self.table.equals(other.table)
+        )
 
     def __hash__(self) -> int:
         return hash((self.threshold, self.table.num_rows))
@@ -154,34 +163,51 @@ def ordered_top(table: pa.Table) -> pa.Table:
 
 
 def top_of(
-    keys: Sequence[str] | pa.Array, counts: np.ndarray | pa.Array, size: int, *, complete: bool
+    keys: Sequence[str] | pa.Array,
+    counts: np.ndarray | pa.Array,
+    size: int,
+    *,
+    complete: bool,
+    floor: int = 0,
 ) -> Top:
-    """Top of exact (key, count) pairs: the ``size`` heaviest. ``complete``: every key of
-    the data is in ``keys`` (else the smallest listed count bounds the unlisted ones)."""
+    """Top of exact (key, value) pairs: the ``size`` heaviest. ``complete``: every key of
+    the data is in ``keys`` (else the smallest listed value bounds the unlisted ones from
+    above, and ``floor``, the smallest value of the data, from below)."""
     c = pa.array(np.asarray(counts, dtype=np.int64), pa.int64())
     table = ordered_top(pa.table({"key": pa.array(keys, pa.string()), "lo": c, "hi": c}, schema=TOP_SCHEMA))
-    threshold = 0
+    threshold, low = 0, min(0, floor)
     if table.num_rows > size:
-        threshold = int(table["lo"][size].as_py())
+        dropped = table.slice(size)
+        threshold = max(0, int(dropped["lo"][0].as_py()))
+        low = min(low, int(pc.min(dropped["lo"]).as_py()))
         table = table.slice(0, size)
     elif not complete and table.num_rows:
-        threshold = int(table["lo"][table.num_rows - 1].as_py())
-    return Top(table.combine_chunks(), threshold)
+        threshold = max(0, int(table["lo"][table.num_rows - 1].as_py()))
+    return Top(table.combine_chunks(), threshold, low)
 
 
 def merge_tops(parts: Sequence[Top], size: int) -> Top:
-    """Merged top: lo adds; hi adds, a part not listing a key adds its threshold."""
+    """Merged top: lo adds, a part not listing a key adds its floor; hi adds, a part not
+    listing a key adds its threshold."""
     total_threshold = sum(p.threshold for p in parts)
+    total_floor = sum(p.floor for p in parts)
     tables = [
-        p.table.append_column("t", pa.array([p.threshold] * p.table.num_rows, pa.int64())) for p in parts
+        p.table.append_column("t", pa.array([p.threshold] * p.table.num_rows, pa.int64())).append_column(
+            "f", pa.array([p.floor] * p.table.num_rows, pa.int64())
+        )
+        for p in parts
     ]
     both = pa.concat_tables(tables)
-    g = both.group_by(["key"], use_threads=False).aggregate([("lo", "sum"), ("hi", "sum"), ("t", "sum")])
+    g = both.group_by(["key"], use_threads=False).aggregate(
+        [("lo", "sum"), ("hi", "sum"), ("t", "sum"), ("f", "sum")]
+    )
     hi = pc.add(pc.subtract(g["hi_sum"], g["t_sum"]), pa.scalar(total_threshold, pa.int64()))
-    table = ordered_top(pa.table({"key": g["key"], "lo": g["lo_sum"], "hi": hi}, schema=TOP_SCHEMA))
-    threshold = total_threshold
+    lo = pc.add(pc.subtract(g["lo_sum"], g["f_sum"]), pa.scalar(total_floor, pa.int64()))
+    table = ordered_top(pa.table({"key": g["key"], "lo": lo, "hi": hi}, schema=TOP_SCHEMA))
+    threshold, floor = total_threshold, total_floor
     if table.num_rows > size:
         dropped = table.slice(size)
         threshold = max(threshold, int(pc.max(dropped["hi"]).as_py()))
+        floor = min(floor, int(pc.min(dropped["lo"]).as_py()))
         table = table.slice(0, size)
-    return Top(table.combine_chunks(), threshold)
+    return Top(table.combine_chunks(), threshold, floor)

@@ -12,6 +12,13 @@ Both carry the exact ``n`` (rows in scope, after dropping rows whose grouping co
 all NULL) and ``total`` (ALL rows seen, the Histogram ratio denominator), and
 ``max_groups``, the bound (``None`` = unbounded: only when asked for explicitly).
 
+A histogram with Deequ's ``Sum(aggColumn)`` aggregate (``FrequencySpec.sum_of``) has a
+*weighted* state: the exact table has a ``sum`` column (the bin's sum, NULL when all its
+values were NULL), the top keys rank the bins by that sum, and ``sums`` carries the exact
+sum over the rows kept and over ALL rows (the ratio denominator; ``None`` when no value was
+non-NULL). Weighted and plain states never merge (they belong to different specs), except
+with the empty identity.
+
 **Merge** adds counts. exact + exact sums the tables and turns into a sample when the
 result has more than ``max_groups`` groups; exact + sample hashes the exact keys on the
 driver exactly as the sample's keys were hashed (``key_hash``; ``migration.v1_hashes`` for
@@ -27,7 +34,8 @@ top keys).
 **Bytes** (``to_bytes``: tag ``frequency``, format version 3): a length-prefixed JSON
 header (``kind``: ``exact`` | ``sample``, ``n``, ``total``, ``max_groups``, blob ``sizes``;
 a sample adds ``theta`` and ``top_threshold``, and ``hash: "v1"`` for a converted v1
-sample) followed by the Arrow IPC blobs. Version 3 adds the ``hash`` key; versions 1 and 2
+sample; ``sums: [kept, total]`` and ``top_floor`` for weighted states) followed by the Arrow
+IPC blobs. Version 3 adds the ``hash``, ``sums`` and ``top_floor`` keys; versions 1 and 2
 read unchanged, and the v1 tuple-sketch form (kind ``sketch``, written by versions 1 and 2)
 is converted on read by ``migration.from_v1_sketch``.
 
@@ -50,6 +58,7 @@ import json
 import struct
 from abc import abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -86,6 +95,31 @@ SKETCH = "sketch"  # the v1 tuple-sketch form (formats 1 and 2), converted on re
 _LEN = struct.Struct(">I")
 
 
+def _add(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+@dataclass(frozen=True)
+class Sums:
+    """The exact sums of a weighted (``Sum`` histogram) state's column: over the rows kept
+    (in scope) and over ALL rows; ``None`` while no value was non-NULL. Merge adds, ``None``
+    being the identity."""
+
+    kept: int | None = None
+    total: int | None = None
+
+    def merge(self, other: Sums) -> Sums:
+        return Sums(_add(self.kept, other.kept), _add(self.total, other.total))
+
+
+def _merged_sums(a: Sums | None, b: Sums | None) -> Sums | None:
+    if (a is None) != (b is None):
+        raise ValueError(
+            "cannot merge the state of a Histogram with a Sum aggregate with a plain frequency state"
+        )
+    return None if a is None or b is None else a.merge(b)
+
+
 def _min_bound(a: int | None, b: int | None) -> int | None:
     if a is None:
         return b
@@ -109,6 +143,7 @@ class FrequencyState(State):
     n: int
     total: int
     max_groups: int | None
+    sums: Sums | None
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -116,9 +151,11 @@ class FrequencyState(State):
         return ExactFrequencies()
 
     @classmethod
-    def from_table(cls, table: pa.Table, *, n: int, total: int, max_groups: int | None) -> FrequencyState:
+    def from_table(
+        cls, table: pa.Table, *, n: int, total: int, max_groups: int | None, sums: Sums | None = None
+    ) -> FrequencyState:
         """An exact state, or its sample form when ``table`` exceeds ``max_groups``."""
-        state = ExactFrequencies(n=n, total=total, max_groups=max_groups, table=table)
+        state = ExactFrequencies(n=n, total=total, max_groups=max_groups, table=table, sums=sums)
         if max_groups is not None and table.num_rows > max_groups:
             return state.to_sketch(max_groups)
         return state
@@ -126,7 +163,9 @@ class FrequencyState(State):
     def to_sketch(self, max_groups: int) -> SampledFrequencies:
         """This state in bounded form at bound ``max_groups`` (driver-side, bounded input)."""
         sample, top = self.sample_parts(max_groups, self.scheme)
-        return SampledFrequencies(n=self.n, total=self.total, max_groups=max_groups, sample=sample, top=top)
+        return SampledFrequencies(
+            n=self.n, total=self.total, max_groups=max_groups, sample=sample, top=top, sums=self.sums
+        )
 
     # -- the form ----------------------------------------------------------------------
     @property
@@ -158,7 +197,9 @@ class FrequencyState(State):
 
     @abstractmethod
     def top_items(self, limit: int) -> tuple[list[tuple[str, int]], float]:
-        """The ``limit`` heaviest keys by count desc, key asc, and the max count error."""
+        """The ``limit`` heaviest keys by value desc, key asc, and the max value error. The
+        value is the row count, or for a weighted state the bin's sum (a NULL sum ranks last
+        and reads 0, as in Deequ)."""
 
     # -- estimates (``estimators``) ------------------------------------------------------
     def count_groups(self, predicate: Callable[[int], bool] | None = None) -> tuple[float, float]:
@@ -181,12 +222,13 @@ class FrequencyState(State):
             return other
         bound = _min_bound(self.max_groups, other.max_groups)
         n, total = self.n + other.n, self.total + other.total
+        sums = _merged_sums(self.sums, other.sums)
         if isinstance(self, ExactFrequencies) and isinstance(other, ExactFrequencies):
             a, b = self.table, other.table
             table = b if a is None else a if b is None else sum_tables(a, b)
             if table is None:
-                return ExactFrequencies(n=n, total=total, max_groups=bound)
-            return FrequencyState.from_table(table, n=n, total=total, max_groups=bound)
+                return ExactFrequencies(n=n, total=total, max_groups=bound, sums=sums)
+            return FrequencyState.from_table(table, n=n, total=total, max_groups=bound, sums=sums)
         assert bound is not None  # a sample always has a bound
         scheme = V1 if V1 in (self.scheme, other.scheme) else SPARK
         k = sample_size(bound)
@@ -194,7 +236,7 @@ class FrequencyState(State):
         sample = merge_samples([p[0] for p in pairs], k)
         tops = [p[1] for p in pairs]
         top = merge_tops([t for t in tops if t is not None], k) if all(tops) else None
-        return SampledFrequencies(n=n, total=total, max_groups=bound, sample=sample, top=top)
+        return SampledFrequencies(n=n, total=total, max_groups=bound, sample=sample, top=top, sums=sums)
 
     # -- serialization -------------------------------------------------------------------
     @abstractmethod
@@ -204,6 +246,8 @@ class FrequencyState(State):
     def payload(self) -> bytes:
         extra, blobs = self._body()
         header: dict[str, Any] = {"n": self.n, "total": self.total, "max_groups": self.max_groups, **extra}
+        if self.sums is not None:
+            header["sums"] = [self.sums.kept, self.sums.total]
         header["sizes"] = [len(b) for b in blobs]
         head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
         return _LEN.pack(len(head)) + head + b"".join(blobs)
@@ -218,7 +262,18 @@ class FrequencyState(State):
             for length in header["sizes"]:
                 blobs.append(payload[pos : pos + length])
                 pos += length
-            common = {"n": header["n"], "total": header["total"], "max_groups": header["max_groups"]}
+            common: dict[str, Any] = {
+                "n": header["n"],
+                "total": header["total"],
+                "max_groups": header["max_groups"],
+            }
+            if "sums" in header:
+                if version < 3:
+                    raise ValueError(f"no sums in format version {version}")
+                kept, all_rows = header["sums"]
+                common["sums"] = Sums(
+                    None if kept is None else int(kept), None if all_rows is None else int(all_rows)
+                )
             kind = header["kind"]
             if kind == EXACT:
                 return ExactFrequencies(**common, table=read_table(blobs[0]) if blobs else None)
@@ -229,7 +284,8 @@ class FrequencyState(State):
                 sample = sample_from_table(read_table(blobs[0]), header["theta"], scheme)
                 top = None
                 if len(blobs) > 1:
-                    top = Top(read_table(blobs[1]).combine_chunks(), int(header["top_threshold"]))
+                    floor = int(header.get("top_floor", 0))
+                    top = Top(read_table(blobs[1]).combine_chunks(), int(header["top_threshold"]), floor)
                 return SampledFrequencies(**common, sample=sample, top=top)
             if kind == SKETCH:
                 sample, top = from_v1_sketch(blobs[0], blobs[1] if len(blobs) > 1 else None)
@@ -247,18 +303,25 @@ class ExactFrequencies(FrequencyState):
     when no group was seen)."""
 
     def __init__(
-        self, *, n: int = 0, total: int = 0, max_groups: int | None = None, table: pa.Table | None = None
+        self,
+        *,
+        n: int = 0,
+        total: int = 0,
+        max_groups: int | None = None,
+        table: pa.Table | None = None,
+        sums: Sums | None = None,
     ) -> None:
         self.n = int(n)
         self.total = int(total)
         self.max_groups = max_groups
+        self.sums = sums
         # a table without rows carries nothing but a schema: normalized away, so that all
         # states of zero groups are equal (and serialize equally)
         self.table = None if table is None or table.num_rows == 0 else canonical_table(table)
 
     @property
     def is_empty(self) -> bool:
-        """No rows seen at all (the merge identity, whatever its key schema)."""
+        """No rows seen at all (the merge identity, whatever its key schema and weighting)."""
         return self.n == 0 and self.total == 0 and self.table is None
 
     @property
@@ -288,17 +351,26 @@ class ExactFrequencies(FrequencyState):
         sample = sample_of(hashes, counts, k, scheme=scheme)
         top = None
         if len(key_columns) == 1 and pa.types.is_string(key_columns[0].type):
-            top = top_of(key_columns[0].combine_chunks(), self.counts(), k, complete=True)
+            top = top_of(key_columns[0].combine_chunks(), self._values(), k, complete=True)
         return sample, top
+
+    def _values(self) -> np.ndarray:
+        """The bins' ranking values: counts, or a weighted state's sums (NULL as 0)."""
+        if self.sums is None or self.table is None:
+            return self.counts()
+        return np.asarray(self.table["sum"].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
     def top_items(self, limit: int) -> tuple[list[tuple[str, int]], float]:
         """Exact: single-column tables only (keys as strings), no error."""
         if self.table is None:
             return [], 0.0
         keys = key_names(self.table)
-        head = self.table.sort_by([("count", "descending"), (keys[0], "ascending")]).slice(0, limit)
+        value = "count" if self.sums is None else "sum"
+        ordered = self.table.sort_by([(value, "descending"), (keys[0], "ascending")])  # NULL sums last
+        head = ordered.slice(0, limit)
         names = [str(k) for k in head[keys[0]].to_pylist()]
-        return list(zip(names, (int(v) for v in head["count"].to_pylist()), strict=True)), 0.0
+        values = (int(v or 0) for v in head[value].to_pylist())
+        return list(zip(names, values, strict=True)), 0.0
 
     def _body(self) -> tuple[dict[str, Any], list[bytes]]:
         return {"kind": EXACT}, [] if self.table is None else [table_bytes(self.table)]
@@ -308,7 +380,12 @@ class ExactFrequencies(FrequencyState):
         Arrow buffers may differ in padding and in slots under NULLs)."""
         if not isinstance(other, ExactFrequencies):
             return False
-        if (self.n, self.total, self.max_groups) != (other.n, other.total, other.max_groups):
+        if (self.n, self.total, self.max_groups, self.sums) != (
+            other.n,
+            other.total,
+            other.max_groups,
+            other.sums,
+        ):
             return False
         if self.table is None or other.table is None:
             return self.table is None and other.table is None
@@ -326,13 +403,21 @@ class SampledFrequencies(FrequencyState):
     groupings the ``Top`` keys with count bounds."""
 
     def __init__(
-        self, *, n: int, total: int, max_groups: int | None, sample: Sample, top: Top | None = None
+        self,
+        *,
+        n: int,
+        total: int,
+        max_groups: int | None,
+        sample: Sample,
+        top: Top | None = None,
+        sums: Sums | None = None,
     ) -> None:
         if max_groups is None:
             raise ValueError("a sampled FrequencyState needs max_groups")
         self.n = int(n)
         self.total = int(total)
         self.max_groups = max_groups
+        self.sums = sums
         self.sample = sample
         self.top = top
 
@@ -377,16 +462,19 @@ class SampledFrequencies(FrequencyState):
         blobs = [table_bytes(self.sample.to_table())]
         if self.top is not None:
             header["top_threshold"] = self.top.threshold
+            if self.top.floor:
+                header["top_floor"] = self.top.floor
             blobs.append(table_bytes(self.top.table))
         return header, blobs
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SampledFrequencies):
             return False
-        return (self.n, self.total, self.max_groups, self.sample, self.top) == (
+        return (self.n, self.total, self.max_groups, self.sums, self.sample, self.top) == (
             other.n,
             other.total,
             other.max_groups,
+            other.sums,
             other.sample,
             other.top,
         )

@@ -1,7 +1,9 @@
 """Exact frequency tables as Arrow: canonical form, IPC bytes, summing two tables.
 
-A table has key columns ``k0..k{m-1}`` and ``count`` (int64). Canonical form: no schema
-metadata, one chunk, rows sorted by the key columns (nulls last), so equal tables
+A table has key columns ``k0..k{m-1}``, ``count`` (int64) and, for a histogram with a
+``Sum`` aggregate, ``sum`` (int64, NULL for a bin whose summed values were all NULL; NULL
+is the identity when two tables are summed). Canonical form: no schema metadata, one
+chunk, ``sum`` nullable, rows sorted by the key columns (nulls last), so equal tables
 compare and serialize equally. Driver-side, bounded input (at most ``max_groups`` rows,
 unless an unbounded state was asked for).
 
@@ -21,7 +23,7 @@ import io
 
 import pyarrow as pa
 
-VALUE_COLUMNS = ("count",)
+VALUE_COLUMNS = ("count", "sum")
 
 
 def key_names(table: pa.Table) -> list[str]:
@@ -43,6 +45,9 @@ def read_table(blob: bytes) -> pa.Table:
 def canonical_table(table: pa.Table) -> pa.Table:
     """Drop schema metadata, one chunk, rows sorted by key columns (nulls last)."""
     table = table.replace_schema_metadata(None)
+    if "sum" in table.column_names:
+        i = table.column_names.index("sum")
+        table = table.set_column(i, pa.field("sum", pa.int64(), nullable=True), table["sum"].cast(pa.int64()))
     keys = key_names(table)
     if keys and table.num_rows > 1:
         # unsortable key types (nested): equality then depends on row order
@@ -63,8 +68,19 @@ def sum_tables(a: pa.Table, b: pa.Table) -> pa.Table:
             ) from exc
     keys = key_names(a)
     both = pa.concat_tables([a, b])
-    summed = both.group_by(keys, use_threads=False).aggregate([(v, "sum") for v in VALUE_COLUMNS])
+    values = [v for v in VALUE_COLUMNS if v in a.column_names]
+    summed = both.group_by(keys, use_threads=False).aggregate([(v, "sum") for v in values])
     columns = {k: summed[k] for k in keys}
-    for v in VALUE_COLUMNS:
-        columns[v] = summed[f"{v}_sum"]
-    return canonical_table(pa.table(columns).select(a.column_names))
+    for v in values:
+        columns[v] = summed[f"{v}_sum"]  # NULL only when NULL on both sides
+    out = pa.table(columns).select(a.column_names)
+    # a value column stays non-nullable when it was on both sides (Spark's counts are)
+    schema = pa.schema(
+        [
+            f.with_nullable(a.schema.field(f.name).nullable or b.schema.field(f.name).nullable)
+            if f.name in values
+            else f
+            for f in out.schema
+        ]
+    )
+    return canonical_table(out.cast(schema))

@@ -65,9 +65,7 @@ def test_where_filters(df):
     assert median.value == 4.5
 
 
-@pytest.mark.parametrize(
-    "analyzer", [Range("x"), InterquartileRange("x"), ExactQuantile("x", 0.5), ColumnCount()]
-)
+@pytest.mark.parametrize("analyzer", [Range("x"), InterquartileRange("x"), ExactQuantile("x", 0.5)])
 def test_empty_input_is_an_empty_failure(empty, analyzer: Analyzer):
     (m,) = metrics_of(empty, analyzer)
     assert_failed(m, empty=True)
@@ -136,6 +134,15 @@ def test_column_count_counts_data_columns_only(spark, df):
     meta = spark.createDataFrame([(1, "e")], "a int, _streamdq_error string")
     (m2,) = metrics_of(meta, ColumnCount())
     assert m2.value == 1.0
+
+
+def test_column_count_is_a_schema_metric_even_without_rows(empty):
+    """Deequ's ColumnCount reads the schema: zero rows still have their columns."""
+    (m,) = metrics_of(empty, ColumnCount())
+    assert m.ok and m.value == 3.0
+    (filtered,) = metrics_of(empty, ColumnCount(where="id > 100"))
+    assert filtered.ok and filtered.value == 3.0
+    assert not ColumnCount().metric(ColumnCount().empty_state()).ok  # no input seen at all
 
 
 def test_approx_quantile_relative_error_maps_to_k(df):

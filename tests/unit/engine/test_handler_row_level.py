@@ -92,6 +92,19 @@ def test_the_cap_bounds_the_quarantine_and_counts_the_rest(spark):
     assert _metric(report, "RowLevelRowsOverCap") == 15.0
 
 
+def test_row_level_uniqueness_is_judged_within_each_microbatch(spark):
+    """A key repeated across microbatches passes at row level; the merged Uniqueness metric at
+    total scope counts it (docs/checks.md, Row-level outcomes)."""
+    store = InMemoryStateStore()
+    handler = _handler(store, [Check(Level.ERROR, "orders", row_level="quarantine").is_unique("name")])
+    for batch_id, names in enumerate((["a", "b"], ["a", "c"], ["d", "d"])):
+        report = handler.handle(spark.createDataFrame([(T, n, 1.0, None) for n in names], SCHEMA), batch_id)
+    rows = store.table("quarantine").to_pylist()
+    assert [(r["batch_id"], r["reason"]) for r in rows] == [(2, "row-level: is_unique(column='name')")] * 2
+    total = [m.metric.value for m in report.metrics if m.scope == "total" and m.metric.name == "Uniqueness"]
+    assert total == [2 / 6]  # only b and c occur once over the three batches
+
+
 def test_checks_without_row_level_quarantine_nothing(spark):
     store = InMemoryStateStore()
     report = _handler(store, [_check(row_level=None)]).handle(spark.createDataFrame(ROWS, SCHEMA), 0)
