@@ -175,13 +175,14 @@ class AggregationAnalyzer(ScanShareableAnalyzer):
         first = row[offset]
         if isinstance(first, pa.Array | pa.ChunkedArray):  # the Arrow path's ``values``
             values = first.combine_chunks() if isinstance(first, pa.ChunkedArray) else first
-            return cls.from_arrow(values, params)
+            # zero values in scope: the empty state (from_arrow of nothing must be it: the kit's law)
+            return cls.from_arrow(values, params) if len(values) else cls.empty()
         if cls.has_spark_form():
             n = _SPARK_ARITY.get((cls, self.params))
             if n is None:
                 n = len(cls.spark_aggregations(self._input(), params))
             return cls.from_spark(list(row[offset : offset + n]), params)
-        return cls.from_arrow(pa.array(list(first or [])), params)
+        return cls.from_arrow(pa.array(first), params) if first else cls.empty()
 
     def empty_state(self) -> State:
         cls = self._class_or_none()

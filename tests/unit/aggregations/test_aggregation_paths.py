@@ -90,3 +90,17 @@ def test_a_column_of_the_wrong_type_fails_that_aggregation_alone(spark: Any) -> 
     result = AnalysisPlan([bad, good]).run(df)
     assert "needs a numeric type" in result.failures[bad]
     assert good.metric(result.states[good]).value == pytest.approx(2005 / 7)
+
+
+def test_no_value_in_scope_is_the_empty_state_on_both_paths(spark: Any) -> None:
+    """A where-filter that keeps no row gives the class's empty state: it is never handed a
+    typeless empty array (what collect_list's [] becomes)."""
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    none = AggregationAnalyzer(f"{USER}:IntegerCount", "status", where="status > 1000")
+    some = AggregationAnalyzer(f"{USER}:IntegerCount", "status")
+    plan = AnalysisPlan([none, some])
+    for path in ("fused", "arrow"):
+        out = plan.run_segmented(df, [F.lit(1)], path=path)
+        assert not out.failures, (path, out.failures)
+        states = out.segments[(1,)].states
+        assert (states[none].value({}), states[some].value({})) == (0, 7), path

@@ -142,3 +142,29 @@ class NoBuild(Aggregation):
 
 def not_a_class() -> None:
     """A function, not a class."""
+
+
+@dataclass(frozen=True)
+class IntegerCount(Aggregation):
+    """Counts the values of an integer column and insists on an integer Arrow type (a strict
+    user class: it must never be handed a typeless empty array)."""
+
+    TYPE_TAG = "test.IntegerCount"
+    input_type = "numeric"
+    n: int = 0
+
+    @classmethod
+    def empty(cls) -> IntegerCount:
+        return cls()
+
+    def merge(self, other: IntegerCount) -> IntegerCount:
+        return IntegerCount(self.n + other.n)
+
+    @classmethod
+    def from_arrow(cls, values: pa.Array, params: Mapping[str, Any]) -> IntegerCount:
+        if not pa.types.is_integer(values.type):
+            raise TypeError(f"expected integers, got {values.type}")
+        return cls(len(values))
+
+    def value(self, params: Mapping[str, Any]) -> int:
+        return self.n
