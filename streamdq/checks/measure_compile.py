@@ -261,6 +261,9 @@ def _compile(tree: exp.Query, schema: StructType | None) -> list[MeasurePart]:
     table = source.this if source is not None else None
     if not isinstance(table, exp.Table) or table.name.lower() != DATA:
         raise _NotCompiled("it does not read `data` directly (a subquery in FROM)")
+    for key in ("sample", "pivots", "laterals", "joins", "version"):
+        if table.args.get(key):
+            raise _NotCompiled(f"it reads `data` with {key.upper()}")
     alias = table.alias or None
     where_node = tree.args.get("where")
     where = None
@@ -290,7 +293,7 @@ def _part(
             )
         if arg is None or isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string):
             return MeasurePart(name, label, "count_rows", Size(where), True)
-        column = _column(arg, label, alias)
+        column = _column(arg, label, alias, schema)
         if column is not None:
             _require_column(schema, column, label)
             return MeasurePart(name, label, "count", Completeness(column, where), True)
@@ -298,15 +301,15 @@ def _part(
     if isinstance(node, exp.CountIf):
         pred = node.this
         _plain(pred, label)
-        return MeasurePart(name, label, "count_if", _compliance(pred, where, alias), True)
+        return MeasurePart(name, label, "count_if", _compliance(pred, where, alias, schema), True)
     if isinstance(node, exp.Sum):
         arg = _unparen(node.this)
         if isinstance(arg, exp.Cast | exp.TryCast) and arg.to.this in INT_CASTS:
             inner = _unparen(arg.args["this"])
             if _is_predicate(inner, schema, alias):
                 _plain(inner, label)
-                return MeasurePart(name, label, "sum_bool", _compliance(inner, where, alias), True)
-        column = _column(arg, label, alias)
+                return MeasurePart(name, label, "sum_bool", _compliance(inner, where, alias, schema), True)
+        column = _column(arg, label, alias, schema)
         if column is None:
             raise _NotCompiled(
                 f"{label}: sum compiles over a column or cast(<predicate> as int), not an expression"
@@ -322,7 +325,7 @@ def _part(
         if isinstance(node, cls):
             if node.expressions:
                 raise _NotCompiled(f"{label}: {function} with several arguments")
-            column = _column(_unparen(node.this), label, alias)
+            column = _column(_unparen(node.this), label, alias, schema)
             if column is None:
                 raise _NotCompiled(f"{label}: {function} compiles over a plain column, not an expression")
             dtype = _numeric(schema, column, label)
@@ -331,7 +334,7 @@ def _part(
     if isinstance(node, exp.ApproxDistinct):
         if node.args.get("accuracy") is not None:
             raise _NotCompiled(f"{label}: approx_count_distinct with a relative error argument")
-        column = _column(_unparen(node.this), label, alias)
+        column = _column(_unparen(node.this), label, alias, schema)
         if column is None:
             raise _NotCompiled(f"{label}: approx_count_distinct compiles over a plain column")
         _require_column(schema, column, label)
@@ -349,15 +352,19 @@ def _unparen(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _column(node: exp.Expression | None, label: str, alias: str | None) -> str | None:
-    """The plain column ``node`` names (``c``, ``data.c``, ``alias.c``), else None."""
+def _column(
+    node: exp.Expression | None, label: str, alias: str | None, schema: StructType | None
+) -> str | None:
+    """The plain column ``node`` names (``c``, ``data.c``, ``alias.c``), else None; spelled as
+    in ``schema`` when known (Spark resolves names case-insensitively, analyzers exactly)."""
     node = _unparen(node) if node is not None else None
     if not isinstance(node, exp.Column) or node.is_star:
         return None
     qualifier = node.table
     if qualifier and qualifier.lower() not in {DATA, (alias or DATA).lower()}:
         raise _NotCompiled(f"{label}: column qualifier {qualifier!r} is not the data table")
-    return str(node.name)
+    name = str(node.name)
+    return _field_name(schema, name) or name
 
 
 def _field(schema: StructType | None, column: str) -> DataType | None:
@@ -399,7 +406,7 @@ def _plain(node: exp.Expression, where: str) -> None:
         raise _NotCompiled(f"{where}: holds an aggregate")
     if node.find(exp.Window) is not None:
         raise _NotCompiled(f"{where}: holds a window function")
-    if node.find(exp.Subquery, exp.Select, exp.Exists) is not None:
+    if node.find(exp.Subquery, exp.Select) is not None:  # EXISTS (SELECT ...) holds a Select
         raise _NotCompiled(f"{where}: holds a subquery")
 
 
@@ -412,7 +419,19 @@ def _sql(node: exp.Expression, alias: str | None) -> str:
     return bare.sql(DIALECT)
 
 
-def _compliance(pred: exp.Expression, where: str | None, alias: str | None) -> Compliance:
+def _compliance(
+    pred: exp.Expression, where: str | None, alias: str | None, schema: StructType | None
+) -> Compliance:
+    """``Compliance`` of ``pred``; its ``columns`` (checked before the pass) are the schema's
+    columns the predicate names (not lambda variables); none without a schema."""
     predicate = _sql(_unparen(pred), alias)
-    columns = tuple(dict.fromkeys(str(c.name) for c in pred.find_all(exp.Column)))
+    named = [_field_name(schema, str(c.name)) for c in pred.find_all(exp.Column)]
+    columns = tuple(dict.fromkeys(n for n in named if n is not None))
     return Compliance(f"measure: {predicate}", predicate, columns, where)
+
+
+def _field_name(schema: StructType | None, column: str) -> str | None:
+    for f in schema.fields if schema is not None else ():
+        if f.name.lower() == column.lower():
+            return f.name
+    return None

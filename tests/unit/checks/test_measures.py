@@ -172,6 +172,8 @@ def test_the_where_clause_becomes_every_analyzers_filter_without_qualifiers():
         ("select col1 from data", "not an aggregate"),
         ("select stddev(price) from data", "not one of the decomposable"),
         ("select count(*) from data a join data b on a.col1 = b.col1", "JOIN"),
+        ("select count(*) from data tablesample (10 percent)", "SAMPLE"),
+        ("select count(*) filter (where col1 > 1) from data", "over aggregates"),
     ],
 )
 def test_anything_else_runs_as_spark_sql_per_batch_and_says_why(sql, reason):
