@@ -221,3 +221,14 @@ def test_measure_results_are_json_safe_and_round_trip():
     assert json.loads(json.dumps(doc, allow_nan=False)) == doc
     assert MeasureResult.from_json(doc) == r
     assert MeasureResult("x", "single_value", float("nan")).to_json()["value"] is None
+
+
+def test_the_modules_docstring_examples_run():
+    import doctest
+
+    from streamdq import measure_result
+    from streamdq.checks import measure, measure_compile, measure_spec, measure_sql
+
+    for module in (measure, measure_compile, measure_spec, measure_sql, measure_result):
+        failed, attempted = doctest.testmod(module)
+        assert attempted > 0 and failed == 0, module.__name__
