@@ -117,6 +117,45 @@ def test_metric_of_merge_equals_metric_of_concatenation(columns, histogram, anal
         assert an.metric(merged) == an.metric(whole), an
 
 
+WEIGHTED = [
+    Histogram("b", sum_column="a"),
+    Histogram("b", sum_column="a", max_detail_bins=2),
+    Histogram("b", sum_column="a", compute_frequencies_as_ratio=False),
+]
+
+
+def weighted_state(rows: list[Row]) -> FrequencyState:
+    """A Histogram of b summing a (Deequ's Sum aggregate), grouped as the Spark path does."""
+    keys = pc.fill_null(pa.array([r[1] for r in rows], pa.string()), NULL_VALUE)
+    table = pa.table(
+        {
+            "in_scope": pa.array([True] * len(rows), pa.bool_()),
+            "k0": keys,
+            "c": pa.array([1] * len(rows), pa.int64()),
+            "w": pa.array([r[0] for r in rows], pa.int64()),
+        }
+    )
+    out = table.group_by(["in_scope", "k0"]).aggregate([("c", "sum"), ("w", "sum")])
+    grouped_sums = pa.table(
+        {"in_scope": out["in_scope"], "k0": out["k0"], "count": out["c_sum"], "sum": out["w_sum"]}
+    )
+    return state_from_grouped(grouped_sums, n_keys=1, histogram=True, max_groups=None)
+
+
+@given(a=rows_st, b=rows_st, c=rows_st)
+@settings(max_examples=80, deadline=None)
+def test_weighted_histogram_merges_like_concatenation(a, b, c):
+    merged = weighted_state(a).merge(weighted_state(b))
+    whole = weighted_state(a + b)
+    assert merged == whole and merged.sums == whole.sums
+    assert merged.merge(weighted_state(c)) == weighted_state(b).merge(weighted_state(c)).merge(
+        weighted_state(a)
+    )
+    assert state_from_bytes(merged.to_bytes()) == merged
+    for an in WEIGHTED:
+        assert an.metric(merged) == an.metric(whole), an
+
+
 @given(a=rows_st, b=rows_st)
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_spark_states_merge_like_concatenation(spark, a, b):

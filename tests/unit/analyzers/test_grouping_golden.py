@@ -134,3 +134,40 @@ def test_v1_sketch_merges_with_a_non_empty_exact_state():
     assert m.approximate and abs(m.value - 51) <= m.error_bound
     # the same merge as the format-2 code stored it (a v1 tuple sketch) reads to the same state
     assert state_from_bytes(_read("frequency_sketch_v1_merged_exact.bin")) == merged
+
+
+def test_weighted_exact_v3_reads_back():
+    # written by: FrequencyState.from_table(pa.table({"k0": ["a", "b", "NullValue"], "count": [2, 1, 1],
+    #             "sum": [15, None, 7]}), n=4, total=6, max_groups=100, sums=Sums(22, 42))
+    data = _read("frequency_weighted_exact_v3.bin")
+    state = state_from_bytes(data)
+    assert isinstance(state, ExactFrequencies) and state.sums is not None
+    assert (state.sums.kept, state.sums.total) == (22, 42)
+    assert state.table is not None and state.table.to_pydict() == {
+        "k0": ["NullValue", "a", "b"],
+        "count": [1, 2, 1],
+        "sum": [7, 15, None],
+    }
+    h = Histogram("x", sum_column="y").metric(state)
+    assert h.value["values"] == {
+        "a": {"absolute": 15, "ratio": 15 / 42},
+        "NullValue": {"absolute": 7, "ratio": 7 / 42},
+        "b": {"absolute": 0, "ratio": 0.0},
+    }
+    assert state.to_bytes() == data
+
+
+def test_weighted_sample_v3_reads_back():
+    # written by: FrequencyState.from_table(pa.table({"k0": ["v0".."v49"], "count": [1] * 50,
+    #             "sum": [-10..39]}), n=50, total=50, max_groups=32, sums=Sums(725, 725))
+    data = _read("frequency_weighted_sample_v3.bin")
+    state = state_from_bytes(data)
+    assert isinstance(state, SampledFrequencies) and state.sums is not None and state.top is not None
+    assert (state.top.threshold, state.top.floor) == (7, -10)  # unlisted bins: sums in [-10, 7]
+    h = Histogram("x", sum_column="y", max_detail_bins=2).metric(state)
+    assert h.approximate and h.value["values"] == {
+        "v49": {"absolute": 39, "ratio": 39 / 725},
+        "v48": {"absolute": 38, "ratio": 38 / 725},
+    }
+    assert h.value["tail_count"] == 725 - 39 - 38
+    assert state.to_bytes() == data
