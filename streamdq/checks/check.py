@@ -368,6 +368,13 @@ class Check:
         ``expression("all order is unique", 'measures["m"]["c"] == measures["m"]["cd"]')``."""
         return self.add_constraint("expression", name=name, expression=expression, **kw)
 
+    def aggregation(
+        self, function: str, column: str, params: Mapping[str, Any] | None = None, **kw: Any
+    ) -> Check:
+        """An aggregation function on ``column`` (docs/aggregations.md), collected unless an
+        ``assertion`` is given, e.g. ``aggregation("discreteValuesHistogram", "status")``."""
+        return self.add_constraint("aggregation", function=function, column=column, params=params, **kw)
+
     # -- anomalies (evaluated by streamdq.detectors) -------------------------------------------
     def has_no_anomalies(
         self,

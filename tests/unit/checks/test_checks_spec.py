@@ -76,6 +76,9 @@ def every_kind() -> list[Check]:
         .is_greater_than_or_equal_to("amount", "discount", ">= 0.9")
         .has_no_anomalies(make("Mean", column="amount"), {"type": "online_normal", "lower": 3.0})
         .expression("not too big", 'metrics["Size"] < 1000000 && metrics["Mean(amount)"] > 0', scope="total")
+        .aggregation("discreteValuesHistogram", "status")
+        .aggregation("numericHistogram", "amount", {"bins": 5}, where="status = 'paid'", scope="window")
+        .aggregation("average", "amount", assertion="< 100", hint="typical basket")
     )
     return [c, w]
 
