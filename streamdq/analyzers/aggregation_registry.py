@@ -32,6 +32,7 @@ streamdq.analyzers.aggregation_registry.AggregationLoadError: aggregation 'no.su
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.metadata
 import inspect
@@ -39,7 +40,7 @@ import threading
 from typing import Any
 
 from streamdq.analyzers.aggregation import INPUT_TYPES, Aggregation
-from streamdq.analyzers.state import register_state, registered_states
+from streamdq.analyzers.state import JsonState, register_state, registered_states
 
 ENTRY_POINT_GROUP = "streamdq.aggregations"
 
@@ -65,6 +66,13 @@ def contract_problems(cls: Any) -> list[str]:
         problems.append(
             f"{cls.__qualname__} cannot be built from a batch: define from_arrow, or "
             "spark_aggregations and from_spark"
+        )
+    if not dataclasses.is_dataclass(cls) and (
+        cls.payload is JsonState.payload or cls.from_payload.__func__ is JsonState.from_payload.__func__  # type: ignore[attr-defined]
+    ):
+        problems.append(
+            f"{cls.__qualname__} is not a dataclass: define payload() and from_payload() (its bytes), "
+            "or make it a frozen dataclass (canonical JSON of its fields)"
         )
     if cls.value is Aggregation.value:
         problems.append(f"{cls.__qualname__} defines no value() (the metric value of a state)")

@@ -54,6 +54,7 @@ def test_a_check_file_entry_builds_the_analyzer_and_its_key_round_trips() -> Non
         (f"{USER}:not_a_class", "is a function, not a class"),
         ("json:JSONDecoder", "does not subclass streamdq.aggregations.Aggregation"),
         (f"{USER}:NoBuild", "does not implement empty, merge"),
+        (f"{USER}:PlainClass", "is not a dataclass: define payload() and from_payload()"),
         ("histogramm", "is not registered (registered: average, discreteValuesHistogram"),
         ("mod:", "expected 'module:Class'"),
     ],

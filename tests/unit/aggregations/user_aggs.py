@@ -168,3 +168,26 @@ class IntegerCount(Aggregation):
 
     def value(self, params: Mapping[str, Any]) -> int:
         return self.n
+
+
+class PlainClass(Aggregation):
+    """Everything but bytes: not a dataclass and no payload()/from_payload()."""
+
+    TYPE_TAG = "test.PlainClass"
+
+    def __init__(self, n: int = 0) -> None:
+        self.n = n
+
+    @classmethod
+    def empty(cls) -> PlainClass:
+        return cls()
+
+    def merge(self, other: PlainClass) -> PlainClass:
+        return PlainClass(self.n + other.n)
+
+    @classmethod
+    def from_arrow(cls, values: pa.Array, params: Mapping[str, Any]) -> PlainClass:
+        return cls(len(values))
+
+    def value(self, params: Mapping[str, Any]) -> int:
+        return self.n
