@@ -5,7 +5,8 @@ batch, its metric value and a ``combinable`` flag. Its instances are the states:
 merged by the engine across microbatches, windows and stored history, and stored in Delta as
 ``to_bytes()`` (type tag + format version + payload; never pickled).
 
-A subclass is a frozen dataclass (or any immutable class) that defines:
+A subclass is a frozen dataclass (or an immutable class with its own ``payload``/``from_payload``)
+that defines:
 
 * ``TYPE_TAG`` (unique; the tag in its bytes) and ``FORMAT_VERSION`` (bump it when the payload
   changes, and read older versions in ``from_payload``);
