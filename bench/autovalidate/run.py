@@ -37,6 +37,10 @@ Volume metrics are not judged on those days or on a batch differenced against on
 learned without them. ``--holidays none`` turns calendars off; a YAML calendar applies to every
 source. The baselines get no calendar (none of them has one).
 
+Held-out feeds: ``--sources weather_ewr,co2`` (``data.HELD_OUT``: one airport's hourly weather,
+24 rows a day, on the columns ``weather`` does not trace; weekly CO2 readings cut by quarter)
+were not looked at while choosing any learner change; report them apart.
+
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--first-trace N] [--steps N]
                                      [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,
                                                 streamdq_suggest,zscore,zscore_all]

@@ -4,11 +4,13 @@ with a second metric. Profile-level (no Spark) except the one test of ``profile_
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from streamdq.autovalidate import bounds, learn, learn_from_profiles
+from streamdq.autovalidate import Program, bounds, learn, learn_from_profiles
 from streamdq.autovalidate.avh import profile_steps, row_count_floor
 from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile
 
@@ -85,6 +87,9 @@ def test_completeness_that_never_left_one_is_priced_by_counting():
     # at most 3 NULLs in 72 rows pass at the ladder's lowest level (the normal floor admitted 5)
     assert program.judge_profile(nulls(4)) and not program.judge_profile(nulls(2))
     assert complete.fpr <= 0.001
+    # the stored form is unchanged (format version 2): a binomial constraint is bounds and a name
+    stored = json.loads(json.dumps(program.to_dict()))
+    assert stored["format_version"] == 2 and Program.from_dict(stored) == program
 
 
 def test_upper_case_where_history_had_none_is_a_rare_event():
