@@ -133,6 +133,11 @@ def format_report(
         lines.append(f"  FAILED [{r.level}] {r.check}: {r.constraint} -> {value} ({r.scope})")
     if len(failed) > max_items:
         lines.append(f"  ... {len(failed) - max_items} more failed constraints")
+    for doc in report.measure_check_pass:  # the dataset's pass policy said no (measure-check-pass.md)
+        if not doc.passed:
+            where = f"window {doc.window[0]}" if doc.window else str(doc.scope)
+            names = ", ".join(name for name, ok in doc.check.items() if not ok) or "none"
+            lines.append(f"  NOT PASSED ({where}): failed checks: {names}")
     for a in report.anomalies[:max_items]:
         # the judged metric's own entry tells its parameters and filter apart
         same = (

@@ -106,3 +106,11 @@ def test_documents_round_trip_through_the_stored_report():
             "pass": False,
         },
     }
+
+
+def test_the_console_says_when_the_dataset_does_not_pass():
+    from streamdq.connectors.sinks.console import format_report
+
+    assert "NOT PASSED" not in format_report(with_docs(0, doc(True)), [])
+    text = format_report(with_docs(1, doc(False)), [])
+    assert "  NOT PASSED (batch): failed checks: no null value" in text.splitlines()
