@@ -114,3 +114,20 @@ def test_the_console_says_when_the_dataset_does_not_pass():
     assert "NOT PASSED" not in format_report(with_docs(0, doc(True)), [])
     text = format_report(with_docs(1, doc(False)), [])
     assert "  NOT PASSED (batch): failed checks: no null value" in text.splitlines()
+
+
+def test_pass_alerts_validate_against_the_alert_schema():
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[3] / "docs" / "alert.schema.json").read_text())
+    policy = AlertPolicy()
+    _, state = policy.evaluate(with_docs(0, doc(True)), {})
+    violation, state = policy.evaluate(with_docs(1, doc(False)), state)
+    resolved, _ = policy.evaluate(with_docs(2, doc(True)), state)
+    alerts = [a for a in violation + resolved if a.check == "pass"]
+    assert [a.kind for a in alerts] == ["violation", "resolved"]
+    for alert in alerts:
+        jsonschema.validate(json.loads(alert.to_json()), schema)
