@@ -11,7 +11,8 @@ In a check file::
 (``- {kind: expression, name: ..., expression: ...}`` is the same constraint). The kind
 judges no analyzer metric of its own (``needs_metric=False``: it adds nothing to the plan and
 its result carries no metric); ``Check.evaluate`` hands its evaluator the metrics of the
-scope being judged, the caller adds ``context["measures"]`` (name -> ``MeasureResult``)
+scope being judged, the caller adds ``context["measures"]`` (name -> ``MeasureResult``;
+``context["declared_measures"]``: every declared name, so one missing at this scope says why)
 and ``context["history"]`` (``HistoryRef`` -> values, oldest first, read before judging:
 ``expression_history_refs``). Load time: ``compile_expression`` (syntax, sandbox, limits)
 through the kind's ``validate``; ``check_expression_refs`` then checks the literal
@@ -98,6 +99,12 @@ def _evaluate(constraint: Any, metric: Metric | None, context: Mapping[str, Any]
             failed[name] = f"measure failed: {result.failure}"
         else:
             measures[name] = getattr(result, "value", result)
+    for name in context.get("declared_measures") or ():
+        if name not in measures and name not in failed:  # declared, but not computed at this scope
+            failed[name] = (
+                f"the measure has no value at {constraint.scope} scope (only measures compiled into "
+                "analyzers exist per window and in total; `streamdq verify --explain` shows each form)"
+            )
     metrics: dict[str, Any] = {}
     for analyzer, m in (context.get("metrics_by_analyzer") or {}).items():
         key = metric_key(analyzer)

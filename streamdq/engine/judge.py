@@ -38,12 +38,14 @@ class BatchJudge:
         *,
         pass_policy: PassPolicy | None = None,
         history: Any = None,
+        measure_names: Sequence[str] = (),
     ) -> None:
         self.checks = list(checks)
         self.dataset = dataset
         self.pass_policy = pass_policy or PassPolicy()
         # ExpressionHistory (expression_history.py): what expressions' previous_values read
         self.history = history
+        self.measure_names = tuple(measure_names)  # declared measures (some exist per batch only)
         if evaluator is None:
             from streamdq.detectors.evaluator import AnomalyEvaluator
 
@@ -79,6 +81,7 @@ class BatchJudge:
             "dataset": self.dataset,
             "anomaly_evaluator": self.evaluator,
             "measures": {m.name: m for m in measures},
+            "declared_measures": self.measure_names,
             "history": self.history.prefetch(scope) if self.history else {},
         }
         results: list[CheckResult] = []

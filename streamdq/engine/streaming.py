@@ -201,7 +201,9 @@ class StreamRunner:
         names = [f.measure.name for f in self.measures.forms]
         policy = validate_judgement(self.checks, names, cfg.pass_spec, file=cfg.checks_origin)
         history = ExpressionHistory(self.store, cfg.dataset, self.checks, names)
-        return BatchJudge(self.checks, dataset=cfg.dataset, pass_policy=policy, history=history or None)
+        return BatchJudge(
+            self.checks, dataset=cfg.dataset, pass_policy=policy, history=history or None, measure_names=names
+        )
 
     def source_frame(self) -> DataFrame:
         from streamdq.connectors.sources import read_source

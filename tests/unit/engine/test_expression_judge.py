@@ -122,3 +122,12 @@ def test_this_datasets_history_is_read_once_then_kept_by_each_judgement():
     )
     # a new job (a restart) reads the store afresh
     assert ExpressionHistory(store, "orders", [check], ["Null Count"]).prefetch("batch") == {ref: [2, 3, 99]}
+
+
+def test_a_measure_that_exists_per_batch_only_says_so_at_window_scope():
+    check = Check(Level.ERROR, "c").expression("w", 'measures["distinct ids"] > 0', scope="window")
+    judge = BatchJudge([check], dataset="orders", measure_names=["distinct ids"])
+    window = Window(T0, T0 + timedelta(hours=1))
+    (result,), _ = judge.evaluate({}, "window", window, measures=[])
+    message = result.constraint_results[0].message or ""
+    assert "'distinct ids' has no value: the measure has no value at window scope" in message
