@@ -281,3 +281,28 @@ def test_expression_names_must_not_collide():
         loads_suite(text, file="f.yaml")
     assert "two checks are named 'orders'" in str(err.value)
     assert "two checks are named 'x'" in str(err.value)
+
+
+def test_the_activation_holds_plain_data_never_host_objects():
+    import decimal
+    from datetime import date
+
+    class Host:
+        secret = "x"
+
+        def __str__(self) -> str:
+            return "host"
+
+    e = compile_expression(
+        'measures["d"] == 1.5 && measures["i"] == 2 && measures["day"] == "2026-11-26" && measures["o"] == "host"'
+    )
+    measures = {
+        "d": decimal.Decimal("1.5"),
+        "i": decimal.Decimal("2"),
+        "day": date(2026, 11, 26),
+        "o": Host(),
+    }
+    assert evaluate_expression(e, measures=measures) == (True, None)
+    # the host object arrived as its text: its attributes are not there to read
+    passed, reason = evaluate_expression(compile_expression('measures["o"].secret == "x"'), measures=measures)
+    assert not passed and "does not support field selection" in (reason or "")
