@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from streamdq.checks.measure import Measure
 from streamdq.checks.measure_compile import measure_form
+from streamdq.checks.measure_sql import parse_query
 from streamdq.checks.spec import loads_suite
 from streamdq.checks.verification import verify
 from streamdq.engine.measures import MeasureRunner
@@ -105,8 +106,26 @@ EQUIVALENT = [
 ]
 
 
+@pytest.fixture(scope="module")
+def sql_answers(spark, df) -> list[list[object]]:
+    """Spark SQL's own answer to each of ``EQUIVALENT``, in one query (each returns one row)."""
+    joined = " cross join ".join(f"({sql}) q{i}" for i, sql in enumerate(EQUIVALENT))
+    df.createOrReplaceTempView("data")
+    try:
+        row = list(spark.sql(f"select * from {joined}").collect()[0])
+    finally:
+        spark.catalog.dropTempView("data")
+    out, at = [], 0
+    for sql in EQUIVALENT:
+        n = len(parse_query(sql).expressions)
+        out.append(row[at : at + n])
+        at += n
+    assert at == len(row)
+    return out
+
+
 @pytest.mark.parametrize("path", ["fused", "arrow"])
-def test_compiled_measures_equal_spark_sqls_answer_on_the_same_rows(spark, df, path):
+def test_compiled_measures_equal_spark_sqls_answer_on_the_same_rows(df, sql_answers, path):
     measures = [Measure(f"m{i}", sql, "list") for i, sql in enumerate(EQUIVALENT)]
     runner = MeasureRunner(measures, df.schema)
     assert all(f.compiled for f in runner.forms), [f.reason for f in runner.forms if not f.compiled]
@@ -114,19 +133,14 @@ def test_compiled_measures_equal_spark_sqls_answer_on_the_same_rows(spark, df, p
     out = plan.run_segmented(df, [F.lit(1)], path=path)
     assert out.path == path
     compiled = runner.from_states(out.segments[(1,)].states, scope="batch", failures=out.failures)
-    df.createOrReplaceTempView("data")
-    try:
-        for measure, got in zip(measures, compiled, strict=True):
-            want = list(spark.sql(measure.sql).collect()[0])
-            assert got.ok, got.failure
-            assert len(got.value) == len(want)
-            for g, w in zip(got.value, want, strict=True):
-                if isinstance(w, float):
-                    assert isinstance(g, float) and math.isclose(g, w, rel_tol=1e-12), (measure.sql, g, w)
-                else:
-                    assert g == w and type(g) is type(w), (measure.sql, g, w)
-    finally:
-        spark.catalog.dropTempView("data")
+    for measure, got, want in zip(measures, compiled, sql_answers, strict=True):
+        assert got.ok, got.failure
+        assert len(got.value) == len(want)
+        for g, w in zip(got.value, want, strict=True):
+            if isinstance(w, float):
+                assert isinstance(g, float) and math.isclose(g, w, rel_tol=1e-12), (measure.sql, g, w)
+            else:
+                assert g == w and type(g) is type(w), (measure.sql, g, w)
 
 
 def test_a_measure_on_a_missing_column_is_a_config_error_before_any_job(spark, df):
