@@ -32,6 +32,7 @@ demo: java-check $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check streamdq connectors state tests bench
 	$(VENV)/bin/mypy streamdq connectors state
+	$(PY) .ci/lint_imports.py  # import layers (.importlinter; docs/architecture.md)
 
 test: java-check $(STAMP) lint
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
