@@ -182,6 +182,9 @@ PAYLOADS = [
     '{"id": 1',
     "not json",
     '{"\u0069d": 5}',  # an escaped key name
+    '{"ID": 1, "Amount": 2.5}',  # keys differing from the schema's only in case
+    '{"id": 1, "extra": null}',  # an unknown key whose value is null
+    '{"id": 1, "amount": null, "s": "a"}',  # an explicit null beside present fields
 ]
 
 
