@@ -101,13 +101,24 @@ def _weighted(rows: list[tuple[float | None, int | None, bool]]) -> FrequencySta
     return state_from_grouped(table, n_keys=1, histogram=True, max_groups=None)
 
 
+def _form(state: FrequencyState, sampled: bool) -> FrequencyState:
+    """``state`` exact, or in its sampled form (at most 12 keys: the sample and the top keep
+    every key, so merges stay exact and equal byte for byte in any order)."""
+    return state.to_sketch(SAMPLED_BOUND) if sampled and not state.is_empty else state
+
+
+SAMPLED_BOUND = 32
+
+
 def _frequencies() -> st.SearchStrategy[FrequencyState]:
-    """Plain groupings, or Histograms with a Sum aggregate: the two never merge with each
-    other, so the family is drawn once per example (``st.shared``) for all its states."""
+    """Plain groupings, or Histograms with a Sum aggregate, each exact or sampled: the two
+    families never merge with each other, so the family is drawn once per example
+    (``st.shared``) for all its states; the forms mix freely."""
     plain = st.lists(st.none() | hostile, max_size=12).map(_frequency)
     values = st.none() | st.integers(min_value=-(10**12), max_value=10**12)
     weighted = st.lists(st.tuples(st.none() | hostile, values, st.booleans()), max_size=12).map(_weighted)
-    return st.shared(st.booleans(), key="frequency-weighted").flatmap(lambda w: weighted if w else plain)
+    family = st.shared(st.booleans(), key="frequency-weighted").flatmap(lambda w: weighted if w else plain)
+    return st.builds(_form, family, st.booleans())
 
 
 def _kll(xs: list[float]) -> KllState:
@@ -233,12 +244,17 @@ def test_hostile_identity_commutativity_associativity(tag: str) -> None:
 
 
 def test_the_frequency_strategy_draws_both_families() -> None:
-    """Weighted (Sum histogram) states are drawn too, so the laws above cover them."""
+    """Weighted (Sum histogram) states and the sampled form are drawn too, so the laws above
+    cover them."""
     from hypothesis import find
 
-    weighted = find(strategy_for(FrequencyState), lambda s: s.sums is not None and s.sums.total is not None)
-    plain = find(strategy_for(FrequencyState), lambda s: s.sums is None and s.n > 0)
-    assert weighted.sums is not None and plain.sums is None
+    from streamdq.analyzers.frequency import ExactFrequencies, SampledFrequencies
+
+    strategy = strategy_for(FrequencyState)
+    for form in (ExactFrequencies, SampledFrequencies):  # every form of the tag, in both families
+        weighted = find(strategy, lambda s, f=form: isinstance(s, f) and s.sums is not None and s.n > 0)
+        plain = find(strategy, lambda s, f=form: isinstance(s, f) and s.sums is None and s.n > 0)
+        assert weighted.sums is not None and plain.sums is None
 
 
 def test_max_and_min_order_nan_above_infinity() -> None:
