@@ -1,6 +1,6 @@
 """Auto-validation in the streaming job: ``auto_validate:`` in the run config.
 
-``AutoValidateMonitor`` is a ``WindowMonitor`` (streamdq/engine/monitor.py). For each
+``AutoValidateMonitor`` is a ``WindowMonitor`` (streamdq/monitors.py). For each
 configured column it keeps the profiles of the last ``history`` closed windows (built
 from the window's states; the analyzers it needs join the handler's fused pass). Once
 ``min_history`` windows exist it learns a program (``learn_from_profiles``, recall
@@ -60,8 +60,8 @@ from streamdq.autovalidate.profile import (
 )
 from streamdq.autovalidate.program import LearnedConstraint, Program, Violation
 from streamdq.display import range_text
-from streamdq.engine.monitor import MonitorOutput
 from streamdq.errors import ConfigError
+from streamdq.monitors import MonitorOutput
 from streamdq.report import CheckResult, ConstraintResult, Window
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""``QualityScoreMonitor``: the table-level quality score as a window monitor (engine/monitor.py).
+"""``QualityScoreMonitor``: the table-level quality score as a window monitor (streamdq/monitors.py).
 
 For every closed window of the dataset it feeds all of the window's scalar metrics (one
 series per analyzer; failed metrics count as missing; distribution-valued metrics and its own
@@ -52,8 +52,8 @@ from streamdq.autovalidate.quality_score import (
     config_problems,
     series_names,
 )
-from streamdq.engine.monitor import MonitorOutput
 from streamdq.errors import ConfigError
+from streamdq.monitors import MonitorOutput
 from streamdq.report import Anomaly, Window
 
 log = logging.getLogger(__name__)

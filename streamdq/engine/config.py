@@ -6,7 +6,9 @@ mistake; ``read_run_config`` returns the config as far as it is valid plus the e
 whole-config check in ``config_check.py`` goes on from there: schema, columns, paths).
 Relative paths are resolved against the config file's folder.
 
-Adding a key: name it in ``KNOWN_KEYS``, give ``RunConfig`` a field, and parse it in
+A window monitor's key (``auto_validate``, ``quality_score``) is known through the monitor
+registry (``streamdq.register.monitor_registry``); its raw section lands in ``RunConfig.monitors``.
+Adding another key: name it in ``KNOWN_KEYS``, give ``RunConfig`` a field, and parse it in
 ``_validate`` with ``errs.get(parser, raw.get("key"), "key", default=...)`` so that a mistake
 in it is collected with the others instead of hiding them.
 See docs/streaming.md for the full reference; a minimal config::
@@ -35,6 +37,7 @@ import yaml
 
 from streamdq.engine.event_time import EventTimeBounds
 from streamdq.errors import ConfigError, ErrorCollector
+from streamdq.register import monitor_registry
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
 _UNITS = {
@@ -76,8 +79,6 @@ KNOWN_KEYS = {
     "max_groups",
     "small_batch_rows",
     "row_level_quarantine_max_rows",
-    "auto_validate",
-    "quality_score",
     "query_name",
     "supervision",
     "event_time_bounds",
@@ -169,6 +170,7 @@ class RunConfig:
     row_level_quarantine_max_rows: int = 1000  # per batch; beyond it rows are counted only
     auto_validate: dict[str, Any] | None = None
     quality_score: dict[str, Any] | None = None
+    monitors: dict[str, Any] = field(default_factory=dict)  # raw section per registered monitor key
     query_name: str | None = None
     supervision: SupervisionConfig = field(default_factory=SupervisionConfig)
     event_time_bounds: EventTimeBounds = field(default_factory=EventTimeBounds)
@@ -256,8 +258,10 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
             ConfigError("the run config must be a mapping with keys such as dataset, source, checkpoint")
         )
         return None
-    for key in sorted(set(raw) - KNOWN_KEYS, key=str):
-        errs.add(ConfigError(str(key), "unknown key", f"known keys: {', '.join(sorted(KNOWN_KEYS))}"))
+    monitor_keys = monitor_registry().keys()  # auto_validate, quality_score (streamdq.monitors)
+    known = KNOWN_KEYS | set(monitor_keys)
+    for key in sorted(set(raw) - known, key=str):
+        errs.add(ConfigError(str(key), "unknown key", f"known keys: {', '.join(sorted(known))}"))
     dataset = errs.get(
         _require, raw, "dataset", str, "a dataset name (string), e.g. 'dataset: orders'", default=""
     )
@@ -351,7 +355,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         )
         alerts = {}
     with errs.catch():
-        _validate_monitors(raw.get("auto_validate"), raw.get("quality_score"), dataset)
+        monitor_registry().build_all(raw, dataset)  # validates each monitor section (built, then dropped)
     supervision = errs.get(supervision_config, raw.get("supervision"), default=SupervisionConfig())
     bounds = errs.get(event_time_bounds, raw.get("event_time_bounds"), default=EventTimeBounds())
     return RunConfig(
@@ -375,6 +379,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
         row_level_quarantine_max_rows=row_level_cap,
         auto_validate=raw.get("auto_validate"),
         quality_score=raw.get("quality_score"),
+        monitors={key: raw[key] for key in monitor_keys if raw.get(key) is not None},
         query_name=raw.get("query_name"),
         supervision=supervision,
         event_time_bounds=bounds,
@@ -565,18 +570,6 @@ def supervision_config(raw: Any) -> SupervisionConfig:
         poison=str(poison),
         poison_after=poison_after,
     )
-
-
-def _validate_monitors(auto_validate: Any, quality_score: Any, dataset: str) -> None:
-    """Fail at load time (naming the file) on a bad ``auto_validate:`` or ``quality_score:``."""
-    if auto_validate is not None:
-        from streamdq.autovalidate.monitor import auto_validate_monitor_from_config
-
-        auto_validate_monitor_from_config(auto_validate, dataset)
-    if quality_score is not None:
-        from streamdq.autovalidate.quality_monitor import quality_monitor_from_config
-
-        quality_monitor_from_config(quality_score, dataset)
 
 
 def _load_measures(raw: dict[str, Any], base: Path) -> list[dict[str, Any]]:

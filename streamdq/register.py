@@ -1,0 +1,64 @@
+"""Fill the process-wide registries with streamdq's built-ins, by explicit call.
+
+pandera's ``register.py`` is the model: importing a module registers nothing; the engine calls
+``register_builtins()`` (idempotent, thread-safe) before it reads a registry, and user code may
+call it too before registering its own. It sits between the engine and the packages whose
+built-ins it names (the engine never names autovalidate): engine -> register -> autovalidate.
+
+The factories import their package on first use, so registering costs no import of scipy or
+Spark.
+
+>>> from streamdq.monitors import MonitorRegistry
+>>> reg = MonitorRegistry()
+>>> register_monitors(reg)
+>>> reg.keys()
+('auto_validate', 'quality_score')
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from streamdq.monitors import MONITORS, MonitorRegistry, WindowMonitor
+
+_LOCK = threading.Lock()
+_DONE = False
+
+
+def _auto_validate(section: Any, dataset: str) -> WindowMonitor | None:
+    from streamdq.autovalidate.monitor import auto_validate_monitor_from_config
+
+    return auto_validate_monitor_from_config(section, dataset)
+
+
+def _quality_score(section: Any, dataset: str) -> WindowMonitor | None:
+    from streamdq.autovalidate.quality_monitor import quality_monitor_from_config
+
+    return quality_monitor_from_config(section, dataset)
+
+
+def register_monitors(registry: MonitorRegistry) -> None:
+    """The built-in window monitors, by run-config key: ``auto_validate`` (programs learned
+    from history, docs/autovalidate.md) and ``quality_score`` (docs/quality_score.md)."""
+    registry.register("auto_validate", _auto_validate)
+    registry.register("quality_score", _quality_score)
+
+
+def register_builtins() -> None:
+    """Register every built-in into the process-wide registries, once."""
+    global _DONE
+    with _LOCK:
+        if _DONE:
+            return
+        register_monitors(MONITORS)
+        _DONE = True
+
+
+def monitor_registry() -> MonitorRegistry:
+    """The process-wide monitor registry (``streamdq.monitors.MONITORS``), built-ins registered."""
+    register_builtins()
+    return MONITORS
+
+
+__all__ = ["monitor_registry", "register_builtins", "register_monitors"]
