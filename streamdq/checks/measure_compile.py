@@ -12,13 +12,15 @@ SQL item                               analyzer (joins the fused pass)          
 ``count(c)``                           ``Completeness(c, where)``                 non-NULL rows
 ``count_if(p)``                        ``Compliance(p, where)``                   rows where p is TRUE
 ``sum(cast(p as int))`` (p boolean)    ``Compliance(p, where)``                   rows where p is TRUE (NULL if no p is non-NULL)
+``sum(case when p then 1 else 0 end)`` ``Compliance(p, where)``                   rows where p is TRUE (NULL over no row); also ``if(p, 1, 0)``
 ``sum(c)``                             ``Sum(c, where)``                          Σ (NULL when no value)
 ``min(c)``, ``max(c)``                 ``Minimum`` / ``Maximum``                  the extreme (NULL when no value)
 ``avg(c)``, ``mean(c)``                ``Mean(c, where)``                         Σ / n (NULL when no value)
 ``approx_count_distinct(c)``           ``ApproxCountDistinct(c, where)``          HLL estimate
 =====================================  =========================================  ==============
 
-The ``WHERE`` predicate becomes each analyzer's ``where`` (rows where it is FALSE or NULL are
+``agg(...) FILTER (WHERE q)`` compiles as ``agg`` with ``q`` added to its filter. The ``WHERE``
+predicate becomes each analyzer's ``where`` (rows where it is FALSE or NULL are
 out of scope, as in SQL). Compiled measures exist at every scope (batch, window, total): their
 states merge like any analyzer's. Integral results (counts, sums/min/max of integral columns)
 are returned as Python ints, as Spark SQL returns them; ``sum``/``min``/``max``/``avg`` of a
@@ -100,6 +102,9 @@ class MeasurePart:
         if f == "sum_bool":
             assert isinstance(state, NumMatchesAndCount)
             return int(state.matches) if state.evaluated else None
+        if f == "sum_case":  # sum(case when p then 1 else 0 end): NULL only over no row
+            assert isinstance(state, NumMatchesAndCount)
+            return int(state.matches) if state.count else None
         if f == "sum":
             assert isinstance(state, SumState)
             if state.n == 0:
@@ -284,6 +289,13 @@ def _part(
     node: exp.Expression, name: str | None, where: str | None, alias: str | None, schema: StructType | None
 ) -> MeasurePart:
     label = node.sql(DIALECT, normalize_functions="lower")
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.AggFunc):  # agg(...) FILTER (WHERE p)
+        condition = node.expression.this if isinstance(node.expression, exp.Where) else node.expression
+        _plain(condition, label)
+        p = _sql(condition, alias)
+        aggregate: exp.Expression = node.args["this"]
+        part = _part(aggregate, name, f"({where}) AND ({p})" if where else p, alias, schema)
+        return MeasurePart(part.alias, label, part.function, part.analyzer, part.integral)
     if isinstance(node, exp.Count):
         arg = node.this
         if isinstance(arg, exp.Distinct):
@@ -309,6 +321,10 @@ def _part(
             if _is_predicate(inner, schema, alias):
                 _plain(inner, label)
                 return MeasurePart(name, label, "sum_bool", _compliance(inner, where, alias, schema), True)
+        one_zero = _one_zero(arg)
+        if one_zero is not None:
+            _plain(one_zero, label)
+            return MeasurePart(name, label, "sum_case", _compliance(one_zero, where, alias, schema), True)
         column = _column(arg, label, alias, schema)
         if column is None:
             raise _NotCompiled(
@@ -344,6 +360,26 @@ def _part(
     if node.find(exp.AggFunc) is not None:
         raise _NotCompiled(f"{label}: an expression over aggregates (compile each aggregate on its own)")
     raise _NotCompiled(f"{label} is not an aggregate (a measure compiles when every item is one)")
+
+
+def _one_zero(node: exp.Expression) -> exp.Expression | None:
+    """``p`` of ``case when p then 1 else 0 end`` or ``if(p, 1, 0)``, else None."""
+
+    def is_int(e: exp.Expression | None, value: str) -> bool:
+        e = _unparen(e) if e is not None else None
+        return isinstance(e, exp.Literal) and not e.is_string and e.name == value
+
+    if isinstance(node, exp.Case) and node.this is None and len(node.args.get("ifs") or []) == 1:
+        branch = node.args["ifs"][0]
+        if is_int(branch.args.get("true"), "1") and is_int(node.args.get("default"), "0"):
+            return _unparen(branch.this)
+    if (
+        isinstance(node, exp.If)
+        and is_int(node.args.get("true"), "1")
+        and is_int(node.args.get("false"), "0")
+    ):
+        return _unparen(node.this)
+    return None
 
 
 def _unparen(node: exp.Expression) -> exp.Expression:

@@ -142,6 +142,14 @@ def test_the_data_table_is_renamed_to_the_view_and_keeps_its_qualifier():
             ["Sum", "Minimum", "Maximum", "Mean"],
         ),
         ("select approx_count_distinct(`order`) as d from data d2 where d2.flag", ["ApproxCountDistinct"]),
+        (
+            "select sum(case when price > 1 then 1 else 0 end), sum(if(flag, 1, 0)) from data",
+            ["Compliance"] * 2,
+        ),
+        (
+            "select count(*) filter (where flag), sum(col1) filter (where price > 0) from data",
+            ["Size", "Sum"],
+        ),
     ],
 )
 def test_decomposable_aggregates_compile_into_mergeable_analyzers(sql, analyzers):
@@ -173,7 +181,8 @@ def test_the_where_clause_becomes_every_analyzers_filter_without_qualifiers():
         ("select stddev(price) from data", "not one of the decomposable"),
         ("select count(*) from data a join data b on a.col1 = b.col1", "JOIN"),
         ("select count(*) from data tablesample (10 percent)", "SAMPLE"),
-        ("select count(*) filter (where col1 > 1) from data", "over aggregates"),
+        ("select sum(case when price > 1 then 2 else 0 end) from data", "not an expression"),
+        ("select count(distinct col1) filter (where flag) from data", "not mergeable"),
     ],
 )
 def test_anything_else_runs_as_spark_sql_per_batch_and_says_why(sql, reason):
@@ -206,6 +215,14 @@ def test_values_come_from_the_states_with_spark_sqls_types_and_nulls():
     # an empty scope: count is 0, sums and averages are NULL (as Spark SQL's over no rows)
     empty = form.result({})
     assert empty.value == {"n": 0, "nulls": None, "s": None, "a": None}
+
+
+def test_a_filter_clause_joins_the_where_of_its_aggregate():
+    form = measure_form(
+        Measure("m", "select count(*) filter (where flag) as n from data d where d.price > 0", "map"), SCHEMA
+    )
+    assert form.parts[0].analyzer.where == "(price > 0) AND (flag)"
+    assert form.parts[0].label == "count(*) FILTER(WHERE flag)" and form.parts[0].alias == "n"
 
 
 def test_a_failed_analyzer_fails_its_measure_naming_the_item():

@@ -101,6 +101,10 @@ EQUIVALENT = [
     "select count_if(col1 in (1, 3)), sum(cast(col1 between 1 and 3 as int)), count_if(col1 <=> 7) from data",
     "select count(*), max(price) from data where not flag or `order` is null",
     "select sum(cast((price > 1 and coalesce(col1, 0) < 5) as int)) from data where length(`order`) = 1",
+    "select sum(case when price > 1 then 1 else 0 end), sum(if(flag, 1, 0)) from data where col1 > 0",
+    "select count(*) filter (where flag), sum(col1) filter (where price > 0), max(price) filter (where not flag)"
+    " from data where col1 is not null",
+    "select sum(case when price > 1 then 1 else 0 end) from data where col1 > 100",  # no row: NULL
     # Spark resolves names case-insensitively; a lambda's variable is not a column
     "select sum(COL1), max(Price), count_if(exists(array(col1, 2), t -> t > 2)) from data",
 ]
