@@ -328,8 +328,8 @@ def _history_ref(name: str, args: Sequence[Any]) -> HistoryRef:
 
 
 def _functions() -> dict[str, Callable[..., Any]]:
-    """Numeric comparisons across int and double (CEL's heterogeneous comparison); the
-    history functions are bound per evaluation."""
+    """Numeric comparisons across int and double, and ``x == null`` false for any non-null
+    ``x`` (CEL's heterogeneous equality); the history functions are bound per evaluation."""
     from celpy import celtypes
     from celpy.evaluation import CELEvalError, base_functions
 
@@ -345,6 +345,8 @@ def _functions() -> dict[str, Callable[..., Any]]:
                 and type(a) is not type(b)
             ):
                 return celtypes.BoolType(op(float(a), float(b)))
+            if op in (operator.eq, operator.ne) and (a is None) != (b is None):
+                return celtypes.BoolType(op is operator.ne)  # null equals only null (CEL)
             return base(a, b)
 
         return compare

@@ -306,3 +306,15 @@ def test_the_activation_holds_plain_data_never_host_objects():
     # the host object arrived as its text: its attributes are not there to read
     passed, reason = evaluate_expression(compile_expression('measures["o"].secret == "x"'), measures=measures)
     assert not passed and "does not support field selection" in (reason or "")
+
+
+def test_null_equals_only_null_so_a_first_batch_guard_works():
+    e = compile_expression('previous("Size") == null || metrics["Size"] >= previous("Size") / 2.0')
+    ref = HistoryRef(None, "Size", 1)
+    assert evaluate_expression(e, metrics={"Size": 10.0}, history={ref: []}) == (True, None)
+    assert evaluate_expression(e, metrics={"Size": 10.0}, history={ref: [8.0]}) == (True, None)
+    assert evaluate_expression(e, metrics={"Size": 3.0}, history={ref: [8.0]}) == (False, None)
+    assert evaluate_expression(compile_expression('measures["m"] != null'), measures={"m": [1]}) == (
+        True,
+        None,
+    )

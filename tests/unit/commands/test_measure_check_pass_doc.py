@@ -115,3 +115,10 @@ def test_a_bad_expression_stops_verify_before_spark_naming_file_and_check(
     assert code == 2
     assert f"{checks}: checks[0].constraints[0].expression.expression: expression 'no null value'" in err
     assert problem in err
+
+
+def test_the_expression_snippet_of_the_doc_loads():
+    from streamdq.checks import loads_suite
+
+    suite = loads_suite(block("expressions", "yaml"), file="snippet.yaml")
+    assert [c.params["name"] for c in suite.checks[0].constraints] == ["all order is unique", "steady volume"]
