@@ -327,6 +327,7 @@ def _history_ref(name: str, args: Sequence[Any]) -> HistoryRef:
 # -- functions ----------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
 def _functions() -> dict[str, Callable[..., Any]]:
     """Numeric comparisons across int and double, and ``x == null`` false for any non-null
     ``x`` (CEL's heterogeneous equality); the history functions are bound per evaluation."""
