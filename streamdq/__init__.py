@@ -6,12 +6,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from streamdq.checks import Check, Level, VerificationResult, load_checks, verify
+    from streamdq.checks import Check, Level, load_checks
     from streamdq.commands.profile import profile
     from streamdq.commands.suggest import suggest
     from streamdq.engine.analysis import AnalyzerContext, analyze
     from streamdq.engine.streaming import stream
     from streamdq.frames import to_spark
+    from streamdq.verification import VerificationResult, verify
 
 __version__ = "0.1.0"
 
@@ -20,9 +21,9 @@ __version__ = "0.1.0"
 _LAZY = {
     "Check": "streamdq.checks",
     "Level": "streamdq.checks",
-    "VerificationResult": "streamdq.checks",
+    "VerificationResult": "streamdq.verification",
     "load_checks": "streamdq.checks",
-    "verify": "streamdq.checks",
+    "verify": "streamdq.verification",
     "AnalyzerContext": "streamdq.engine.analysis",
     "analyze": "streamdq.engine.analysis",
     "stream": "streamdq.engine.streaming",

@@ -16,9 +16,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streamdq.checks.spec import CheckSuite, loads_suite
-from streamdq.checks.verification import verify
 from streamdq.report import ERROR
 from streamdq.spark import get_spark
+from streamdq.verification import verify
 
 SAMPLE_CHECKS = "checks.yaml"
 

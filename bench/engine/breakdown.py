@@ -63,8 +63,8 @@ def main() -> int:
     parser.add_argument("--explain", action="store_true", help="print the streamdq scan plan")
     args = parser.parse_args()
     os.environ.setdefault("STREAMDQ_DRIVER_MEMORY", "8g")
-    from streamdq.checks.verification import verify
     from streamdq.spark import get_spark
+    from streamdq.verification import verify
 
     spark = get_spark(shuffle_partitions=4)
     df = generate(spark, args.rows).cache()

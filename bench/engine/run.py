@@ -86,7 +86,7 @@ def standard_checks(check_class: Any = None, level_class: Any = None) -> list[An
 
 
 def run_streamdq(df: DataFrame) -> tuple[dict[str, Any], int]:
-    from streamdq.checks.verification import verify
+    from streamdq.verification import verify
 
     result = verify(df, standard_checks())
     out = {f"{m.name}:{m.instance}": m.value for m in result.metrics.values()}

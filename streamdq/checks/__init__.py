@@ -1,7 +1,14 @@
-"""Checks: constraints as data, the fluent ``Check`` builder, YAML/JSON specs and ``verify``.
+"""Checks: constraints as data, the fluent ``Check`` builder, YAML/JSON specs.
+
+``verify`` and ``VerificationResult`` live in :mod:`streamdq.verification`, above the checks
+(they run the engine); they are still importable from here, resolved on first access, so
+importing the checks never imports the engine.
 
 Importing this package registers the built-in constraint vocabulary (``kinds``).
 """
+
+import importlib
+from typing import Any
 
 from streamdq.checks import kinds as _kinds  # noqa: F401  (registers the vocabulary)
 from streamdq.checks.assertion import Assertion, Between, Comparison, PyAssertion, parse_assertion
@@ -14,7 +21,13 @@ from streamdq.checks.constraint import (
     register_constraint_kind,
 )
 from streamdq.checks.spec import CheckSuite, dump_checks, load_checks, load_suite, loads_suite, save_checks
-from streamdq.checks.verification import VerificationResult, verify
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("VerificationResult", "verify"):
+        return getattr(importlib.import_module("streamdq.verification"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Assertion",

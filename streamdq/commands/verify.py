@@ -214,9 +214,9 @@ def read_data(
 
 def run(args: argparse.Namespace) -> int:
     from streamdq.checks.spec import load_suite
-    from streamdq.checks.verification import verify
     from streamdq.report import ERROR
     from streamdq.spark import get_spark
+    from streamdq.verification import verify
 
     try:
         suite = load_suite(args.checks)
