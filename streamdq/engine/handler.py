@@ -564,15 +564,16 @@ class BatchHandler:
     def _sql_measures(self, df: DataFrame, states: BatchStates) -> tuple[MeasureResult, ...]:
         """The measures that run as Spark SQL, on this batch's good rows (data columns only);
         none on a batch without good rows (no job). Compiled ``map`` measures learn their
-        column names here (analysis only, once per schema)."""
-        if not self.measures or states.good_rows <= 0:
+        column names here (analysis only, once per schema; also from an empty first batch after a
+        restart, so the window and total values it reports carry Spark's names)."""
+        if not self.measures or (states.good_rows <= 0 and self.measures.names_known):
             return ()
         cols = set(df.columns)
         data = df.filter(~self._bad(cols)).select(
             *[col(c) for c in df.columns if not c.startswith("_streamdq_")]
         )
         self.measures.resolve_names(data)
-        return self.measures.run_sql(data)
+        return self.measures.run_sql(data) if states.good_rows > 0 else ()
 
     def _compiled_measures(self, states: BatchStates, update: ScopeUpdate) -> tuple[MeasureResult, ...]:
         """Compiled measures from the states: the batch (when it had good rows), each window

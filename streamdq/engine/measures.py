@@ -67,6 +67,13 @@ class MeasureRunner:
         return [(f.measure.name, f.explain()) for f in self.forms]
 
     # -- compiled --------------------------------------------------------------------
+    @property
+    def names_known(self) -> bool:
+        """True when no compiled ``map`` measure still waits for Spark's column names."""
+        return bool(self._schemas) or not any(
+            f.compiled and f.measure.result_type == "map" for f in self.forms
+        )
+
     def resolve_names(self, df: DataFrame) -> None:
         """Ask Spark (analysis only, no job) for the output names of the compiled ``map``
         measures on ``df``'s schema, once per schema; a query Spark rejects keeps the default

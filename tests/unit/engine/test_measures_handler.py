@@ -25,7 +25,9 @@ MEASURES = [
 ]
 
 
-def _handler(store: Any, schema: Any, small_batch_rows: int = 250_000) -> BatchHandler:
+def _handler(
+    store: Any, schema: Any, small_batch_rows: int = 250_000, measures: list[Measure] = MEASURES
+) -> BatchHandler:
     return BatchHandler(
         dataset="orders",
         query_id="q1",
@@ -35,7 +37,7 @@ def _handler(store: Any, schema: Any, small_batch_rows: int = 250_000) -> BatchH
         store=store,
         small_batch_rows=small_batch_rows,
         rows_cap=1000,
-        measures=MeasureRunner(MEASURES, schema),
+        measures=MeasureRunner(measures, schema),
     )
 
 
@@ -69,3 +71,16 @@ def test_measures_of_a_batch_on_its_good_rows_failures_alone_and_replay(spark, s
     # a replayed batch re-emits the stored report with its measures
     again = _handler(store, df.schema, small_batch_rows).handle(df, 0)
     assert again.replayed and again.measures == report.measures
+
+
+def test_after_a_restart_an_empty_first_batch_still_names_map_values_as_spark_does(spark):
+    measures = [Measure("plain", "select count(*), max(x) from data", "map")]
+    df = spark.createDataFrame([(datetime(2026, 1, 1, 12, 0, 1), "a", 5, None, None)], SCHEMA)
+    store = InMemoryStateStore()
+
+    first = _handler(store, df.schema, measures=measures).handle(df, 0)
+    assert [m.value for m in first.measures_at("total")] == [{"count(1)": 1, "max(x)": 5}]
+    restarted = _handler(store, df.schema, measures=measures).handle(
+        df.limit(0), 1
+    )  # restored totals, no rows in this batch
+    assert [m.value for m in restarted.measures_at("total")] == [{"count(1)": 1, "max(x)": 5}]
