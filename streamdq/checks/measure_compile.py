@@ -5,19 +5,19 @@ checks load. A measure compiles when its query is ``SELECT <aggregates> FROM dat
 (no join, GROUP BY, HAVING, DISTINCT, window, subquery, CTE, ORDER BY or LIMIT) and every
 selected item is one decomposable aggregate of a plain column or predicate:
 
-=====================================  =========================================  ==============
-SQL item                               analyzer (joins the fused pass)            value from its state
-=====================================  =========================================  ==============
-``count(*)``, ``count(1)``             ``Size(where)``                            rows in scope
-``count(c)``                           ``Completeness(c, where)``                 non-NULL rows
-``count_if(p)``                        ``Compliance(p, where)``                   rows where p is TRUE
-``sum(cast(p as int))`` (p boolean)    ``Compliance(p, where)``                   rows where p is TRUE (NULL if no p is non-NULL)
-``sum(case when p then 1 else 0 end)`` ``Compliance(p, where)``                   rows where p is TRUE (NULL over no row); also ``if(p, 1, 0)``
-``sum(c)``                             ``Sum(c, where)``                          Σ (NULL when no value)
-``min(c)``, ``max(c)``                 ``Minimum`` / ``Maximum``                  the extreme (NULL when no value)
-``avg(c)``, ``mean(c)``                ``Mean(c, where)``                         Σ / n (NULL when no value)
-``approx_count_distinct(c)``           ``ApproxCountDistinct(c, where)``          HLL estimate
-=====================================  =========================================  ==============
+========================================  =========================================  ==============
+SQL item                                  analyzer (joins the fused pass)            value from its state
+========================================  =========================================  ==============
+``count(*)``, ``count(1)``                ``Size(where)``                            rows in scope
+``count(c)``                              ``Completeness(c, where)``                 non-NULL rows
+``count_if(p)``                           ``Compliance(p, where)``                   rows where p is TRUE
+``sum(cast(p as int))`` (p boolean)       ``Compliance(p, where)``                   rows where p is TRUE (NULL if no p is non-NULL)
+``sum(case when p then 1 else 0 end)``    ``Compliance(p, where)``                   rows where p is TRUE (NULL over no row); also ``if(p, 1, 0)``
+``sum(c)``                                ``Sum(c, where)``                          Σ (NULL when no value)
+``min(c)``, ``max(c)``                    ``Minimum`` / ``Maximum``                  the extreme (NULL when no value)
+``avg(c)``, ``mean(c)``                   ``Mean(c, where)``                         Σ / n (NULL when no value)
+``approx_count_distinct(c)``              ``ApproxCountDistinct(c, where)``          HLL estimate
+========================================  =========================================  ==============
 
 ``agg(...) FILTER (WHERE q)`` compiles as ``agg`` with ``q`` added to its filter. The ``WHERE``
 predicate becomes each analyzer's ``where`` (rows where it is FALSE or NULL are
