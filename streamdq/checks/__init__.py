@@ -4,13 +4,13 @@
 (they run the engine); they are still importable from here, resolved on first access, so
 importing the checks never imports the engine.
 
-Importing this package registers the built-in constraint vocabulary (``kinds``).
+Importing this package registers nothing: the built-in constraint vocabulary is added by the
+explicit, idempotent ``streamdq.checks.register.register_builtins()``, which the look-ups call.
 """
 
 import importlib
 from typing import Any
 
-from streamdq.checks import kinds as _kinds  # noqa: F401  (registers the vocabulary)
 from streamdq.checks.assertion import Assertion, Between, Comparison, PyAssertion, parse_assertion
 from streamdq.checks.check import Check, Level
 from streamdq.checks.constraint import (

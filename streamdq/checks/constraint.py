@@ -1,4 +1,4 @@
-"""Constraints as data, and the registry of constraint kinds.
+"""Constraints as data; the kinds' look-ups with the built-in vocabulary registered first.
 
 A ``Constraint`` is ``kind`` (a registered ``ConstraintKind`` name such as
 ``has_completeness``) + ``params`` (validated, canonical) + ``assertion`` + optional
@@ -9,8 +9,9 @@ hashable and round-trips through YAML/JSON (``to_spec``/``from_spec`` in ``spec.
 A ``ConstraintKind`` says which parameters a kind takes, which analyzer computes its metric
 (``analyzer(params, where)``), which number of the metric the assertion judges
 (``value(params, metric)``, may raise: a missing histogram key) and its default assertion
-(None = the assertion is required). Other modules add kinds with
-``register_constraint_kind`` (e.g. the detectors add the evaluator of ``has_no_anomalies``);
+(None = the assertion is required); both live in ``vocabulary.py`` and are re-exported here.
+Importing registers nothing: the look-ups here call ``register.register_builtins()`` first.
+Other modules add kinds with ``register_constraint_kind`` (e.g. the detectors add the evaluator of ``has_no_anomalies``);
 a kind with a custom ``evaluate`` receives the ``context`` mapping given to
 ``Check.evaluate`` (metric history, detector states...).
 
@@ -22,220 +23,52 @@ assertion that raises -> Failure; otherwise Success iff the assertion holds.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.assertion import IS_ONE, Assertion, parse_assertion
+from streamdq.checks.register import register_builtins
+from streamdq.checks.vocabulary import (
+    COMMON_KEYS,
+    PARAM_TYPES,
+    ConstraintKind,
+    Evaluator,
+    Param,
+    Params,
+    _convert,
+    did_you_mean,
+    scalar_value,
+)
+from streamdq.checks.vocabulary import constraint_kind as _lookup
+from streamdq.checks.vocabulary import constraint_kinds as _all_kinds
+from streamdq.checks.vocabulary import register_constraint_kind as _add_kind
 from streamdq.errors import ConfigError
 from streamdq.report import FAILURE, SCOPES, SUCCESS, ConstraintResult, Window
 
-# -- parameters -------------------------------------------------------------------------
-
-PARAM_TYPES = {
-    "column": "a column name (non-empty string)",
-    "columns": "a non-empty list of column names",
-    "string": "a non-empty string",
-    "number": "a number",
-    "fraction": "a number between 0 and 1",
-    "int": "an integer",
-    "bool": "true or false",
-    "values": "a list of allowed values (strings or numbers)",
-    "mapping": "a mapping",
-    "choice": "one of the listed choices",
-}
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a constraint kind: name, type (a key of ``PARAM_TYPES``), default."""
-
-    name: str
-    type: str
-    required: bool = True
-    default: Any = None
-    doc: str = ""
-    choices: tuple[str, ...] = ()
-
-    def expectation(self) -> str:
-        if self.type == "choice":
-            return "one of " + ", ".join(repr(c) for c in self.choices)
-        what = PARAM_TYPES[self.type]
-        return f"{what} ({self.doc})" if self.doc else what
-
-
-def _convert(param: Param, value: Any) -> Any:
-    """The canonical form of ``value`` for ``param``; raises ValueError when it does not fit."""
-    t = param.type
-    if t in ("column", "string"):
-        if not isinstance(value, str) or not value:
-            raise ValueError
-        return value
-    if t == "columns":
-        if isinstance(value, str) and value:
-            return [value]
-        if not isinstance(value, list | tuple) or not value:
-            raise ValueError
-        if not all(isinstance(v, str) and v for v in value):
-            raise ValueError
-        return list(value)
-    if t in ("number", "fraction"):
-        if isinstance(value, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
-            value = float(value.strip())
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError
-        x = float(value)
-        if math.isnan(x) or (t == "fraction" and not 0.0 <= x <= 1.0):
-            raise ValueError
-        return x
-    if t == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError
-        return value
-    if t == "bool":
-        if not isinstance(value, bool):
-            raise ValueError
-        return value
-    if t == "values":
-        if not isinstance(value, list | tuple):
-            raise ValueError
-        if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
-            raise ValueError
-        return list(value)
-    if t == "mapping":
-        if not isinstance(value, Mapping):
-            raise ValueError
-        return json.loads(json.dumps(dict(value)))  # a deep, JSON-clean copy
-    if t == "choice":
-        if value not in param.choices:
-            raise ValueError
-        return value
-    raise AssertionError(f"unknown parameter type {t!r}")
-
-
-class Params(Mapping[str, Any]):
-    """Immutable, hashable parameters of a constraint (canonical JSON decides equality)."""
-
-    __slots__ = ("_data", "_key")
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        self._data = json.loads(json.dumps(dict(data)))
-        self._key = json.dumps(self._data, sort_keys=True, separators=(",", ":"))
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(self._key)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Params):
-            return self._key == other._key
-        if isinstance(other, Mapping):
-            return self._data == dict(other)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"Params({self._data!r})"
-
-    def canonical(self) -> str:
-        return self._key
-
-    def to_dict(self) -> dict[str, Any]:
-        return json.loads(self._key)
-
-
-# -- kinds ------------------------------------------------------------------------------
-
-
-def scalar_value(params: Mapping[str, Any], metric: Metric) -> Any:
-    """The metric's float value (the default thing an assertion judges)."""
-    v = metric.value
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ValueError(f"metric {metric.name} is not a number: {v!r}")
-    return float(v)
-
-
-Evaluator = Callable[["Constraint", "Metric | None", Mapping[str, Any]], tuple[str, str | None]]
-
-
-@dataclass(frozen=True)
-class ConstraintKind:
-    """How to compute and judge one kind of constraint (see module docstring)."""
-
-    name: str
-    params: tuple[Param, ...]
-    analyzer: Callable[[Mapping[str, Any], str | None], Analyzer]
-    value: Callable[[Mapping[str, Any], Metric], Any] = scalar_value
-    default_assertion: Assertion | None = IS_ONE
-    doc: str = ""
-    validate: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
-    """Cross-parameter check: None when fine, else ``(key, expectation)``."""
-    validate_assertion: Callable[[Mapping[str, Any], Assertion], str | None] | None = None
-    """Checks the assertion against the parameters: None when fine, else the expectation."""
-    evaluate: Evaluator | None = None
-    """Replaces metric + assertion evaluation (returns status and message)."""
-    takes_assertion: bool = True
-    needs_metric: bool = True
-    """False: the kind judges no metric of its own analyzer (``expression``: its evaluator reads
-    the scope's metrics from ``context["metrics_by_analyzer"]``); its results carry no metric."""
-
-    def param(self, name: str) -> Param | None:
-        for p in self.params:
-            if p.name == name:
-                return p
-        return None
-
-
-_KINDS: dict[str, ConstraintKind] = {}
-
-COMMON_KEYS = ("assertion", "where", "hint", "scope")
-
 
 def register_constraint_kind(kind: ConstraintKind, *, replace: bool = False) -> ConstraintKind:
-    """Add a constraint kind to the vocabulary (``replace=True`` to override an existing one)."""
-    if kind.name in _KINDS and not replace:
-        raise ValueError(f"constraint kind {kind.name!r} is already registered")
-    clash = {p.name for p in kind.params} & set(COMMON_KEYS)
-    if clash:
-        raise ValueError(f"constraint kind {kind.name!r}: parameter names {sorted(clash)} are reserved")
-    _KINDS[kind.name] = kind
-    return kind
+    """Add a constraint kind to the vocabulary (``replace=True`` to override an existing one,
+    a built-in included: the built-ins are registered first)."""
+    register_builtins()
+    return _add_kind(kind, replace=replace)
 
 
 def constraint_kind(name: str) -> ConstraintKind:
-    _ensure_vocabulary()
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise KeyError(f"unknown constraint {name!r}{did_you_mean(name)}") from None
+    """The registered kind ``name`` (the built-ins registered first); ``KeyError`` with a
+    did-you-mean when there is none."""
+    register_builtins()
+    return _lookup(name)
 
 
 def constraint_kinds() -> dict[str, ConstraintKind]:
-    _ensure_vocabulary()
-    return dict(_KINDS)
-
-
-def did_you_mean(name: str, options: Sequence[str] | None = None) -> str:
-    opts = list(options) if options is not None else list(_KINDS)
-    close = difflib.get_close_matches(name, opts, n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _ensure_vocabulary() -> None:
-    import streamdq.checks.kinds  # noqa: F401  (registers the built-in vocabulary)
+    """Every registered kind by name, the built-ins included."""
+    register_builtins()
+    return _all_kinds()
 
 
 # -- constraint -------------------------------------------------------------------------
@@ -456,3 +289,19 @@ def _show(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return repr(value)
     return repr(value) if not isinstance(value, str) else value
+
+
+__all__ = [
+    "COMMON_KEYS",
+    "PARAM_TYPES",
+    "Constraint",
+    "ConstraintKind",
+    "Evaluator",
+    "Param",
+    "Params",
+    "constraint_kind",
+    "constraint_kinds",
+    "did_you_mean",
+    "register_constraint_kind",
+    "scalar_value",
+]

@@ -31,13 +31,13 @@ from typing import Any
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
-from streamdq.checks.constraint import ConstraintKind, Param, did_you_mean, register_constraint_kind
 from streamdq.checks.expression import (
     ExpressionError,
     HistoryRef,
     compile_expression,
     evaluate_expression,
 )
+from streamdq.checks.vocabulary import ConstraintKind, Param, did_you_mean, register_constraint_kind
 from streamdq.report import FAILURE, SUCCESS
 
 KIND = "expression"

@@ -24,15 +24,12 @@ from typing import Any
 from streamdq.analyzers.base import Analyzer, analyzer_class
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.assertion import Assertion, Comparison
-from streamdq.checks.constraint import (
+from streamdq.checks.vocabulary import (
     ConstraintKind,
     Evaluator,
     Param,
     register_constraint_kind,
 )
-from streamdq.checks.expression_kind import register as _register_expression
-from streamdq.checks.kinds_aggregation import register as _register_aggregation
-from streamdq.checks.kinds_statistics import register as _register_statistics
 from streamdq.report import FAILURE
 
 DATA_TYPES = ("Null", "Fractional", "Integral", "Boolean", "String", "Numeric")
@@ -175,7 +172,9 @@ def _length_builder(analyzer: str) -> AnalyzerBuilder:
     return build
 
 
-def _register() -> None:
+def register() -> None:
+    """Add Deequ's vocabulary to the registry (``streamdq.checks.register.register_builtins``
+    calls it once)."""
     reg = register_constraint_kind
     # completeness
     reg(
@@ -577,7 +576,3 @@ def set_anomaly_evaluator(evaluator: Evaluator | None) -> None:
     _ANOMALY_EVALUATOR[0] = evaluator
 
 
-_register()
-_register_statistics()  # has_range, has_exact_quantile, has_variance, ... (kinds_statistics.py)
-_register_expression()  # expression: a named CEL expression (expression_kind.py)
-_register_aggregation()  # aggregation: user and built-in aggregation functions (kinds_aggregation.py)

@@ -30,14 +30,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamdq.analyzers.aggregation_registry import AggregationLoadError, resolve
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.user_aggregation import AggregationAnalyzer
 from streamdq.checks.assertion import Assertion
-from streamdq.checks.constraint import Constraint, ConstraintKind, Param, register_constraint_kind
+from streamdq.checks.vocabulary import ConstraintKind, Param, register_constraint_kind
 from streamdq.report import FAILURE, SUCCESS
+
+if TYPE_CHECKING:
+    from streamdq.checks.constraint import Constraint
 
 
 @dataclass(frozen=True)

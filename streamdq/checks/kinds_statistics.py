@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
-from streamdq.checks.constraint import ConstraintKind, Param, register_constraint_kind
+from streamdq.checks.vocabulary import ConstraintKind, Param, register_constraint_kind
 
 COLUMN = Param("column", "column")
 
