@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BooleanType,
     ByteType,
@@ -40,6 +39,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from streamdq.analyzers.columns import col as col  # re-exported: analyzers import it from here
+from streamdq.analyzers.columns import conditional as conditional
+from streamdq.analyzers.columns import in_scope
 from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
@@ -67,25 +69,6 @@ def analyzer_class(name: str) -> type[Analyzer]:
         return _ANALYZERS[name]
     except KeyError:
         raise KeyError(f"unknown analyzer {name!r}; known: {', '.join(sorted(_ANALYZERS))}") from None
-
-
-def col(name: str) -> Column:
-    """A column reference that takes ``name`` literally (dots and spaces are not parsed)."""
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
-def in_scope(where: str | None) -> Column:
-    """TRUE for rows in scope: the filter is TRUE (FALSE and NULL are out of scope)."""
-    if where is None:
-        return F.lit(True)
-    return F.coalesce(F.expr(where).cast("boolean"), F.lit(False))
-
-
-def conditional(value: Column, where: str | None) -> Column:
-    """``value`` on rows in scope and NULL elsewhere (Deequ's conditionalSelection)."""
-    if where is None:
-        return value
-    return F.when(in_scope(where), value)
 
 
 def rows_in_scope(where: str | None) -> RowAggregate:

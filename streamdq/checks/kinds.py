@@ -15,9 +15,7 @@ fails with a message saying so.
 
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,15 +60,10 @@ def make(name: str, /, **kwargs: Any) -> Analyzer:
 
 
 def registered_analyzer(name: str) -> type[Analyzer]:
-    """The analyzer class registered as ``name``, importing every analyzer module if needed."""
-    import streamdq.analyzers
-
-    try:
-        return analyzer_class(name)
-    except KeyError:
-        for module in pkgutil.iter_modules(streamdq.analyzers.__path__):
-            importlib.import_module(f"streamdq.analyzers.{module.name}")
-        return analyzer_class(name)
+    """The analyzer class registered as ``name`` (``KeyError`` naming the known ones). The
+    built-ins are there: importing ``streamdq.analyzers.base`` imports the package, which
+    imports every built-in analyzer module by name (no directory scan)."""
+    return analyzer_class(name)
 
 
 def _number_of_bins(params: Mapping[str, Any], metric: Metric) -> float:

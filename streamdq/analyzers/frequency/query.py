@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streamdq.analyzers.base import col, in_scope
+from streamdq.analyzers.columns import col, in_scope
 from streamdq.analyzers.frequency.grouped import keep_in_scope, state_from_grouped
 from streamdq.analyzers.frequency.sample import sample_of, top_of
 from streamdq.analyzers.frequency.sizing import sample_size
