@@ -8,9 +8,11 @@ excluding Unknown; Numeric = Fractional + Integral), PatternMatch, ApproxQuantil
 
 ``has_no_anomalies`` is reserved here as an extension point: its parameters (``metric``: an
 analyzer spec such as ``{analyzer: Mean, column: amount}``; ``detector``: a detector spec
-with a ``type`` key) are validated, but judging it needs the metric history, so the
-detectors package registers its evaluator with ``set_anomaly_evaluator``; until then it
-fails with a message saying so.
+with a ``type`` key) are validated, but judging it needs the metric history, so it is judged
+by the evaluator the caller passes in the check context (``context["anomaly_evaluator"]``: the
+engine passes its ``streamdq.detectors.evaluator.AnomalyEvaluator`` per query, ``verify`` a
+``HistoryAnomalyEvaluator``); without one it fails with a message saying so. There is no
+process-wide evaluator.
 """
 
 from __future__ import annotations
@@ -550,22 +552,13 @@ def _validate_anomaly(p: Mapping[str, Any]) -> tuple[str, str] | None:
 def _anomaly_evaluator_missing(
     constraint: Any, metric: Metric | None, context: Mapping[str, Any]
 ) -> tuple[str, str | None]:
-    evaluator = context.get("anomaly_evaluator") or _ANOMALY_EVALUATOR[0]
+    evaluator: Evaluator | None = context.get("anomaly_evaluator")
     if evaluator is None:
         return FAILURE, (
-            "has_no_anomalies needs a detector evaluator (streamdq.detectors registers one with "
-            "streamdq.checks.kinds.set_anomaly_evaluator); none is registered"
+            "has_no_anomalies needs a detector evaluator in the check context "
+            "(context['anomaly_evaluator'], e.g. streamdq.detectors.evaluator.AnomalyEvaluator()); "
+            "the streaming engine and verify pass one"
         )
     return evaluator(constraint, metric, context)
-
-
-_ANOMALY_EVALUATOR: list[Evaluator | None] = [None]
-
-
-def set_anomaly_evaluator(evaluator: Evaluator | None) -> None:
-    """Install the function judging ``has_no_anomalies``: ``(constraint, metric, context) ->
-    (status, message)``. ``context`` is what ``Check.evaluate(..., context=...)`` received
-    (e.g. the metric history); a ``context['anomaly_evaluator']`` overrides it per call."""
-    _ANOMALY_EVALUATOR[0] = evaluator
 
 

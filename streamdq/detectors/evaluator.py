@@ -1,7 +1,7 @@
 """Judging ``has_no_anomalies`` constraints with detectors: the bridge between checks and detectors.
 
 ``AnomalyEvaluator`` implements the checks' evaluator signature ``(constraint, metric, context) ->
-(status, message)`` (``streamdq.checks.kinds.set_anomaly_evaluator``). It keeps one detector state
+(status, message)``, passed in the check context as ``context["anomaly_evaluator"]``. It keeps one detector state
 per watched series, keyed by ``series_key(dataset, constraint)`` (the detector spec is part of the
 key: changing the detector configuration starts a fresh state, the old one is left unused).
 
@@ -11,8 +11,8 @@ in ``context``: ``seq`` (int, required: the batch id, or the window index e.g. w
 length, strictly increasing), optionally ``time`` (window end / processing time; defaults to ``seq``)
 and ``dataset``. It persists ``dump()`` with the other states and restores with ``load()``; since
 every detector is replay-safe, re-judging a replayed batch returns the stored verdict and leaves the
-state unchanged. The engine should pass its own instance per query as ``context["anomaly_evaluator"]``
-rather than installing a process-wide one (``install()`` exists for one-shot batch use).
+state unchanged. The engine passes its own instance per query as ``context["anomaly_evaluator"]``;
+there is no process-wide evaluator.
 
 Verdicts: anomalous -> ``Failure`` with the detector's message; warming up -> ``Success`` with the
 "waiting for N more points" message; a failed or missing metric -> ``Failure`` with the reason,
@@ -116,13 +116,3 @@ class AnomalyEvaluator:
         """Inverse of ``dump``."""
         return cls({key: load_state(blob) for key, blob in blobs.items()})
 
-
-def install(evaluator: AnomalyEvaluator | None = None) -> AnomalyEvaluator:
-    """Install ``evaluator`` (a new one by default) as the process-wide ``has_no_anomalies``
-    evaluator (``streamdq.checks.kinds.set_anomaly_evaluator``) and return it. For one-shot batch
-    use; streaming jobs pass their own instance in ``context['anomaly_evaluator']``."""
-    from streamdq.checks.kinds import set_anomaly_evaluator
-
-    evaluator = evaluator or AnomalyEvaluator()
-    set_anomaly_evaluator(evaluator)
-    return evaluator

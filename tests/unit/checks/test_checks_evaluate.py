@@ -6,7 +6,7 @@ import pytest
 
 from streamdq.analyzers.metric import Metric
 from streamdq.checks import Check, Constraint, ConstraintKind, Level, Param, register_constraint_kind
-from streamdq.checks.kinds import make, set_anomaly_evaluator
+from streamdq.checks.kinds import make
 from streamdq.checks.spec import loads_suite
 from streamdq.report import SUCCESS
 
@@ -153,7 +153,7 @@ def test_builder_is_immutable():
     assert base.constraints == () and len(more.constraints) == 1
 
 
-def test_has_no_anomalies_is_reserved_until_a_detector_evaluator_is_installed():
+def test_has_no_anomalies_is_judged_by_the_evaluator_in_the_context_and_fails_without_one():
     check = CHECK.has_no_anomalies(make("Mean", column="amount"), {"type": "online_normal"})
     c = check.constraints[0]
     assert c.scope == "window" and c.analyzer == make("Mean", column="amount")
@@ -166,13 +166,14 @@ def test_has_no_anomalies_is_reserved_until_a_detector_evaluator_is_installed():
         seen.append((constraint.params["detector"]["type"], metric.value, context.get("history")))
         return SUCCESS, None
 
-    set_anomaly_evaluator(evaluator)
-    try:
-        r = check.evaluate({c.analyzer: ok(3.0)}, scope="window", context={"history": [1, 2]})
-        assert r.status == SUCCESS
-        assert seen == [("online_normal", 3.0, [1, 2])]
-    finally:
-        set_anomaly_evaluator(None)
+    context = {"history": [1, 2], "anomaly_evaluator": evaluator}
+    r = check.evaluate({c.analyzer: ok(3.0)}, scope="window", context=context)
+    assert r.status == SUCCESS
+    assert seen == [("online_normal", 3.0, [1, 2])]
+    # nothing was installed process-wide: without the context entry it fails again
+    r = check.evaluate({c.analyzer: ok(3.0)}, scope="window", context={"history": [1, 2]})
+    r = r.constraint_results[0]
+    assert r.status == "Failure" and "needs a detector evaluator" in r.message
 
 
 def test_a_kind_registered_elsewhere_works_in_code_and_yaml():

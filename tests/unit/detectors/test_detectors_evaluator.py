@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streamdq.analyzers.metric import Metric
 from streamdq.checks import Check, Level
-from streamdq.checks.kinds import make, set_anomaly_evaluator
-from streamdq.detectors.evaluator import AnomalyEvaluator, install, series_key, validate_detector_spec
+from streamdq.checks.kinds import make
+from streamdq.detectors.evaluator import AnomalyEvaluator, series_key, validate_detector_spec
 from streamdq.report import FAILURE, SUCCESS
 
 MEAN = make("Mean", column="amount")
@@ -68,13 +68,11 @@ def test_failed_metric_fails_and_missing_seq_is_explained() -> None:
     assert "context['seq']" in str(no_seq.constraint_results[0].message)
 
 
-def test_install_and_validate_detector_spec() -> None:
-    evaluator = install()
-    try:
-        result = CHECK.evaluate({MEAN: point(1.0)}, scope="window", context={"seq": 0}).constraint_results[0]
-        assert result.status == SUCCESS and len(evaluator.states) == 1
-    finally:
-        set_anomaly_evaluator(None)
+def test_the_evaluator_in_the_context_judges_and_validate_detector_spec() -> None:
+    evaluator = AnomalyEvaluator()
+    context = {"seq": 0, "anomaly_evaluator": evaluator}
+    result = CHECK.evaluate({MEAN: point(1.0)}, scope="window", context=context).constraint_results[0]
+    assert result.status == SUCCESS and len(evaluator.states) == 1
     assert validate_detector_spec({"type": "online_normal"}) is None
     assert validate_detector_spec({"type": "online_normal", "lower": 3}) == (
         "detector",
