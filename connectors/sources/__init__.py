@@ -87,7 +87,7 @@ def _decode_payload(df: DataFrame, spec: Mapping[str, Any], keep: list[tuple[str
     if fmt == "clf":
         from streamdq.connectors.sources.clf import parse_clf
 
-        return parse_clf(df, keep=keep)
+        return parse_clf(df, keep=keep, invalid_utf8=utf8)
     return decode_raw(df, keep=keep, invalid_utf8=utf8)
 
 

@@ -24,6 +24,10 @@ Conventions:
 * ``referrer`` and ``user_agent`` are NULL for Common-format lines.
 * a line that matches neither format: ``_streamdq_error = "unparseable log line"``; a line whose
   timestamp does not parse: ``"unparseable timestamp '<text>'"``. Typed columns are NULL then.
+* a line whose bytes are not valid UTF-8 is parsed from its repaired text (broken sequences
+  become U+FFFD) and flagged in ``_streamdq_invalid_utf8`` (counted as ``InvalidUtf8Rows``); by
+  the ``invalid_utf8`` policy it is bad with the reason ``"invalid UTF-8"`` first
+  (``quarantine``, the default) or kept (``flag``), as in the JSON, CSV and raw decoders.
 """
 
 from __future__ import annotations
@@ -32,10 +36,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from streamdq.connectors.sources.decode import (
     ERROR_COL,
+    INVALID_UTF8_COL,
     RAW_COL,
     TYPE_ERRORS_COL,
     no_drift_columns,
     payload_as_string,
+    payload_invalid_utf8,
+    utf8_policy,
+    with_utf8_reason,
 )
 
 # One regex for both formats; the referrer/user-agent tail is optional.
@@ -81,15 +89,24 @@ REQUEST_REGEX = r"^(\S+) (\S+) (\S+)$"
 
 
 def parse_clf(
-    df: DataFrame, value_col: str = "value", keep: list[tuple[str, str]] | None = None
+    df: DataFrame,
+    value_col: str = "value",
+    keep: list[tuple[str, str]] | None = None,
+    invalid_utf8: str = "quarantine",
 ) -> DataFrame:
     """Parse Common/Combined log lines in ``value_col``; see the module docstring for the contract.
 
     ``keep`` lists ``(input column, output name)`` pairs passed through unchanged.
+    ``invalid_utf8``: ``quarantine`` or ``flag`` (see the module docstring).
     """
     keep = keep or []
+    utf8_policy(invalid_utf8)
     raw = payload_as_string(df, value_col)
-    base = df.select(*[F.col(src).alias(dst) for src, dst in keep], raw.alias(RAW_COL))
+    base = df.select(
+        *[F.col(src).alias(dst) for src, dst in keep],
+        raw.alias(RAW_COL),
+        payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
+    )
     line = F.col(RAW_COL)
     matches = F.coalesce(line.rlike(CLF_REGEX), F.lit(False))
 
@@ -130,6 +147,7 @@ def parse_clf(
         .when(~ok, F.lit("unparseable log line"))
         .when(ts_bad, F.concat(F.lit("unparseable timestamp '"), F.col("__sdq_time"), F.lit("'")))
     )
+    error = with_utf8_reason(error, invalid_utf8)
     typed = [F.when(ok, F.col(c)).alias(c) for c in CLF_COLUMNS]
     drift = no_drift_columns()
     drift[2] = (
@@ -138,5 +156,10 @@ def parse_clf(
         .alias(TYPE_ERRORS_COL)
     )
     return parsed.select(
-        *typed, error.alias(ERROR_COL), line.alias(RAW_COL), *drift, *[F.col(dst) for _, dst in keep]
+        *typed,
+        error.alias(ERROR_COL),
+        line.alias(RAW_COL),
+        *drift,
+        F.col(INVALID_UTF8_COL),
+        *[F.col(dst) for _, dst in keep],
     )

@@ -191,4 +191,5 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
 
 def read_clf(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
     """Access-log text files (Common/Combined Log Format) in ``spec['path']``, parsed (``type: clf``)."""
-    return parse_clf(_text_lines(spark, spec), keep=[(FILE_COL, FILE_COL)])
+    utf8 = str(spec.get("invalid_utf8") or "quarantine")
+    return parse_clf(_text_lines(spark, spec), keep=[(FILE_COL, FILE_COL)], invalid_utf8=utf8)

@@ -69,7 +69,7 @@ ALLOWED_KEYS: dict[str, set[str]] = {
         "initial_offset_wait_s",
     },
     "files": _COMMON | _DECODE | {"path", "max_files_per_trigger", "options", "order", "null_value"},
-    "clf": _COMMON | {"path", "max_files_per_trigger", "options", "required", "format"},
+    "clf": _COMMON | {"path", "max_files_per_trigger", "options", "required", "format", "invalid_utf8"},
     "generator": _COMMON
     | {
         "format",

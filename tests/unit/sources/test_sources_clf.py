@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+from streamdq.connectors.sources import validate_source_spec
 from streamdq.connectors.sources.clf import CLF_COLUMNS, parse_clf
-from streamdq.connectors.sources.decode import ERROR_COL, RAW_COL, TYPE_ERRORS_COL
+from streamdq.connectors.sources.decode import ERROR_COL, INVALID_UTF8_COL, RAW_COL, TYPE_ERRORS_COL
+
+from streamdq.errors import ConfigError
 
 COMMON = '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326'
 COMBINED = (
@@ -58,3 +62,41 @@ def test_malformed_lines_are_flagged_with_raw_kept(spark):
     assert rows[BAD_TIME][ERROR_COL] == "unparseable timestamp '32/Foo/2000:99:55:36 -0700'"
     assert rows[BAD_TIME][TYPE_ERRORS_COL] == ["timestamp"]
     assert rows[""][ERROR_COL] == "empty payload"
+
+
+BROKEN = b'127.0.0.1 - fr\xc3\x28nk [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326'
+
+
+def test_invalid_utf8_is_quarantined_by_default_or_flagged(spark):
+    df = spark.createDataFrame([(bytearray(COMMON.encode()),), (bytearray(BROKEN),)], "value BINARY")
+    out = parse_clf(df).collect()
+    assert [r[ERROR_COL] for r in out] == [None, "invalid UTF-8"]
+    assert [r[INVALID_UTF8_COL] for r in out] == [False, True]
+    assert out[1][RAW_COL] == BROKEN.decode("utf-8", errors="replace")  # Arrow-safe raw
+    kept = parse_clf(df, invalid_utf8="flag").collect()
+    assert [r[ERROR_COL] for r in kept] == [None, None]
+    assert [r[INVALID_UTF8_COL] for r in kept] == [False, True]
+    assert kept[1]["user"] == "fr\ufffd(nk" and kept[1]["status"] == 200
+    with pytest.raises(ConfigError, match="invalid_utf8"):
+        parse_clf(df, invalid_utf8="drop")
+
+
+def test_clf_files_source_flags_invalid_utf8_lines(spark, tmp_path):
+    """Through the clf source's text reader (``read_clf``), the broken bytes reach the flag."""
+    from streamdq.connectors.sources.files import read_clf
+
+    (tmp_path / "access.log").write_bytes(COMMON.encode() + b"\n" + BROKEN + b"\n")
+    spec = {"type": "clf", "path": str(tmp_path), "invalid_utf8": "flag"}
+    validate_source_spec(spec)
+    stream = read_clf(spark, spec)
+    name = f"clf_utf8_{abs(hash(str(tmp_path)))}"
+    query = stream.writeStream.format("memory").queryName(name).trigger(availableNow=True).start()
+    try:
+        query.awaitTermination(120)
+        out = spark.table(name).collect()
+    finally:
+        query.stop()
+    assert sorted((r["user"], r[INVALID_UTF8_COL], r[ERROR_COL]) for r in out) == [
+        ("frank", False, None),
+        ("fr\ufffd(nk", True, None),
+    ]
