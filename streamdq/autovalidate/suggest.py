@@ -1,5 +1,10 @@
 """Constraint suggestion (Deequ, Section 3.3): profile a table, apply the rules, write checks.
 
+This module is pure Python over a ``TableProfile``; the Spark side (``profile_table``, and
+``suggest(df)`` = profile + rules) runs the engine, so it lives above it in
+:mod:`streamdq.commands.table_profile` (``streamdq.autovalidate.suggest.profile_table`` and
+``.suggest`` still name those, resolved on first use: autovalidate never imports the engine).
+
 * ``profile_table(df)`` computes the ``TableProfile`` with the engine in two steps, as the
   paper describes: ONE fused pass over every column (the analyzers of ``streamdq profile``
   but its quartiles: size, completeness, HyperLogLog distinct count, inferred type, min,
@@ -16,9 +21,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -28,7 +33,6 @@ from streamdq.autovalidate.suggestion_rules import (
     DEFAULT_RULES,
     FRACTIONAL,
     INTEGRAL,
-    STRING,
     UNKNOWN,
     ProfiledColumn,
     Suggestion,
@@ -53,12 +57,12 @@ __all__ = [
     "Suggestion",
     "TableProfile",
     "checks_document",
-    "profile_table",
+    "histogram_counts",
+    "profiled_column",
     "render_json",
     "render_text",
     "render_yaml",
     "sample",
-    "suggest",
     "suggest_from_profile",
 ]
 
@@ -79,22 +83,6 @@ def suggest_from_profile(
     return out
 
 
-def suggest(
-    df: DataFrame,
-    *,
-    columns: Sequence[str] | None = None,
-    sample_fraction: float | None = None,
-    seed: int | None = None,
-    histogram_threshold: int = DEFAULT_HISTOGRAM_THRESHOLD,
-    rules: Sequence[SuggestionRule] = DEFAULT_RULES,
-) -> list[Suggestion]:
-    """Suggested constraints for ``df`` (or ``columns`` of it, or a ``sample_fraction``)."""
-    data = sample(df, sample_fraction, seed)
-    return suggest_from_profile(
-        profile_table(data, columns=columns, histogram_threshold=histogram_threshold), rules
-    )
-
-
 def sample(df: DataFrame, fraction: float | None, seed: int | None = None) -> DataFrame:
     """``df`` itself for ``fraction`` None or 1, else a Bernoulli sample without replacement;
     a ``ValueError`` unless 0 < fraction <= 1."""
@@ -103,57 +91,6 @@ def sample(df: DataFrame, fraction: float | None, seed: int | None = None) -> Da
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
         raise ValueError(f"sample fraction: got {fraction!r}; expected a number in (0, 1]")
     return df if fraction == 1 else df.sample(withReplacement=False, fraction=float(fraction), seed=seed)
-
-
-# -- profiling with the engine ---------------------------------------------------------------
-
-
-def profile_table(
-    df: DataFrame,
-    *,
-    columns: Sequence[str] | None = None,
-    histogram_threshold: int = DEFAULT_HISTOGRAM_THRESHOLD,
-) -> TableProfile:
-    """The profile of ``df`` (or of ``columns``): one fused pass, then one grouped pass per
-    low-cardinality String/Integral column (histogram). A ``ValueError`` names unknown columns."""
-    from pyspark.sql.types import StructType
-
-    from streamdq.checks.kinds import make
-    from streamdq.commands.profile import profile_analyzers
-    from streamdq.engine.analysis import analyze
-
-    fields = list(df.schema.fields)
-    if columns is not None:
-        unknown = sorted(set(columns) - {f.name for f in fields})
-        if unknown:
-            raise ValueError(f"columns: unknown column(s) {', '.join(map(repr, unknown))}")
-        wanted_names = set(columns)
-        fields = [f for f in fields if f.name in wanted_names]
-    per_column = profile_analyzers(StructType(fields))
-    # the rules use no quartiles: leave out the profile's KLL sketches
-    first = analyze(df, [a for group in per_column.values() for a in group if a.NAME not in UNUSED])
-    size = first.metric(per_column["*"][0]).scalar
-    rows = int(size) if size is not None else 0
-    profiled = {
-        f.name: _column(f, {a.NAME: first.metric(a) for a in per_column[f.name] if a.NAME not in UNUSED})
-        for f in fields
-    }
-    wanted = {
-        name: make("Histogram", column=name)
-        for name, c in profiled.items()
-        if c.data_type in (STRING, INTEGRAL)
-        and c.approx_distinct is not None
-        and c.approx_distinct <= histogram_threshold
-    }
-    jobs = first.jobs
-    if wanted:
-        second = analyze(df, list(wanted.values()))
-        jobs += second.jobs
-        for name, analyzer in wanted.items():
-            histogram = _histogram(second.metric(analyzer))
-            if histogram is not None:
-                profiled[name] = replace(profiled[name], histogram=histogram)
-    return TableProfile(rows=rows, columns=tuple(profiled.values()), jobs=jobs)
 
 
 def spark_data_type(dtype: DataType) -> str | None:
@@ -186,7 +123,7 @@ def _scalar(metrics: dict[str, Metric], name: str) -> float | None:
     return m.scalar if m is not None else None
 
 
-def _column(f: StructField, metrics: dict[str, Metric]) -> ProfiledColumn:
+def profiled_column(f: StructField, metrics: dict[str, Metric]) -> ProfiledColumn:
     """A ``ProfiledColumn`` from the profile metrics of one column (failed metrics -> None)."""
     type_counts: dict[str, int] | None = None
     dt = metrics.get("DataType")
@@ -210,7 +147,7 @@ def _column(f: StructField, metrics: dict[str, Metric]) -> ProfiledColumn:
     )
 
 
-def _histogram(m: Metric) -> dict[str, int] | None:
+def histogram_counts(m: Metric) -> dict[str, int] | None:
     """Key -> count of a successful, exact and complete Histogram metric, else None."""
     if not m.ok or m.approximate or not isinstance(m.value, dict):
         return None
@@ -308,3 +245,11 @@ def render_text(suggestions: Iterable[Suggestion]) -> str:
     for s in suggestions:
         lines.append(f"{s.column}: {s.rule}\n    why:  {s.why}\n    code: {s.code}")
     return "\n".join(lines) + ("\n" if lines else "no suggestions\n")
+
+
+def __getattr__(name: str) -> Any:
+    # compatibility: the engine-running functions moved up to streamdq.commands.table_profile
+    if name in ("profile_table", "suggest"):
+        module = importlib.import_module("streamdq.commands.table_profile")
+        return getattr(module, "suggest_table" if name == "suggest" else name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

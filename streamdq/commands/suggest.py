@@ -71,7 +71,8 @@ def _out_path(out: str | None) -> Path | None:
 def suggest(df: Any, *, sample_fraction: float | None = None, seed: int | None = None) -> list[Any]:
     """Suggested constraints for ``df`` (a PySpark, pandas or Polars DataFrame): Deequ's rules
     over one profile (``streamdq.autovalidate.suggest``); render them with its ``render_yaml``."""
-    from streamdq.autovalidate.suggest import profile_table, sample, suggest_from_profile
+    from streamdq.autovalidate.suggest import sample, suggest_from_profile
+    from streamdq.commands.table_profile import profile_table
     from streamdq.frames import to_spark
 
     profile = profile_table(sample(to_spark(df), _fraction(sample_fraction), seed))
@@ -80,13 +81,13 @@ def suggest(df: Any, *, sample_fraction: float | None = None, seed: int | None =
 
 def run(args: argparse.Namespace) -> int:
     from streamdq.autovalidate.suggest import (
-        profile_table,
         render_json,
         render_text,
         render_yaml,
         sample,
         suggest_from_profile,
     )
+    from streamdq.commands.table_profile import profile_table
     from streamdq.spark import get_spark
 
     try:
