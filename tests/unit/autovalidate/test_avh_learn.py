@@ -89,8 +89,8 @@ def test_pair_metrics_see_distribution_changes(spark):
 def test_std_floors_keep_constant_histories_from_becoming_equalities():
     assert std_floor("unique_ratio", [0.01] * 30, 400, 1e-6) == pytest.approx((0.01 * 0.99 / 400) ** 0.5)
     assert std_floor("zero_ratio", [0.0] * 30, 400, 1e-6) == pytest.approx((1 / 400 * 399 / 400 / 400) ** 0.5)
-    # Poisson for a count that moves at least as much as arrivals; a count that never moved (a
-    # fixed schedule) gets the binomial spread of its slots: about one row, not sqrt(400) = 20
+    # Poisson for a count that moves; a count that never moved (a fixed schedule) gets the
+    # binomial spread of its slots: about one row, not sqrt(400) = 20
     assert std_floor("row_count", [380.0, 420.0] * 15, 400, 1e-6) == 20.0
     assert std_floor("row_count", [400.0] * 30, 400, 1e-6) == pytest.approx((399 / 400) ** 0.5)
     # half a distinct value: a key column (every value distinct) with one duplicate among 400 is
@@ -430,9 +430,10 @@ def test_volume_is_learned_without_holidays_and_not_judged_on_or_against_one():
 
 
 def test_a_day_off_is_judged_by_the_selection_without_volume_metrics():
-    """An issue the row count covers (fewer rows of a wider spread) needs no std constraint on an
-    ordinary day, but on a day off the row count is muted: the off-day selection, made without
-    volume metrics under the same budget, covers it with the std."""
+    """An issue the row count covers (fewer rows of a wider spread) is covered by the std only as
+    a second cover on an ordinary day (``avh.COVER_DEPTH``), but on a day off the row count is
+    muted: the off-day selection, made without volume metrics under the same budget, covers it
+    with the std first."""
     counts, profiles = _weekly_volume(holiday_at=16)
     rng = np.random.default_rng(3)
     hist = [replace(p, scalars={**p.scalars, "std": 10.0 + float(rng.normal(0, 0.2))}) for p in profiles[:30]]
@@ -444,7 +445,7 @@ def test_a_day_off_is_judged_by_the_selection_without_volume_metrics():
     }
     flags = [i == 16 for i in range(30)]
     program = learn_from_profiles(hist, bad, fpr=0.001, holidays=flags)
-    assert [c.metric for c in program.constraints] == ["mean", "row_count"]
+    assert [c.metric for c in program.constraints] == ["mean", "row_count", "std"]
     assert program.off_day_constraints is not None
     assert [c.metric for c in program.off_day_constraints] == ["mean", "std"]
     assert program.judged() == program.constraints

@@ -46,8 +46,10 @@ def test_a_row_count_that_never_moved_catches_a_halved_batch():
     )
 
 
-def test_row_count_floor_is_poisson_unless_the_history_is_under_dispersed():
+def test_row_count_floor_is_poisson_unless_the_count_never_moved():
     assert row_count_floor([72.0] * 30) == pytest.approx((71 / 72) ** 0.5)
+    # a count that moved, even a little (one day with 70 readings), keeps the Poisson floor
+    assert row_count_floor([72.0] * 29 + [70.0]) == pytest.approx(float(np.mean([72.0] * 29 + [70.0])) ** 0.5)
     rng = np.random.default_rng(0)
     arrivals = rng.poisson(900, 30).astype(float)
     assert row_count_floor(list(arrivals)) == pytest.approx(float(np.mean(arrivals)) ** 0.5)
