@@ -28,11 +28,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from streamdq.service import aggregations as A
 from streamdq.service.errors import NotFound, ServiceError
+from streamdq.service.measures import measure_catalog, measure_points, pass_records
 from streamdq.service.quality import quality
 from streamdq.service.reader import MAX_PAGE, StateReader
 from streamdq.service.times import time_range
@@ -76,6 +77,37 @@ class TimeValue(BaseModel):
 
 class TimeSeriesOut(BaseModel):
     timeValues: list[TimeValue]
+
+
+class MeasureOut(BaseModel):
+    name: str
+    resultType: str | None
+    scope: str | None
+    points: int
+
+
+class MeasurePointOut(BaseModel):
+    timestamp: float | None
+    batchId: int
+    scope: str | None
+    resultType: str
+    value: Any
+    failure: str | None
+    windowStart: float | None
+    windowEnd: float | None
+
+
+class PassRecordOut(BaseModel):
+    timestamp: float | None
+    queryId: str | None
+    batchId: int
+    scope: str | None
+    windowStart: float | None
+    windowEnd: float | None
+    measure: dict[str, Any]
+    check: dict[str, bool]
+    # the seed's key; a Python keyword, hence the alias
+    pass_: bool = Field(alias="pass")
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -311,6 +343,65 @@ def create_app(reader: StateReader, token: str | None = None) -> FastAPI:
         """The alerts the alert policy raised (violations and resolutions) in the range."""
         rng = time_range(startTimestamp, endTimestamp)
         return list(run(reader.alerts, dataset, rng))
+
+    # -- measures and measure/check/pass documents (docs/measure-check-pass.md) --------
+    @app.get(
+        "/v1/datasets/{dataset}/measures",
+        tags=["measures"],
+        dependencies=guard,
+        responses=ERRORS,
+        response_model=list[MeasureOut],
+    )
+    def measures(
+        dataset: DatasetPath,
+        scope: Scope | None = None,
+        startTimestamp: str | None = START,
+        endTimestamp: str | None = END,
+    ) -> list[dict[str, Any]]:
+        """The SQL measures stored for the dataset in the range (name, result type, scope, points)."""
+        rng = time_range(startTimestamp, endTimestamp)
+        return list(run(measure_catalog, reader, dataset, rng, scope))
+
+    @app.get(
+        "/v1/datasets/{dataset}/measures/{name}",
+        tags=["measures"],
+        dependencies=guard,
+        responses=ERRORS,
+        response_model=list[MeasurePointOut],
+    )
+    def measure(
+        dataset: DatasetPath,
+        name: Annotated[str, Path(description="the measure's name (`measures[].name`)")],
+        scope: Scope | None = Query(None, description="batch, window or total; default: every scope"),
+        startTimestamp: str | None = START,
+        endTimestamp: str | None = END,
+    ) -> list[dict[str, Any]]:
+        """The measure's stored values in the range, oldest first: one per batch (batch, total
+        scope; at the processing time) or per closed window (window scope; at the window start,
+        the latest value); a failed point has ``value`` null and its ``failure``."""
+        rng = time_range(startTimestamp, endTimestamp)
+        return list(run(measure_points, reader, dataset, name, rng, scope))
+
+    @app.get(
+        "/v1/datasets/{dataset}/pass",
+        tags=["measures"],
+        dependencies=guard,
+        responses=ERRORS,
+        response_model=list[PassRecordOut],
+        response_model_by_alias=True,
+    )
+    def pass_history(
+        dataset: DatasetPath,
+        scope: Scope | None = Query(None, description="batch, window or total; default: every scope"),
+        limit: int = Query(1000, ge=1, le=10000, description="the newest this many documents"),
+        startTimestamp: str | None = START,
+        endTimestamp: str | None = END,
+    ) -> list[dict[str, Any]]:
+        """The measure/check/pass documents ``{"measure", "check", "pass"}`` of the batches
+        processed in the range (by processing time), oldest first, with their scope, window,
+        query and batch."""
+        rng = time_range(startTimestamp, endTimestamp)
+        return list(run(pass_records, reader, dataset, rng, scope, limit))
 
     @app.get("/v1/datasets/{dataset}/quarantine", tags=["quarantine"], dependencies=guard, responses=ERRORS)
     def quarantine(

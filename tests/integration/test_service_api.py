@@ -2,8 +2,8 @@
 
 ``service_store`` runs one short streaming job (files source, 4 files of JSON lines read one per
 microbatch, 1-minute windows, window-scope checks with one failing window that raises an alert,
-a quality score, a malformed line for the quarantine) into a Delta state path, once per test
-process; ``served`` starts ``streamdq serve`` on it as a subprocess on a free loopback port.
+a quality score, a malformed line for the quarantine, two SQL measures, a window-scope expression
+check and ``pass: all``) into a Delta state path, once per test process; ``served`` starts ``streamdq serve`` on it as a subprocess on a free loopback port.
 test_service_console.py reuses both. The API is checked against the store read directly
 (``DeltaStateStore.merge_range`` / ``history``), and schemathesis fuzzes every operation of
 its OpenAPI spec: no input may give a 500 or an undocumented status.
@@ -95,7 +95,31 @@ def _config(tmp: Path, inbox: Path) -> Path:
         "trigger": "available_now",
         "checkpoint": str(tmp / "chk"),
         "state": {"path": str(tmp / "state")},
-        "checks": [{"description": "weblog windows", "level": "error", "constraints": window_checks}],
+        "checks": [
+            {"description": "weblog windows", "level": "error", "constraints": window_checks},
+            {
+                "description": "weblog measures",
+                "level": "warning",
+                "constraints": [
+                    {
+                        "kind": "expression",
+                        "name": "enough rows",
+                        "expression": 'measures["rows"] >= 5',
+                        "scope": "window",
+                    }
+                ],
+            },
+        ],
+        # a compiled measure (batch, window and total scope) and a Spark SQL map measure (batch)
+        "measures": [
+            {"name": "rows", "sql": "select count(*) from data"},
+            {
+                "name": "statuses",
+                "sql": "select count(status) as n, count(distinct status) as d from data",
+                "result_type": "map",
+            },
+        ],
+        "pass": "all",
         "alerts": {"cooldown_seconds": 0, "min_rows_floor": 1},
         "quality_score": {"min_history": 4, "history": 16, "refit_every": 4},
         "sinks": [{"type": "jsonl", "path": str(tmp / "reports.jsonl")}],
@@ -317,6 +341,80 @@ def test_programs_empty_without_auto_validate(served: Served) -> None:
     assert get(served, f"/v1/datasets/{DATASET}/programs").json() == []
 
 
+# -- measures and measure/check/pass documents ------------------------------------------
+def _window_rows() -> dict[int, int]:
+    return {_epoch(T0 + timedelta(minutes=w)): len(_rows(w)) for w in range(WINDOWS)}
+
+
+def test_measures_over_time_per_scope(served: Served) -> None:
+    catalog = get(served, f"/v1/datasets/{DATASET}/measures").json()
+    assert {(m["name"], m["scope"]) for m in catalog} == {
+        ("rows", "batch"),
+        ("rows", "window"),
+        ("rows", "total"),
+        ("statuses", "batch"),
+    }
+    assert {m["resultType"] for m in catalog if m["name"] == "statuses"} == {"map"}
+    # one value per closed window, at its start: the window's rows
+    window = get(served, f"/v1/datasets/{DATASET}/measures/rows", scope="window").json()
+    expected = _window_rows()
+    assert len(window) >= WINDOWS - 1 and all(p["failure"] is None for p in window)
+    assert {p["timestamp"]: p["value"] for p in window} == {
+        p["timestamp"]: expected[p["timestamp"]] for p in window
+    }
+    assert all(p["windowEnd"] - p["windowStart"] == 60 for p in window)
+    # the range keeps the windows starting in [start, end)
+    start, end = T0 + timedelta(minutes=2), T0 + timedelta(minutes=7)
+    ranged = get(
+        served,
+        f"/v1/datasets/{DATASET}/measures/rows",
+        scope="window",
+        startTimestamp=_epoch(start),
+        endTimestamp=end.isoformat(),
+    ).json()
+    assert [p["timestamp"] for p in ranged] == [_epoch(T0 + timedelta(minutes=w)) for w in range(2, 7)]
+    # one value per batch: the batch's good rows; the total is their sum
+    batch = get(served, f"/v1/datasets/{DATASET}/measures/rows", scope="batch").json()
+    assert [p["value"] for p in batch] == [sum(len(_rows(w)) for w in range(lo, hi)) for lo, hi in FILES]
+    total = get(served, f"/v1/datasets/{DATASET}/measures/rows", scope="total").json()
+    assert total[-1]["value"] == sum(expected.values())
+    # a map measure, Spark SQL per batch: {"n": non-null statuses, "d": distinct statuses}
+    statuses = get(served, f"/v1/datasets/{DATASET}/measures/statuses").json()
+    want = []
+    for lo, hi in FILES:
+        values = [r["status"] for w in range(lo, hi) for r in _rows(w)]
+        want.append({"n": len(values), "d": len(set(values))})
+    assert [p["value"] for p in statuses] == want
+    assert {p["scope"] for p in statuses} == {"batch"} and statuses[0]["resultType"] == "map"
+
+
+def test_pass_documents_over_time(served: Served) -> None:
+    short = _epoch(T0 + timedelta(minutes=SHORT_WINDOW))
+    windows = get(served, f"/v1/datasets/{DATASET}/pass", scope="window").json()
+    by_start = {d["windowStart"]: d for d in windows}
+    assert len(by_start) >= WINDOWS - 1
+    # the short window fails the expression and the size check: pass: all fails there only
+    assert by_start[short]["check"] == {"enough rows": False, "weblog windows": False}
+    assert by_start[short]["pass"] is False and by_start[short]["measure"] == {"rows": 2}
+    assert all(d["pass"] for s, d in by_start.items() if s != short)
+    assert all(d["measure"]["rows"] == _window_rows()[s] for s, d in by_start.items())
+    # batch documents carry both measures, in batch order; no batch-scope check: they pass
+    batch = get(served, f"/v1/datasets/{DATASET}/pass", scope="batch").json()
+    values = get(served, f"/v1/datasets/{DATASET}/measures/rows", scope="batch").json()
+    assert [d["measure"]["rows"] for d in batch] == [p["value"] for p in values]
+    assert [d["batchId"] for d in batch] == [p["batchId"] for p in values]
+    assert all(set(d["measure"]) == {"rows", "statuses"} and d["pass"] for d in batch)
+    # every scope, oldest first; the range is by processing time; limit keeps the newest
+    every = get(served, f"/v1/datasets/{DATASET}/pass").json()
+    assert {d["scope"] for d in every} == {"batch", "window", "total"}
+    times = [d["timestamp"] for d in every]
+    assert times == sorted(times)
+    later = get(served, f"/v1/datasets/{DATASET}/pass", startTimestamp=batch[1]["timestamp"]).json()
+    assert later and all(d["timestamp"] >= batch[1]["timestamp"] for d in later)
+    assert all(d["batchId"] >= batch[1]["batchId"] for d in later)
+    assert get(served, f"/v1/datasets/{DATASET}/pass", limit=2).json() == every[-2:]
+
+
 # -- errors -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("path", "params", "status"),
@@ -341,6 +439,15 @@ def test_programs_empty_without_auto_validate(served: Served) -> None:
         (f"/v1/datasets/{DATASET}/quarantine", {"limit": 0}, 400),
         (f"/v1/datasets/{DATASET}/metrics/Size", {"scope": "hourly"}, 400),
         (f"/v1/datasets/{DATASET}/metrics/NoSuchMetric", {}, 404),
+        (f"/v1/datasets/{DATASET}/measures/NoSuchMeasure", {}, 404),
+        (f"/v1/datasets/{DATASET}/measures/Size", {}, 404),  # a metric, not a measure
+        ("/v1/datasets/nope/measures/rows", {}, 404),
+        ("/v1/datasets/nope/measures", {}, 404),
+        (f"/v1/datasets/{DATASET}/measures/rows", {"scope": "hourly"}, 400),
+        (f"/v1/datasets/{DATASET}/measures/rows", {"startTimestamp": 10, "endTimestamp": 5}, 400),
+        ("/v1/datasets/nope/pass", {}, 404),
+        (f"/v1/datasets/{DATASET}/pass", {"endTimestamp": "soon"}, 400),
+        (f"/v1/datasets/{DATASET}/pass", {"limit": 0}, 400),
         ("/v2/nothing", {}, 404),
     ],
 )
