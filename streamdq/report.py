@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from streamdq.analyzers.metric import Metric
 from streamdq.measure_result import MeasureResult
+from streamdq.metric import Metric
 from streamdq.result_document import MeasureCheckPass
 
 SCOPES = ("batch", "window", "total")
