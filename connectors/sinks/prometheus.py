@@ -28,6 +28,11 @@ Gauges (latest value):
   streamdq_check_status{dataset,check,level}        0 Success, 1 Warning, 2 Error
   streamdq_dataset_pass{dataset,scope}              1 the latest measure/check/pass document of the
       scope passed the dataset's pass policy, 0 not (docs/measure-check-pass.md)
+  streamdq_measure{dataset,scope,measure,key}       the latest value of each SQL measure per scope
+      (window: the latest closed window); a list measure has one series per element (``key`` =
+      its index), a map measure one per key, a single value none (no ``key`` label); numbers
+      only (booleans 1/0), at most ``measure_series.MAX_KEYS`` keys per measure; a measure
+      whose latest result failed or is not a number has no series (docs/prometheus.md)
   streamdq_last_batch_id{dataset}, streamdq_last_batch_timestamp_seconds{dataset}
   streamdq_batch_duration_seconds{dataset}          the handler's total time of the last batch
   streamdq_phase_duration_seconds{dataset,phase}    per phase (compute, commit, ...)
@@ -49,6 +54,8 @@ Counters (since the exporter started):
       at 0 from the first result of its ``has_no_anomalies`` constraint, before any anomaly
   streamdq_alerts_total{dataset,kind,severity}   at 0 for every alert kind and check level
       seen, before the first alert
+  streamdq_measure_failures_total{dataset,measure}  failed results of a SQL measure (each scope
+      counts); at 0 from the measure's first result
 """
 
 from __future__ import annotations
@@ -58,13 +65,14 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from streamdq.connectors.sinks.base import SeenBatches
+from streamdq.connectors.sinks.measure_series import measure_samples
 from streamdq.connectors.sinks.prometheus_supervisor import SupervisorCollector
 from streamdq.connectors.sinks.series import series_identity
 
@@ -101,10 +109,21 @@ class _Snapshot:
     alerts: dict[tuple[str, ...], float] = field(default_factory=dict)
     # (dataset, scope) -> 1 the dataset's latest measure/check/pass document passed, 0 not
     dataset_pass: dict[tuple[str, str], float] = field(default_factory=dict)
+    # (dataset, scope, measure) -> (window start or -inf, {key label: value}) of the latest result
+    measures: dict[tuple[str, str, str], tuple[float, dict[str, float]]] = field(default_factory=dict)
+    measure_failures: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def _seconds(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
+
+
+def _window_order(window: tuple[str, str] | None) -> float:
+    """A measure result's order within its scope: its window's start (ISO), -inf without one."""
+    if window is None:
+        return -math.inf
+    start = datetime.fromisoformat(window[0])
+    return (start if start.tzinfo is not None else start.replace(tzinfo=UTC)).timestamp()
 
 
 def _anomaly_series(ds: str, r: ConstraintResult) -> tuple[str, ...] | None:
@@ -199,6 +218,14 @@ class ReportCollector(Collector):
                 s.alerts[k] = s.alerts.get(k, 0.0) + 1.0
             for doc in report.measure_check_pass:  # in judgement order: the latest window wins
                 s.dataset_pass[(ds, doc.scope or "batch")] = 1.0 if doc.passed else 0.0
+            for measure in report.measures:
+                fails = s.measure_failures.get((ds, measure.name), 0.0)
+                s.measure_failures[(ds, measure.name)] = fails + (0.0 if measure.ok else 1.0)
+                order = _window_order(measure.window)
+                mkey = (ds, measure.scope, measure.name)
+                held = s.measures.get(mkey)
+                if held is None or order >= held[0]:  # a failed latest result drops the series
+                    s.measures[mkey] = (order, measure_samples(measure))
             health = s.per_dataset.setdefault(ds, {})
             health["last_batch_id"] = float(report.batch_id)
             health["last_batch_timestamp_seconds"] = report.processing_time.timestamp()
@@ -279,6 +306,17 @@ class ReportCollector(Collector):
                 ("dataset", "scope"),
                 s.dataset_pass.items(),
             )
+            gauge(
+                "streamdq_measure",
+                "Latest value of a SQL measure per scope (window: the latest closed window); list and"
+                " map measures have one series per element or key (label key).",
+                ("dataset", "scope", "measure", "key"),
+                (
+                    ((ds, scope, name, key), value)
+                    for (ds, scope, name), (_, values) in s.measures.items()
+                    for key, value in values.items()
+                ),
+            )
             health_docs = {
                 "last_batch_id": "Id of the last processed microbatch.",
                 "last_batch_timestamp_seconds": "Processing time of the last microbatch (unix seconds).",
@@ -336,6 +374,12 @@ class ReportCollector(Collector):
                 "streamdq_anomalies", "Anomalies flagged by detectors.", ANOMALY_LABELS, s.anomalies.items()
             )
             counter("streamdq_alerts", "Alerts emitted by the alert policy.", ALERT_LABELS, s.alerts.items())
+            counter(
+                "streamdq_measure_failures",
+                "Failed results of a SQL measure (each scope counts).",
+                ("dataset", "measure"),
+                s.measure_failures.items(),
+            )
         yield from families
 
 

@@ -294,11 +294,13 @@ def test_prometheus_scrapes_the_exporter_and_rules_fire(prometheus_server):
 
 def test_prometheus_keeps_parameters_filters_and_open_windows_apart(prometheus_server):
     """Through a real server: Mean(amount) with and without a where filter, two quantiles of one
-    column, and the open and closed window of one metric are separate series."""
+    column, and the open and closed window of one metric are separate series; so are the keys
+    of a map measure (streamdq_measure), and a failed measure counts in its failures counter."""
     from dataclasses import replace
 
     from streamdq.analyzers import ApproxQuantile, Mean
     from streamdq.analyzers.metric import Metric
+    from streamdq.measure_result import MeasureResult
     from streamdq.report import ScopedMetric
 
     base, sink = prometheus_server
@@ -324,7 +326,11 @@ def test_prometheus_keeps_parameters_filters_and_open_windows_apart(prometheus_s
         ),
     )
     report = make_report(8)
-    sink.emit(replace(report, metrics=(*report.metrics, *extra)), [])
+    measures = (
+        MeasureResult("counts", "map", {"c": 100, "cd": 10}),
+        MeasureResult("Null Count", "single_value", None, failure="returned 2 rows"),
+    )
+    sink.emit(replace(report, metrics=(*report.metrics, *extra), measures=measures), [])
 
     def query(expr: str):
         return lambda: api(base, "/api/v1/query", query=expr)["data"]["result"]
@@ -348,4 +354,15 @@ def test_prometheus_keeps_parameters_filters_and_open_windows_apart(prometheus_s
     assert {s["metric"]["window"]: float(s["value"][1]) for s in windows["data"]["result"]} == {
         "closed": 5400.0,
         "open": 120.0,
+    }
+    counts = api(base, "/api/v1/query", query='streamdq_measure{dataset="orders",measure="counts"}')
+    assert {s["metric"]["key"]: float(s["value"][1]) for s in counts["data"]["result"]} == {
+        "c": 100.0,
+        "cd": 10.0,
+    }
+    assert not api(base, "/api/v1/query", query='streamdq_measure{measure="Null Count"}')["data"]["result"]
+    failed = api(base, "/api/v1/query", query="streamdq_measure_failures_total")["data"]["result"]
+    assert {s["metric"]["measure"]: float(s["value"][1]) for s in failed} == {
+        "Null Count": 1.0,
+        "counts": 0.0,
     }
