@@ -34,6 +34,7 @@ from streamdq.analyzers import (
     Variance,
     ZerosCount,
 )
+from streamdq.analyzers.user_aggregation import AggregationAnalyzer
 from streamdq.engine.plan import count_jobs
 
 ALL_SCAN = [
@@ -63,6 +64,8 @@ ALL_SCAN = [
     InterquartileRange("x"),
     ColumnCount(),
     ExactQuantile("x", 0.5),
+    AggregationAnalyzer("average", "x"),  # a built-in aggregation function with a Spark form
+    AggregationAnalyzer("discreteValuesHistogram", "s"),
 ]
 
 
