@@ -100,6 +100,9 @@ class ConstraintResult:
     scope: str = "batch"
     window: Window | None = None
     bound: Any = None
+    verdict: Any = field(default=None, compare=False)
+    """What a kind's own evaluator said beyond status and message (``has_no_anomalies``: the
+    detector's ``Verdict``, which the engine turns into an ``Anomaly``); not serialized."""
 
     @property
     def failed(self) -> bool:

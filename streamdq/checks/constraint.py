@@ -224,12 +224,25 @@ class Constraint:
         self, metric: Metric | None, context: Mapping[str, Any] | None = None
     ) -> tuple[str, str | None]:
         """Status (``Success``/``Failure``) and message for ``metric`` (pure Python)."""
+        status, message, _ = self._judgement(metric, context)
+        return status, message
+
+    def _judgement(
+        self, metric: Metric | None, context: Mapping[str, Any] | None
+    ) -> tuple[str, str | None, Any]:
+        """``judge`` plus the verdict a kind's own evaluator returned (None otherwise)."""
         k = self.definition
         if k.evaluate is not None:
             try:
-                return k.evaluate(self, metric, context or {})
+                out = k.evaluate(self, metric, context or {})
             except Exception as exc:
-                return FAILURE, f"Can't evaluate {self.kind}: {type(exc).__name__}: {exc}"
+                return FAILURE, f"Can't evaluate {self.kind}: {type(exc).__name__}: {exc}", None
+            return (out[0], out[1], out[2]) if len(out) == 3 else (out[0], out[1], None)
+        status, message = self._judge_metric(metric)
+        return status, message, None
+
+    def _judge_metric(self, metric: Metric | None) -> tuple[str, str | None]:
+        k = self.definition
         if metric is None:
             return FAILURE, f"No metric computed for {self.analyzer.NAME}({self.analyzer.instance})"
         if not metric.ok:
@@ -264,7 +277,7 @@ class Constraint:
     ) -> ConstraintResult:
         """A ``ConstraintResult`` for this constraint given the metrics of its analyzers."""
         metric = metrics.get(self.analyzer) if self.definition.needs_metric else None
-        status, message = self.judge(metric, context)
+        status, message, verdict = self._judgement(metric, context)
         return ConstraintResult(
             check=check,
             level=level,
@@ -276,6 +289,7 @@ class Constraint:
             scope=scope or self.scope,
             window=window,
             bound=self.assertion.describe() if self.assertion is not None else None,
+            verdict=verdict,
         )
 
 

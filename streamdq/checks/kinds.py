@@ -551,7 +551,7 @@ def _validate_anomaly(p: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def _anomaly_evaluator_missing(
     constraint: Any, metric: Metric | None, context: Mapping[str, Any]
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None] | tuple[str, str | None, Any]:
     evaluator: Evaluator | None = context.get("anomaly_evaluator")
     if evaluator is None:
         return FAILURE, (

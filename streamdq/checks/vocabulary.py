@@ -166,7 +166,11 @@ def scalar_value(params: Mapping[str, Any], metric: Metric) -> Any:
     return float(v)
 
 
-Evaluator = Callable[["Constraint", "Metric | None", Mapping[str, Any]], tuple[str, str | None]]
+Evaluator = Callable[
+    ["Constraint", "Metric | None", Mapping[str, Any]], tuple[str, str | None] | tuple[str, str | None, Any]
+]
+"""``(constraint, metric, context) -> (status, message)`` or ``(status, message, verdict)``: the
+verdict (e.g. a detector's) lands in ``ConstraintResult.verdict``, returned, not kept aside."""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ Verdicts: anomalous -> ``Failure`` with the detector's message; warming up -> ``
 "waiting for N more points" message; a failed or missing metric -> ``Failure`` with the reason,
 except an empty metric under a ``where`` filter -> ``Success`` (the checks' rule for every
 constraint); either way the detector is advanced with a missing value so seasonal detectors keep
-their phase. ``last_verdicts``
-holds the verdict of each series judged in the current call so the engine can build
-``report.Anomaly`` records (detector, value, lower, upper, score).
+their phase. Every call returns ``(status, message, verdict)``: the detector's ``Verdict`` lands in
+``ConstraintResult.verdict``, from which the engine builds ``report.Anomaly`` records (detector,
+value, lower, upper, score); nothing is kept aside for it.
 """
 
 from __future__ import annotations
@@ -75,9 +75,10 @@ class AnomalyEvaluator:
 
     def __init__(self, states: Mapping[str, DetectorState] | None = None) -> None:
         self.states: dict[str, DetectorState] = dict(states or {})
-        self.last_verdicts: dict[str, Verdict] = {}
 
-    def __call__(self, constraint: Any, metric: Any, context: Mapping[str, Any]) -> tuple[str, str | None]:
+    def __call__(
+        self, constraint: Any, metric: Any, context: Mapping[str, Any]
+    ) -> tuple[str, str | None] | tuple[str, str | None, Verdict]:
         if "seq" not in context:
             return FAILURE, (
                 "has_no_anomalies: the engine must pass context['seq'] (batch id or window index) "
@@ -94,18 +95,17 @@ class AnomalyEvaluator:
         time = context.get("time", float(seq))
         state, verdict = detector.update(state, Point(time=time, value=value, seq=seq))
         self.states[key] = state
-        self.last_verdicts[key] = verdict
         if metric is None:
-            return FAILURE, "has_no_anomalies: no metric computed for this point"
+            return FAILURE, "has_no_anomalies: no metric computed for this point", verdict
         if not ok:
             if getattr(metric, "empty", False) and getattr(constraint, "where", None) is not None:
-                return SUCCESS, None  # as every constraint: a where-filter that leaves no row passes
-            return FAILURE, str(metric.failure)
+                return SUCCESS, None, verdict  # as every constraint: a where-filter leaving no row passes
+            return FAILURE, str(metric.failure), verdict
         if verdict.anomalous:
-            return FAILURE, f"anomaly ({detector.TYPE}): {verdict.message}"
+            return FAILURE, f"anomaly ({detector.TYPE}): {verdict.message}", verdict
         if verdict.warming_up:
-            return SUCCESS, verdict.message
-        return SUCCESS, None
+            return SUCCESS, verdict.message, verdict
+        return SUCCESS, None, verdict
 
     def dump(self) -> dict[str, bytes]:
         """Every series' detector state as canonical bytes (for the state store)."""

@@ -32,14 +32,16 @@ History = Callable[[Any], Sequence[float | None]]
 
 
 class HistoryAnomalyEvaluator:
-    """See the module docstring. ``last_verdicts`` maps a constraint's description to its verdict."""
+    """See the module docstring. Each call returns ``(status, message, verdict)`` once the
+    detector has judged the point (the verdict lands in ``ConstraintResult.verdict``)."""
 
     def __init__(self, history: History | None = None, *, strict: bool = False) -> None:
         self.history = history
         self.strict = strict
-        self.last_verdicts: dict[str, Any] = {}
 
-    def __call__(self, constraint: Any, metric: Any, context: Mapping[str, Any]) -> tuple[str, str | None]:
+    def __call__(
+        self, constraint: Any, metric: Any, context: Mapping[str, Any]
+    ) -> tuple[str, str | None] | tuple[str, str | None, Any]:
         if metric is None:
             return FAILURE, "has_no_anomalies: no metric computed for this table"
         if not metric.ok:
@@ -56,17 +58,17 @@ class HistoryAnomalyEvaluator:
         seq = len(earlier)
         value = float(metric.value) if metric.value is not None else None
         state, verdict = detector.update(state, Point(time=float(seq), value=value, seq=seq))
-        self.last_verdicts[constraint.describe()] = verdict
         if verdict.warming_up:
             name = f"{metric.name}({metric.instance})"
             where = "no history given" if self.history is None else f"{len(earlier)} earlier point(s)"
             message = f"not enough history: {where} of {name} ({verdict.message})"
             if self.history is None:
                 message += "; give the stored history (verify --state PATH --dataset NAME) to judge it"
-            return (FAILURE if self.strict else SUCCESS), message
+            return (FAILURE if self.strict else SUCCESS), message, verdict
         if verdict.anomalous:
             return (
                 FAILURE,
                 f"anomaly ({detector.TYPE}) against {len(earlier)} earlier point(s): {verdict.message}",
+                verdict,
             )
-        return SUCCESS, None
+        return SUCCESS, None, verdict

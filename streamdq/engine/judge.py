@@ -86,12 +86,11 @@ class BatchJudge:
         }
         results: list[CheckResult] = []
         anomalies: list[Anomaly] = []
-        self.evaluator.last_verdicts = {}
         for check in self.checks:
             result = check.evaluate(metrics, scope=scope, window=window, context=context)
             if result is not None and result.constraint_results:
                 results.append(result)
-            anomalies.extend(self._anomalies(check, metrics, scope, window))
+                anomalies.extend(self._anomalies(check, result, scope, window))
         if self.history:
             self.history.record(scope, measures, metrics)  # the next judgement's history
         return results, anomalies
@@ -111,18 +110,18 @@ class BatchJudge:
         label = (window.start.isoformat(), window.end.isoformat()) if window is not None else None
         return build_document(self.checks, results, measures, self.pass_policy, scope=scope, window=label)
 
-    def _anomalies(
-        self, check: Any, metrics: Mapping[Analyzer, Metric], scope: str, window: Window | None
-    ) -> list[Anomaly]:
-        from streamdq.detectors.evaluator import series_key
-
+    def _anomalies(self, check: Any, result: CheckResult, scope: str, window: Window | None) -> list[Anomaly]:
+        """The anomalies in the verdicts the detectors returned with ``has_no_anomalies`` results."""
+        anomaly_constraints = {
+            c.constraint_id(check.description): c
+            for c in check.constraints_at(scope)
+            if c.kind == "has_no_anomalies"
+        }
         out = []
-        for c in check.constraints_at(scope):
-            if c.kind != "has_no_anomalies":
-                continue
-            verdict = self.evaluator.last_verdicts.get(series_key(self.dataset, c))
-            metric = metrics.get(c.analyzer)
-            if verdict is None or not verdict.anomalous or metric is None or metric.scalar is None:
+        for r in result.constraint_results:
+            c = anomaly_constraints.get(r.constraint_id)
+            verdict, metric = r.verdict, r.metric
+            if c is None or verdict is None or not verdict.anomalous or metric is None or metric.scalar is None:
                 continue
             out.append(
                 Anomaly(

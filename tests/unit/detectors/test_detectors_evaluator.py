@@ -32,8 +32,9 @@ def test_series_is_judged_point_by_point_with_warm_up() -> None:
     assert results[0].message == "warming up: waiting for 3 more points"
     assert results[3].message is None
     assert results[6].message.startswith("anomaly (batch_normal): value 30.0 is not in bounds")
-    (verdict,) = evaluator.last_verdicts.values()
+    verdict = results[6].verdict  # returned with the result, not kept in the evaluator
     assert verdict.anomalous and verdict.upper is not None and verdict.upper < 30.0
+    assert results[0].verdict.warming_up and not results[3].verdict.anomalous
 
 
 def test_replayed_point_keeps_state_and_verdict() -> None:
