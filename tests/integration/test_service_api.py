@@ -2,8 +2,8 @@
 
 ``service_store`` runs one short streaming job (files source, 4 files of JSON lines read one per
 microbatch, 1-minute windows, window-scope checks with one failing window that raises an alert,
-a quality score, a malformed line for the quarantine, two SQL measures, a window-scope expression
-check and ``pass: all``) into a Delta state path, once per test process; ``served`` starts ``streamdq serve`` on it as a subprocess on a free loopback port.
+a quality score, a malformed line for the quarantine, three SQL measures (one failing), a
+window-scope expression check and ``pass: all``) into a Delta state path, once per test process; ``served`` starts ``streamdq serve`` on it as a subprocess on a free loopback port.
 test_service_console.py reuses both. The API is checked against the store read directly
 (``DeltaStateStore.merge_range`` / ``history``), and schemathesis fuzzes every operation of
 its OpenAPI spec: no input may give a 500 or an undocumented status.
@@ -110,8 +110,10 @@ def _config(tmp: Path, inbox: Path) -> Path:
                 ],
             },
         ],
-        # a compiled measure (batch, window and total scope) and a Spark SQL map measure (batch)
+        # a compiled measure (batch, window and total scope), a Spark SQL map measure (batch) and
+        # one that fails in every batch (a row per input row, not one)
         "measures": [
+            {"name": "one status", "sql": "select status from data"},
             {"name": "rows", "sql": "select count(*) from data"},
             {
                 "name": "statuses",
@@ -353,6 +355,7 @@ def test_measures_over_time_per_scope(served: Served) -> None:
         ("rows", "window"),
         ("rows", "total"),
         ("statuses", "batch"),
+        ("one status", "batch"),
     }
     assert {m["resultType"] for m in catalog if m["name"] == "statuses"} == {"map"}
     # one value per closed window, at its start: the window's rows
@@ -386,6 +389,10 @@ def test_measures_over_time_per_scope(served: Served) -> None:
         want.append({"n": len(values), "d": len(set(values))})
     assert [p["value"] for p in statuses] == want
     assert {p["scope"] for p in statuses} == {"batch"} and statuses[0]["resultType"] == "map"
+    # a failed measure: no value, the reason
+    failed = get(served, f"/v1/datasets/{DATASET}/measures/one status").json()
+    assert len(failed) == len(FILES)
+    assert all(p["value"] is None and "rows" in (p["failure"] or "") for p in failed), failed
 
 
 def test_pass_documents_over_time(served: Served) -> None:
@@ -403,7 +410,8 @@ def test_pass_documents_over_time(served: Served) -> None:
     values = get(served, f"/v1/datasets/{DATASET}/measures/rows", scope="batch").json()
     assert [d["measure"]["rows"] for d in batch] == [p["value"] for p in values]
     assert [d["batchId"] for d in batch] == [p["batchId"] for p in values]
-    assert all(set(d["measure"]) == {"rows", "statuses"} and d["pass"] for d in batch)
+    assert all(set(d["measure"]) == {"rows", "statuses", "one status"} and d["pass"] for d in batch)
+    assert all(d["measure"]["one status"] is None for d in batch)  # a failed measure is null
     # every scope, oldest first; the range is by processing time; limit keeps the newest
     every = get(served, f"/v1/datasets/{DATASET}/pass").json()
     assert {d["scope"] for d in every} == {"batch", "window", "total"}
