@@ -67,3 +67,24 @@ def test_a_check_importing_the_state_store_breaks_the_wiring_rule(runner: Module
     result = runner.lint(staged)
     assert result.returncode == 1, result.stdout
     assert "streamdq.checks is not allowed to import streamdq.state" in result.stdout
+
+
+def test_an_ignore_line_that_matches_no_import_fails_so_fixed_violations_leave_the_list(
+    runner: ModuleType, tmp_path: Path
+) -> None:
+    # a contract of its own with one ignore line that no import matches
+    stale = (ROOT / ".importlinter").read_text() + (
+        "\n[importlinter:contract:stale]\n"
+        "name = stale ignore\n"
+        "type = forbidden\n"
+        "source_modules =\n    streamdq.analyzers\n"
+        "forbidden_modules =\n    streamdq.engine\n"
+        "ignore_imports =\n    streamdq.analyzers.base -> streamdq.engine.plan\n"
+    )
+    path = tmp_path / "stale.ini"
+    path.write_text(stale)
+    staged = tmp_path / "stage"
+    staged.mkdir()
+    result = runner.lint(runner.stage(ROOT, staged), config=path)
+    assert result.returncode == 1, result.stdout
+    assert "No matches for ignored import" in result.stdout + result.stderr
