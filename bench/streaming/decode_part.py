@@ -10,7 +10,9 @@ does with a microbatch):
 
 Interleaved (plain, decoded, decoded, plain, ...) ``repeats`` times after one warm-up of each;
 medians. Puts ``decode_plain_ms_50k``, ``decode_ms_50k``, ``decode_x_plain_50k`` and ``load_avg``
-into ``results`` (the suffix names 50k whatever ``rows`` is, so that run.py's keys stay stable).
+into ``results``, and the decoder's floor: ``decode_typed_x_plain_50k`` (the typed parse with a
+corrupt-record column alone) and ``decode_typed_keys_x_plain_50k`` (plus the key scan). The
+suffix names 50k whatever ``rows`` is, so that run.py's keys stay stable.
 
 Run alone: ``python bench/streaming/decode_part.py [--rows N] [--repeats N]``; last line
 ``RESULT streaming_decode key=value ...``.
@@ -77,6 +79,8 @@ def decode_vs_plain(
     spark: Any, work: pathlib.Path, results: dict[str, float], rows: int = 50_000, repeats: int = 5
 ) -> None:
     """Median ms of one ``toArrow()`` of the plain reader and of the decoded frame (see module doc)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DataType, StringType, StructField, StructType
     from streamdq.connectors.sources.decode import decode_json
 
     work.mkdir(parents=True, exist_ok=True)
@@ -88,12 +92,31 @@ def decode_vs_plain(
     def decoded() -> int:
         return int(decode_json(spark.read.text(str(path)), SCHEMA_DDL).toArrow().num_rows)
 
-    for fn in (plain, decoded):  # warm-up: JIT, file cache
+    # The decoder's floor, part by part (each ends in the same typed columns' toArrow): the
+    # typed parse that knows a record which did not convert (a corrupt-record column), and that
+    # parse plus the key scan that finds unknown and missing fields.
+    struct = DataType.fromDDL(SCHEMA_DDL)
+    typed_schema = StructType([*struct.fields, StructField("_c", StringType(), True)])
+    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_c"}
+    names = struct.fieldNames()
+
+    def typed() -> int:
+        t = spark.read.text(str(path)).select(F.from_json("value", typed_schema, opts).alias("t"))
+        return int(t.select(*[F.col("t").getField(n) for n in names], "t._c").toArrow().num_rows)
+
+    def typed_keys() -> int:
+        t = spark.read.text(str(path)).select(
+            F.from_json("value", typed_schema, opts).alias("t"), F.json_object_keys("value").alias("k")
+        )
+        return int(t.select(*[F.col("t").getField(n) for n in names], "t._c", "k").toArrow().num_rows)
+
+    fns = (plain, decoded, typed, typed_keys)
+    for fn in fns:  # warm-up: JIT, file cache
         n = fn()
         assert n == rows, (fn.__name__, n, rows)
-    times: dict[str, list[float]] = {"plain": [], "decoded": []}
+    times: dict[str, list[float]] = {fn.__name__: [] for fn in fns}
     for r in range(repeats):
-        order = (plain, decoded) if r % 2 == 0 else (decoded, plain)
+        order = fns if r % 2 == 0 else tuple(reversed(fns))
         for fn in order:
             ms = _time_ms(fn)
             times[fn.__name__].append(ms)
@@ -103,10 +126,13 @@ def decode_vs_plain(
     results["decode_plain_ms_50k"] = plain_ms
     results["decode_ms_50k"] = decoded_ms
     results["decode_x_plain_50k"] = decoded_ms / plain_ms
+    results["decode_typed_x_plain_50k"] = statistics.median(times["typed"]) / plain_ms
+    results["decode_typed_keys_x_plain_50k"] = statistics.median(times["typed_keys"]) / plain_ms
     results["load_avg"] = os.getloadavg()[0]
     print(
         f"decode rows={rows} plain_ms={plain_ms:.0f} decoded_ms={decoded_ms:.0f} "
-        f"x_plain={decoded_ms / plain_ms:.2f} load_avg={results['load_avg']:.2f}",
+        f"x_plain={decoded_ms / plain_ms:.2f} typed_x_plain={results['decode_typed_x_plain_50k']:.2f} "
+        f"typed_keys_x_plain={results['decode_typed_keys_x_plain_50k']:.2f} load_avg={results['load_avg']:.2f}",
         flush=True,
     )
 
