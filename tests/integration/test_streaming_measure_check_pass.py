@@ -98,6 +98,17 @@ def test_expressions_read_measures_and_history_across_batches(tmp_path, spark, c
         assert alert_id == alert_id_for(query_id, batch_id, "pass", "pass:batch", kind)
     # the status metric: the last batch did not pass
     assert 'streamdq_dataset_pass{dataset="orders",scope="batch"} 0.0' in scraped
+    # the measure's latest value per scope (docs/prometheus.md, SQL measures)
+    from prometheus_client.parser import text_string_to_metric_families
+
+    rows_gauge = {
+        s.labels["scope"]: s.value
+        for f in text_string_to_metric_families(scraped)
+        for s in f.samples
+        if s.name == "streamdq_measure" and s.labels["measure"] == "rows"
+    }
+    assert rows_gauge == {"batch": ROWS_PER_FILE[-1], "total": sum(ROWS_PER_FILE)}
+    assert 'streamdq_measure_failures_total{dataset="orders",measure="rows"} 0.0' in scraped
     # the documents over time from the Delta tables: streamdq query pass
     state = str(tmp_path / "state")
     assert (
