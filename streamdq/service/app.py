@@ -3,7 +3,7 @@
 ``create_app(reader, token=None)`` builds the app over one ``StateReader``. Every route is a
 read; every error is JSON ``{"error": message, "status": code}``:
 
-* 404: an unknown dataset, field, aggregation or route;
+* 404: an unknown dataset, field, aggregation, metric, measure or route;
 * 400: a malformed parameter (a time that is neither epoch seconds nor ISO 8601, an empty or
   reversed range, a page outside its bounds, a value of the wrong type);
 * 401: a missing or wrong bearer token when the app was built with ``token``.
@@ -112,7 +112,7 @@ class PassRecordOut(BaseModel):
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "malformed parameter"},
-    404: {"model": ErrorOut, "description": "unknown dataset, field, aggregation or metric"},
+    404: {"model": ErrorOut, "description": "unknown dataset, field, aggregation, metric or measure"},
     401: {"model": ErrorOut, "description": "missing or wrong bearer token (only with --token)"},
 }
 
@@ -133,7 +133,8 @@ def create_app(reader: StateReader, token: str | None = None) -> FastAPI:
         description=(
             "Read-only REST API over a streamdq Delta state store: datasets and their status, "
             "CDAP-style field aggregations merged over time ranges, metric history, check results, "
-            "alerts, quarantined rows, learned programs and the table quality score. Timestamps are "
+            "alerts, quarantined rows, learned programs, the table quality score, SQL measures and "
+            "measure/check/pass documents. Timestamps are "
             "epoch seconds; ISO 8601 is accepted in parameters. See docs/service.md."
         ),
     )
