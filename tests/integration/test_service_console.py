@@ -248,3 +248,20 @@ def test_dragging_on_the_timeline_picks_the_range(browser: Any, served: Served) 
         assert json.loads(page.inner_text("#merged-value")) == api["data"]
         assert 0 < api["windows"] < 13
         assert errors == []
+
+
+def test_pass_panel_shows_the_documents(browser: Any, served: Served) -> None:
+    """The measure/check/pass panel lists the API's documents, newest first; the short window's
+    document failed its expression check."""
+    short = (T0 + timedelta(minutes=SHORT_WINDOW)).timestamp()
+    docs = get(served, f"/v1/datasets/{DATASET}/pass", limit=50).json()
+    with console(browser, served.url + "/", "pass") as (page, errors):
+        rows = page.locator("#pass-docs tbody tr")
+        assert rows.count() == len(docs)
+        row = page.locator(f'#pass-docs tbody tr[data-scope="window"][data-time="{int(short)}"]')
+        assert row.count() == 1
+        cells = row.locator("td").all_inner_texts()
+        assert cells[2] == "FAIL" and "enough rows" in cells[3]
+        assert json.loads(cells[4]) == {"rows": 2}
+        assert rows.first.get_attribute("data-scope") == docs[-1]["scope"]  # newest first
+        assert errors == []

@@ -422,6 +422,28 @@ async function loadMetric() {
   await draw("metric", $("metric-chart"), spec, values);
 }
 
+/* -- measure/check/pass documents ------------------------------------------------------ */
+async function loadPass() {
+  const docs = await api(`/v1/datasets/${enc(ui.dataset)}/pass`, { ...rangeParams(), limit: 50 });
+  setRows(
+    document.querySelector("#pass-docs tbody"),
+    docs.reverse().map((d) => {
+      const tr = document.createElement("tr");
+      const failed = Object.entries(d.check).filter(([, ok]) => !ok).map(([name]) => name);
+      tr.dataset.scope = d.scope || "";
+      tr.dataset.time = String(d.windowStart ?? d.timestamp);
+      tr.append(
+        cell(fmtTime(d.windowStart ?? d.timestamp)),
+        cell(d.scope),
+        cell(d.pass ? "pass" : "FAIL", d.pass ? "status-Success" : "status-Error"),
+        cell(failed.join(", ")),
+        cell(JSON.stringify(d.measure), "raw"),
+      );
+      return tr;
+    }),
+  );
+}
+
 /* -- quarantine and programs ----------------------------------------------------------- */
 async function loadQuarantine() {
   const page = await api(`/v1/datasets/${enc(ui.dataset)}/quarantine`, {
@@ -477,6 +499,7 @@ async function refresh() {
       await loadAggregation(rangedFields);
       await loadQuality();
       await loadMetric();
+      await loadPass();
       await loadQuarantine();
       await loadPrograms();
     }
