@@ -2,7 +2,8 @@
 sink): expression checks read a measure and its stored history (``previous``,
 ``previous_values``) across batches; each batch's report carries the measure/check/pass
 document, the pass policy drives the dataset alert (violation, resolved, violation with
-deterministic ids) and ``streamdq_dataset_pass`` is scraped from the exporter over HTTP."""
+deterministic ids); ``streamdq_dataset_pass`` and the measure gauge ``streamdq_measure`` are scraped
+from the exporter over HTTP."""
 
 from __future__ import annotations
 
