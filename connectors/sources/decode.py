@@ -163,9 +163,7 @@ def with_utf8_reason(error: Column, policy: str) -> Column:
     """``error`` with ``"invalid UTF-8"`` first when the policy quarantines such records."""
     if utf8_policy(policy) == "flag":
         return error
-    # joined only where the flag is set: valid records (nearly all) keep ``error`` as is
-    flagged = join_reasons([F.lit(INVALID_UTF8), error])
-    return F.when(F.col(INVALID_UTF8_COL), flagged).otherwise(error)
+    return join_reasons([F.when(F.col(INVALID_UTF8_COL), F.lit(INVALID_UTF8)), error])
 
 
 def _quote(raw: Column) -> Column:
@@ -256,16 +254,14 @@ def decode_json(
     struct = parse_schema(schema)
     _check_required(struct, required)
     utf8_policy(invalid_utf8)
-    col = _internal_names(struct, "typed", "keys", "clean", "map", "tnull", "corrupt", "fast")
-    # The UTF-8 test and repair stay in a whole-stage-generated projection of their own:
-    # ``from_json`` is evaluated outside generated code, and the UTF-8 functions moved into
-    # its projection ran slower (bench/README.md, ``## streaming``, decoded source frame).
+    raw = payload_as_string(df, value_col)
     base = df.select(
         *[F.col(src).alias(dst) for src, dst in keep],
-        payload_as_string(df, value_col).alias(RAW_COL),
+        raw.alias(RAW_COL),
         payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
     )
     raw_c = F.col(RAW_COL)
+    col = _internal_names(struct, "typed", "keys", "clean", "map", "tnull", "corrupt")
     corrupt = col["corrupt"]
     typed_schema = StructType([*struct.fields, StructField(corrupt, StringType(), True)])
     typed_opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": corrupt}
@@ -275,21 +271,13 @@ def decode_json(
         F.json_object_keys(raw_c).alias(col["keys"]),
     )
     typed = F.col(col["typed"])
-    keys_c = F.col(col["keys"])
     field_names = struct.fieldNames()
-    clean = keys_c.isNotNull() & typed.getField(corrupt).isNull()
-    # The common record: clean, and its keys are exactly its non-NULL fields (no unknown key,
-    # no explicit null). Its missing fields are then its NULL fields, with no set operation.
-    present_count: Column = F.lit(0)
-    for n in field_names:
-        present_count = present_count + typed.getField(n).isNotNull().cast("int")
-    fast = clean & (F.size(keys_c) == present_count)
+    clean = F.col(col["keys"]).isNotNull() & typed.getField(corrupt).isNull()
     # Exact path only for records that are not clean: the lenient map parse and the typed
     # fields' NULL flags (both NULL for a clean record, so they cost nothing there).
     base = base.select(
         "*",
         clean.alias(col["clean"]),
-        fast.alias(col["fast"]),
         F.when(~clean, F.from_json(raw_c, "MAP<STRING,STRING>")).alias(col["map"]),
         F.when(
             ~clean,
@@ -299,7 +287,6 @@ def decode_json(
         ).alias(col["tnull"]),
     )
     is_clean = F.col(col["clean"])
-    is_fast = F.col(col["fast"])
     m = F.col(col["map"])
     tnull = F.col(col["tnull"])
     names = F.array(*[F.lit(n) for n in field_names]) if field_names else F.array().cast("array<string>")
@@ -342,17 +329,8 @@ def decode_json(
             if n in required_set
         ]
     )
-    # A fast record's NULL fields are exactly its absent keys.
-    fast_error = join_reasons(
-        [
-            F.when(typed.getField(n).isNull(), F.lit(f"missing required field {n}"))
-            for n in field_names
-            if n in required_set
-        ]
-    )
     error = (
-        F.when(is_fast, fast_error)
-        .when(is_clean, clean_error)  # a clean record is an object: not empty
+        F.when(is_clean, clean_error)  # a clean record is an object: not empty
         .when(blank(raw_c), F.lit("empty payload"))
         .when(m.isNull(), F.lit("undecodable JSON"))
         .otherwise(exact_error)
@@ -369,21 +347,15 @@ def decode_json(
         )
         .otherwise(F.lit(None).cast("array<string>"))
     )
-    # A record with exactly the schema's keys in schema order: an array equality then spares
-    # the two hash-set differences (the decoder's costliest expressions otherwise).
+    # The common record has exactly the schema's keys in schema order: an array equality then
+    # spares the two hash-set differences (the decoder's costliest expressions otherwise).
     exact_keys = F.coalesce(keys == names, F.lit(False))
-    fast_missing = _str_array(F.when(typed.getField(n).isNull(), F.lit(n)) for n in field_names)
     return base.select(
         *[typed.getField(n).alias(n) for n in field_names],
         error.alias(ERROR_COL),
         raw_c.alias(RAW_COL),
-        F.when(exact_keys | is_fast, empty_arr)
-        .otherwise(F.array_except(keys, names))
-        .alias(UNKNOWN_FIELDS_COL),
-        F.when(exact_keys, empty_arr)
-        .when(is_fast, fast_missing)
-        .otherwise(F.array_except(names, keys))
-        .alias(MISSING_FIELDS_COL),
+        F.when(exact_keys, empty_arr).otherwise(F.array_except(keys, names)).alias(UNKNOWN_FIELDS_COL),
+        F.when(exact_keys, empty_arr).otherwise(F.array_except(names, keys)).alias(MISSING_FIELDS_COL),
         type_errors.alias(TYPE_ERRORS_COL),
         F.col(INVALID_UTF8_COL),
         *[F.col(dst) for _, dst in keep],
