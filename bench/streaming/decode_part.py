@@ -8,7 +8,7 @@ does with a microbatch):
 * decoded: ``spark.read.text(path)`` + :func:`streamdq.connectors.sources.decode.decode_json`
   (typed columns plus the error, raw payload and drift columns).
 
-Interleaved (plain, decoded, decoded, plain, ...) ``repeats`` times after one warm-up of each;
+Interleaved (the readers in order, then reversed, ...) ``repeats`` times after one warm-up of each;
 medians. Puts ``decode_plain_ms_50k``, ``decode_ms_50k``, ``decode_x_plain_50k`` and ``load_avg``
 into ``results``, and the decoder's floor: ``decode_typed_x_plain_50k`` (the typed parse with a
 corrupt-record column alone) and ``decode_typed_keys_x_plain_50k`` (plus the key scan). The
