@@ -17,6 +17,7 @@ from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.pass_policy import PassPolicy
 from streamdq.checks.result_document import build_document, check_outcomes
+from streamdq.engine.measures import window_label
 from streamdq.measure_result import MeasureResult
 from streamdq.report import Anomaly, CheckResult, Window
 from streamdq.result_document import MeasureCheckPass
@@ -107,7 +108,7 @@ class BatchJudge:
         outcomes = check_outcomes(self.checks, results)
         if not outcomes and not measures:
             return None
-        label = (window.start.isoformat(), window.end.isoformat()) if window is not None else None
+        label = window_label(window.start, window.end) if window is not None else None
         return build_document(self.checks, results, measures, self.pass_policy, scope=scope, window=label)
 
     def _anomalies(self, check: Any, result: CheckResult, scope: str, window: Window | None) -> list[Anomaly]:
