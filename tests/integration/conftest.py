@@ -4,12 +4,14 @@
 (default kind: noida-db, see docs/kafka.md) once per test session and stops it afterwards.
 If no broker binary can start, the test is skipped locally and FAILS under ``CI=true``
 (``require_integration``). Tests should create their own uniquely named topics.
+``run_to_end(runner, timeout)`` runs a streaming runner's ``available_now`` query to its end.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from streamdq.connectors.broker import BrokerUnavailable, EmbeddedBroker
@@ -35,3 +37,15 @@ def kafka_broker() -> Iterator[EmbeddedBroker]:
 def topic_name() -> str:
     """A fresh topic name, unique per test (topics are never shared between tests)."""
     return f"t-{uuid.uuid4().hex[:10]}"
+
+
+def run_to_end(runner: Any, timeout: float) -> Any:
+    """Start ``runner``'s query (an ``available_now`` trigger), wait up to ``timeout`` seconds
+    for it to finish, assert it did not fail, and stop the runner; returns the query."""
+    query = runner.start()
+    try:
+        query.awaitTermination(timeout)
+        assert query.exception() is None
+    finally:
+        runner.stop()
+    return query

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.conftest import run_to_end
 from tests.integration.test_service_api import Served, get, start_server, stop_server
 
 pytestmark = [pytest.mark.integration]
@@ -41,12 +42,7 @@ def example_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     mp.syspath_prepend(str(here))  # `access_aggs:RequestRate`, as PYTHONPATH=. does for the CLI
     try:
         runner = stream(spark, str(here / "run.yaml"))
-        query = runner.start()
-        try:
-            query.awaitTermination(120)
-            assert query.exception() is None
-        finally:
-            runner.stop()
+        run_to_end(runner, 120)
     finally:
         mp.undo()
     return here
@@ -163,12 +159,7 @@ def test_a_restart_restores_the_open_window_from_delta(example_run: Path, spark:
     mp.syspath_prepend(str(example_run))
     try:
         runner = stream(spark, str(example_run / "run.yaml"))
-        query = runner.start()
-        try:
-            query.awaitTermination(120)
-            assert query.exception() is None
-        finally:
-            runner.stop()
+        run_to_end(runner, 120)
     finally:
         mp.undo()
     spec = json.dumps({"analyzer": "Aggregation", "function": "discreteValuesHistogram", "column": "status"})

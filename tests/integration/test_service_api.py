@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from tests.conftest import require_integration
+from tests.integration.conftest import run_to_end
 
 pytestmark = [pytest.mark.integration]
 
@@ -146,12 +147,7 @@ def build_store(spark: Any, tmp: Path) -> ServiceStore:
         os.utime(staged, (1_700_000_000 + k, 1_700_000_000 + k))  # files are read in this order
         staged.rename(inbox / staged.name)
     runner = streamdq.stream(spark, str(_config(tmp, inbox)))
-    query = runner.start()
-    try:
-        query.awaitTermination(300)
-        assert query.exception() is None
-    finally:
-        runner.stop()
+    run_to_end(runner, 300)
     return ServiceStore(tmp / "state", DATASET, T0)
 
 

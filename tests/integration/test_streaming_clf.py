@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.integration.conftest import run_to_end
+
 pytestmark = [pytest.mark.integration]
 
 LINES = [
@@ -42,12 +44,7 @@ def test_clf_lines_into_checks_and_quarantine(tmp_path, spark):
         "sinks": [{"type": "jsonl", "path": str(tmp_path / "reports.jsonl")}],
     }
     runner = stream(spark, cfg)
-    query = runner.start()
-    try:
-        query.awaitTermination(90)
-        assert query.exception() is None
-    finally:
-        runner.stop()
+    run_to_end(runner, 90)
     store = runner.store
 
     def last(name: str, instance: str | None = None) -> float:

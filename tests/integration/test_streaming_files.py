@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integration.conftest import run_to_end
+
 pytestmark = [pytest.mark.integration]
 
 SCHEMA = "order_id STRING, ts TIMESTAMP, amount DOUBLE"
@@ -116,12 +118,7 @@ def test_csv_files_end_to_end_counts_and_quarantines_bad_lines(tmp_path, spark):
     (tmp_path / "o.csv").rename(inbox / "o.csv")
     run = _write_run(tmp_path, {"type": "files", "path": str(inbox), "format": "csv", "schema": SCHEMA})
     runner = stream(spark, str(run))
-    query = runner.start()
-    try:
-        query.awaitTermination(90)
-        assert query.exception() is None
-    finally:
-        runner.stop()
+    run_to_end(runner, 90)
     store = runner.store
     assert _metric_values(store, "Size", "total")[-1] == 2
     assert _metric_values(store, "Completeness", "total", "amount")[-1] == pytest.approx(1 / 2)
@@ -149,11 +146,6 @@ def test_parquet_files_end_to_end(tmp_path, spark):
     }
     run = _write_run(tmp_path, source)
     runner = stream(spark, str(run))
-    query = runner.start()
-    try:
-        query.awaitTermination(90)
-        assert query.exception() is None
-    finally:
-        runner.stop()
+    run_to_end(runner, 90)
     assert _metric_values(runner.store, "Size", "total")[-1] == 4
     assert _metric_values(runner.store, "Completeness", "total", "amount")[-1] == pytest.approx(3 / 4)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integration.conftest import run_to_end
+
 pytestmark = [pytest.mark.integration]
 
 SCHEMA = "order_id STRING, ts TIMESTAMP, amount DOUBLE"
@@ -70,12 +72,7 @@ def test_measures_per_batch_window_and_total_are_stored_and_queryable(tmp_path, 
     cfg["source"]["max_files_per_trigger"] = 1
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg))
     runner = stream(spark, str(tmp_path / "run.yaml"))
-    query = runner.start()
-    try:
-        query.awaitTermination(120)
-        assert query.exception() is None
-    finally:
-        runner.stop()
+    run_to_end(runner, 120)
 
     store = runner.store
     assert runner.handler is not None

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integration.conftest import run_to_end
+
 pytestmark = [pytest.mark.integration]
 
 SCHEMA = "order_id STRING, ts TIMESTAMP, status STRING"
@@ -58,12 +60,7 @@ def test_row_level_quarantine_through_a_streaming_run(tmp_path: Path, spark) -> 
     run.write_text(yaml.safe_dump(cfg))
     runner = streamdq.stream(spark, str(run))
     assert runner.make_handler("q").row_level.max_rows == 2
-    query = runner.start()
-    try:
-        query.awaitTermination(120)
-        assert query.exception() is None
-    finally:
-        runner.stop()
+    run_to_end(runner, 120)
 
     rows = runner.store.table("quarantine").to_pyarrow_table().to_pylist()
     reasons = [r["reason"] for r in rows]
