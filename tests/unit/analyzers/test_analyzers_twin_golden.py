@@ -1,0 +1,147 @@
+"""Golden pins of the twin analyzers (Minimum/Maximum, MinLength/MaxLength, Mean/Sum and the
+grouping analyzers on one column set), written with the code BEFORE the twins were folded
+into shared pieces (issue 21).
+
+What a stored state store holds must keep meaning the same thing: the analyzer's key (the
+state store's key of its state), the state's bytes, and the metric read from those bytes.
+If one of these fails, a refactoring changed a stored contract: restore it, or bump the
+state's FORMAT_VERSION and keep reading the old bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql.types import StringType, StructField, StructType
+
+from streamdq.analyzers import (
+    Analyzer,
+    CountDistinct,
+    Distinctness,
+    Maximum,
+    MaxLength,
+    Mean,
+    Minimum,
+    MinLength,
+    Sum,
+    Uniqueness,
+    UniqueValueRatio,
+    state_from_bytes,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+
+# analyzer, its key, the hex bytes of a state it stores, the metric value of that state
+SCAN_TWINS = [
+    (
+        Minimum("x"),
+        '{"analyzer":"Minimum","column":"x"}',
+        "5344515300034d696e00017b2276616c7565223a2d322e357d",
+        -2.5,
+    ),
+    (
+        Maximum("x", where="y > 0"),
+        '{"analyzer":"Maximum","column":"x","where":"y > 0"}',
+        "5344515300034d617800017b2276616c7565223a372e307d",
+        7.0,
+    ),
+    (
+        MinLength("s", null_behavior="empty_string"),
+        '{"analyzer":"MinLength","column":"s","null_behavior":"empty_string"}',
+        "5344515300034d696e00017b2276616c7565223a302e307d",
+        0.0,
+    ),
+    (
+        MaxLength("s"),
+        '{"analyzer":"MaxLength","column":"s","null_behavior":"ignore"}',
+        "5344515300034d617800017b2276616c7565223a31322e307d",
+        12.0,
+    ),
+    (
+        Mean("x"),
+        '{"analyzer":"Mean","column":"x"}',
+        "53445153000353756d00017b226e223a342c22746f74616c223a31302e307d",
+        2.5,
+    ),
+    (
+        Sum("x", where="y > 0"),
+        '{"analyzer":"Sum","column":"x","where":"y > 0"}',
+        "53445153000353756d00017b226e223a342c22746f74616c223a31302e307d",
+        10.0,
+    ),
+]
+
+
+@pytest.mark.parametrize("analyzer,key,hex_bytes,value", SCAN_TWINS, ids=lambda v: getattr(v, "NAME", ""))
+def test_scan_twin_reads_its_stored_state(analyzer: Analyzer, key: str, hex_bytes: str, value: float) -> None:
+    assert analyzer.key() == key and analyzer.state_key() == key
+    assert Analyzer.from_spec(analyzer.to_spec()) == analyzer
+    state = state_from_bytes(bytes.fromhex(hex_bytes))
+    assert isinstance(state, type(analyzer.empty_state()))
+    assert state.to_bytes().hex() == hex_bytes
+    metric = analyzer.metric(state)
+    assert metric.value == value and not metric.approximate and metric.failure is None
+    # merging with the stored empty state changes nothing; the empty state alone is an empty Failure
+    assert analyzer.metric(state.merge(analyzer.empty_state())).value == value
+    empty = analyzer.metric(analyzer.empty_state())
+    assert empty.failure is not None and empty.empty
+
+
+def test_min_and_max_states_stay_distinct_types() -> None:
+    low = state_from_bytes(bytes.fromhex(SCAN_TWINS[0][2]))
+    high = state_from_bytes(bytes.fromhex(SCAN_TWINS[1][2]))
+    assert type(low).__name__ == "MinState" and type(high).__name__ == "MaxState"
+    assert low != high and type(low)(7.0) != high  # same value, other tag: not equal
+
+
+FREQ_KEY = 'frequency:{"columns":["k"],"histogram":false,"where":null}'
+# analyzer, key, metric on frequency_exact_v3.bin, (value, error bound) on frequency_sample_v3.bin
+GROUPING_TWINS = [
+    (
+        Uniqueness(("k",)),
+        '{"analyzer":"Uniqueness","columns":["k"]}',
+        0.16666666666666666,
+        (0.0, 0.029742052391209712),
+    ),
+    (
+        Distinctness(("k",)),
+        '{"analyzer":"Distinctness","columns":["k"]}',
+        0.5,
+        (0.04005006257822278, 0.029742052391209712),
+    ),
+    (
+        UniqueValueRatio(("k",)),
+        '{"analyzer":"UniqueValueRatio","columns":["k"]}',
+        0.3333333333333333,
+        (0.0, 0.05280452075036672),
+    ),
+    (CountDistinct(("k",)), '{"analyzer":"CountDistinct","columns":["k"]}', 3.0, None),
+]
+
+
+@pytest.mark.parametrize("analyzer,key,exact,sampled", GROUPING_TWINS, ids=lambda v: getattr(v, "NAME", ""))
+def test_grouping_twin_reads_the_stored_frequency_states(
+    analyzer: Analyzer, key: str, exact: float, sampled: tuple[float, float] | None
+) -> None:
+    assert analyzer.key() == key and analyzer.state_key() == FREQ_KEY
+    assert Analyzer.from_spec(analyzer.to_spec()) == analyzer
+    m = analyzer.metric(state_from_bytes((GOLDEN / "frequency_exact_v3.bin").read_bytes()))
+    assert (m.value, m.approximate, m.error_bound) == (exact, False, None)
+    if sampled is not None:
+        s = analyzer.metric(state_from_bytes((GOLDEN / "frequency_sample_v3.bin").read_bytes()))
+        assert s.approximate and (s.value, s.error_bound) == sampled
+
+
+def test_count_distinct_of_two_columns_with_a_filter_keeps_its_key() -> None:
+    a = CountDistinct(("k", "j"), where="x > 1")
+    assert a.key() == '{"analyzer":"CountDistinct","columns":["k","j"],"where":"x > 1"}'
+    assert a.state_key() == 'frequency:{"columns":["k","j"],"histogram":false,"where":"x > 1"}'
+    assert a.metric(state_from_bytes((GOLDEN / "frequency_exact_v3.bin").read_bytes())).value == 3.0
+
+
+@pytest.mark.parametrize("cls", [Uniqueness, Distinctness, UniqueValueRatio, CountDistinct])
+def test_grouping_twin_without_columns_fails_its_precondition(cls: type[Analyzer]) -> None:
+    schema = StructType([StructField("k", StringType())])
+    assert cls(()).preconditions(schema) == f"{cls.NAME} needs at least one column"  # type: ignore[call-arg]
+    assert cls(("k",)).preconditions(schema) is None  # type: ignore[call-arg]
