@@ -11,6 +11,7 @@ Scopes: ``batch`` (the microbatch), ``window`` (an event-time tumbling window, w
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -81,13 +82,76 @@ class ScopedMetric:
         )
 
 
+def _finite(value: Any) -> float | None:
+    """``value`` as a float bound; None for None, NaN and the infinities (no bound that side)."""
+    if value is None or isinstance(value, bool):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _numeric_pair(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in value)
+    )
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """An interval an assertion accepts: ``lower`` / ``upper`` (None: open on that side) and
+    whether each end is part of it. Pure value; ``Bounds()`` accepts everything.
+
+    >>> Bounds(lower=1000.0).distance(1.0)
+    999.0
+    >>> Bounds(upper=10.0, upper_inclusive=False).contains(10.0)
+    False
+    """
+
+    lower: float | None = None
+    upper: float | None = None
+    lower_inclusive: bool = True
+    upper_inclusive: bool = True
+
+    @property
+    def known(self) -> bool:
+        """True if at least one side is bounded."""
+        return self.lower is not None or self.upper is not None
+
+    def contains(self, value: float) -> bool:
+        if self.lower is not None and (value < self.lower or (value == self.lower and not self.lower_inclusive)):
+            return False
+        return not (
+            self.upper is not None and (value > self.upper or (value == self.upper and not self.upper_inclusive))
+        )
+
+    def distance(self, value: float) -> float:
+        """How far ``value`` lies outside the interval (0.0 inside or on an end)."""
+        below = self.lower - value if self.lower is not None else 0.0
+        above = value - self.upper if self.upper is not None else 0.0
+        return max(below, above, 0.0)
+
+
 @dataclass(frozen=True)
 class ConstraintResult:
     """The outcome of one constraint: ``Success`` or ``Failure`` with a message.
 
     ``constraint_id`` is stable across runs (derived from the constraint's data) and is
     what alert ids and de-duplication key on. ``bound`` describes the assertion or the
-    expected interval in words or numbers (e.g. ``">= 0.95"`` or ``[0.9, 1.1]``).
+    expected interval for display, in words or numbers (e.g. ``">= 0.95"`` or ``[0.9, 1.1]``);
+    programs read the structured ``lower`` / ``upper`` (None: no bound on that side, or an
+    assertion that is no interval, such as ``!= 0`` or a Python callable) with
+    ``lower_inclusive`` / ``upper_inclusive`` (``> 5`` is lower 5.0, not inclusive). A ``bound``
+    given as a ``[lower, upper]`` pair of numbers fills ``lower`` / ``upper`` when they are not
+    given. A report written before these fields existed reads them back as None.
+
+    >>> r = ConstraintResult("orders", "Error", "Size", "c1", FAILURE, bound="> 5.0", lower=5.0,
+    ...                      lower_inclusive=False)
+    >>> r.bounds.distance(3.0), r.bounds.contains(5.0)
+    (2.0, False)
+    >>> ConstraintResult.from_dict({**r.to_dict(), "lower": None, "lower_inclusive": None}).lower is None
+    True
     """
 
     check: str
@@ -103,10 +167,24 @@ class ConstraintResult:
     verdict: Any = field(default=None, compare=False)
     """What a kind's own evaluator said beyond status and message (``has_no_anomalies``: the
     detector's ``Verdict``, which the engine turns into an ``Anomaly``); not serialized."""
+    lower: float | None = None
+    upper: float | None = None
+    lower_inclusive: bool = True
+    upper_inclusive: bool = True
+
+    def __post_init__(self) -> None:
+        if self.lower is None and self.upper is None and _numeric_pair(self.bound):
+            object.__setattr__(self, "lower", _finite(self.bound[0]))
+            object.__setattr__(self, "upper", _finite(self.bound[1]))
 
     @property
     def failed(self) -> bool:
         return self.status != SUCCESS
+
+    @property
+    def bounds(self) -> Bounds:
+        """The structured bounds as one value."""
+        return Bounds(self.lower, self.upper, self.lower_inclusive, self.upper_inclusive)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +198,10 @@ class ConstraintResult:
             "scope": self.scope,
             "window": self.window.to_dict() if self.window else None,
             "bound": self.bound,
+            "lower": self.lower,
+            "upper": self.upper,
+            "lower_inclusive": self.lower_inclusive,
+            "upper_inclusive": self.upper_inclusive,
         }
 
     @classmethod
@@ -135,6 +217,10 @@ class ConstraintResult:
             scope=data.get("scope", "batch"),
             window=Window.from_dict(data.get("window")),
             bound=data.get("bound"),
+            lower=_finite(data.get("lower")),
+            upper=_finite(data.get("upper")),
+            lower_inclusive=data.get("lower_inclusive") is not False,
+            upper_inclusive=data.get("upper_inclusive") is not False,
         )
 
 

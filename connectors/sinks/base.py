@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from streamdq.alerts.alert import Alert
+from streamdq.alerts.throttle import AlertThrottle as AlertThrottle  # re-export: the per-sink valve
 from streamdq.report import BatchReport
 
 log = logging.getLogger("streamdq.sinks")
@@ -215,42 +216,3 @@ class BackgroundRetrier(Generic[T]):
 def describe(obj: Any) -> str:
     """Short ``Type(name)`` text for logs."""
     return f"{type(obj).__name__}({getattr(obj, 'name', '')})"
-
-
-class AlertThrottle:
-    """Per-sink cool-down and rate limit for human channels (email, webhook).
-
-    The persisted, global hygiene is ``streamdq.alerts.AlertPolicy``; this is an extra,
-    in-memory valve per sink (it restarts empty with the job). Time is the alerts'
-    ``processing_time``. ``resolved`` alerts always pass. A violation/anomaly is held back
-    (dropped for this sink, counted in ``held_back``) if the same ``dataset/constraint_id``
-    passed this sink less than ``cooldown_seconds`` ago, or if ``rate_limit_per_minute``
-    alerts passed in the last minute.
-    """
-
-    def __init__(self, cooldown_seconds: float = 0.0, rate_limit_per_minute: int | None = None) -> None:
-        self.cooldown_seconds = cooldown_seconds
-        self.rate_limit_per_minute = rate_limit_per_minute
-        self._last: dict[str, float] = {}
-        self._sent: collections.deque[float] = collections.deque()
-        self.held_back = 0
-
-    def admit(self, alerts: Iterable[Alert]) -> list[Alert]:
-        out = []
-        for alert in alerts:
-            now = alert.processing_time.timestamp()
-            if alert.kind == "resolved":
-                out.append(alert)
-                continue
-            while self._sent and self._sent[0] <= now - 60.0:
-                self._sent.popleft()
-            last = self._last.get(alert.key)
-            if (last is not None and now - last < self.cooldown_seconds) or (
-                self.rate_limit_per_minute is not None and len(self._sent) >= self.rate_limit_per_minute
-            ):
-                self.held_back += 1
-                continue
-            self._last[alert.key] = now
-            self._sent.append(now)
-            out.append(alert)
-        return out

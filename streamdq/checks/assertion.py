@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from streamdq.errors import ConfigError
+from streamdq.report import Bounds
 
 OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
@@ -71,6 +72,11 @@ class Assertion:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def bounds(self) -> Bounds:
+        """The interval of passing values (``ConstraintResult.lower``/``upper``); ``Bounds()``
+        (nothing known) unless the assertion is one."""
+        return Bounds()
+
     def to_spec(self) -> Any:
         raise NotImplementedError
 
@@ -92,6 +98,20 @@ class Comparison(Assertion):
 
     def describe(self) -> str:
         return f"{self.op} {_fmt(self.value)}"
+
+    def bounds(self) -> Bounds:
+        """``>= 5`` is ``[5, open)``, ``< 5`` is ``(open, 5)`` not inclusive, ``== 5`` is ``[5, 5]``,
+        ``!= 5`` no interval; an infinite value leaves its side open.
+
+        >>> Comparison(">", 5).bounds()
+        Bounds(lower=5.0, upper=None, lower_inclusive=False, upper_inclusive=True)
+        """
+        v = self.value if math.isfinite(self.value) else None
+        if self.op in (">=", ">"):
+            return Bounds(lower=v, lower_inclusive=self.op == ">=")
+        if self.op in ("<=", "<"):
+            return Bounds(upper=v, upper_inclusive=self.op == "<=")
+        return Bounds(v, v) if self.op == "==" else Bounds()
 
     def to_spec(self) -> str:
         return self.describe()
@@ -115,6 +135,10 @@ class Between(Assertion):
 
     def describe(self) -> str:
         return f"between {_fmt(self.lower)} and {_fmt(self.upper)}"
+
+    def bounds(self) -> Bounds:
+        finite = [b if math.isfinite(b) else None for b in (self.lower, self.upper)]
+        return Bounds(finite[0], finite[1])
 
     def to_spec(self) -> dict[str, list[float]]:
         return {"between": [self.lower, self.upper]}

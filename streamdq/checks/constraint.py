@@ -48,7 +48,7 @@ from streamdq.checks.vocabulary import constraint_kind as _lookup
 from streamdq.checks.vocabulary import constraint_kinds as _all_kinds
 from streamdq.checks.vocabulary import register_constraint_kind as _add_kind
 from streamdq.errors import ConfigError
-from streamdq.report import FAILURE, SCOPES, SUCCESS, ConstraintResult, Window
+from streamdq.report import FAILURE, SCOPES, SUCCESS, Bounds, ConstraintResult, Window
 
 
 def register_constraint_kind(kind: ConstraintKind, *, replace: bool = False) -> ConstraintKind:
@@ -278,6 +278,7 @@ class Constraint:
         """A ``ConstraintResult`` for this constraint given the metrics of its analyzers."""
         metric = metrics.get(self.analyzer) if self.definition.needs_metric else None
         status, message, verdict = self._judgement(metric, context)
+        b = self.assertion.bounds() if self.assertion is not None else Bounds()
         return ConstraintResult(
             check=check,
             level=level,
@@ -289,6 +290,10 @@ class Constraint:
             scope=scope or self.scope,
             window=window,
             bound=self.assertion.describe() if self.assertion is not None else None,
+            lower=b.lower,
+            upper=b.upper,
+            lower_inclusive=b.lower_inclusive,
+            upper_inclusive=b.upper_inclusive,
             verdict=verdict,
         )
 
