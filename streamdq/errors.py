@@ -1,27 +1,50 @@
-"""Errors raised by streamdq at start-up.
+"""The errors streamdq raises on purpose, and the one form of a configuration error.
 
-``ConfigError`` is raised when a run config, a source spec, a sink spec or a checks file is
-wrong. Its message names where the mistake is (optional file, then the dotted key path), what
-is wrong, and how to fix it, e.g.
-``orders.yaml: source.format: unknown value 'xml' (fix: use one of json, csv, clf, raw)``.
-Configuration mistakes fail fast; bad *records* never raise (they become data-quality facts).
+Contract:
 
-Two call forms are accepted (both are used across the code base):
+* ``StreamdqError`` is the base of every error the package raises on purpose (a configuration
+  mistake, a bad expression or measure query, unreadable state bytes, a service error, ...).
+  ``except StreamdqError`` catches them all and nothing else: any other exception is a bug or
+  a failure of something underneath (Spark, the network, the disk).
+* ``ConfigError(key, problem, fix=None, file=None)`` is a configuration mistake, found before
+  the stream starts (a run config, a source or sink spec, a checks file, a CLI flag). ``key`` is
+  the dotted path of the offending key (``source.schema``, ``checks[2].constraints[0]``, or a
+  flag such as ``--state``; ``""`` for the file as a whole, e.g. when it is not valid YAML),
+  ``problem`` says what is wrong, ``fix`` what to do, ``file`` which file. This is the only form:
+  the key is never baked into the problem text, so ``exc.key`` always says where. It is also a
+  ``ValueError``, so older ``except ValueError`` code keeps working.
+* ``str(exc)`` is ``file: key: problem (fix: fix)`` (file, key and fix only where known);
+  ``exc.line()`` is the report form ``file: key: problem; fix: fix``.
+* Mistakes are reported all at once: ``ErrorCollector`` gathers the ``ConfigError`` raised by
+  independent validation steps (``collector.get(fn, *args, default=...)`` or ``with
+  collector.catch(): ...``) and ``collector.raise_if_any()`` raises one ``ConfigErrors`` holding
+  them all (a single error is raised as itself). ``ConfigErrors`` is itself a ``ConfigError`` (its
+  key, problem, fix and file are the first error's), so every ``except ConfigError`` keeps
+  working; ``str()`` is each error's message, one per line.
 
-* ``ConfigError(key, problem, fix=None, file=None)`` — structured;
-* ``ConfigError(message, file=..., path=...)`` — a free-form message with an optional key path.
+Bad *records* never raise: they are data-quality facts (counted, quarantined).
 
-Mistakes are reported all at once: ``ErrorCollector`` gathers the ``ConfigError`` raised by
-independent validation steps (``collector.get(fn, *args, default=...)`` or ``with
-collector.catch(): ...``) and ``collector.raise_if_any()`` raises one ``ConfigErrors`` holding
-them all (a single error is raised as itself). ``ConfigErrors`` is itself a ``ConfigError`` (its
-key, problem and fix are the first error's), so every ``except ConfigError`` keeps working;
-``str()`` is each error's message, one per line.
-``ConfigError.line()`` is the one-line report form ``file: key: problem; fix: ...``.
+>>> err = ConfigError("source.format", "unknown value 'xml'", "use one of json, csv, clf, raw")
+>>> str(err.with_file("orders.yaml"))
+"orders.yaml: source.format: unknown value 'xml' (fix: use one of json, csv, clf, raw)"
+>>> err.key, isinstance(err, StreamdqError), isinstance(err, ValueError)
+('source.format', True, True)
+>>> errs = ErrorCollector("orders.yaml")
+>>> with errs.catch():
+...     raise ConfigError("window", "expected a positive duration, got -1", "write window: 1 minute")
+>>> errs.add(ConfigError("dataset", "missing required key"))
+>>> try:
+...     errs.raise_if_any()
+... except ConfigError as exc:
+...     print([e.key for e in exc.errors_list()])
+...     print(exc.lines()[0])
+['window', 'dataset']
+orders.yaml: window: expected a positive duration, got -1; fix: write window: 1 minute
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -29,43 +52,57 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class StreamdqError(Exception):
+    """Base of every error streamdq raises on purpose (see the module docstring)."""
+
+
+class ConfigError(StreamdqError, ValueError):
     """A configuration mistake, found before the stream starts.
 
-    ``key`` (alias ``path``) is the dotted path of the offending key (``source.schema``),
-    ``problem`` says what is wrong, ``fix`` says what to do, ``file`` names the config file.
+    ``ConfigError(key, problem, fix=None, file=None)``: ``key`` is the dotted path of the
+    offending key (``source.schema``; ``""`` for the whole file), ``problem`` says what is wrong
+    (without the key), ``fix`` says what to do, ``file`` names the config file. ``path`` and
+    ``detail`` are read-only aliases of ``key`` and ``problem``.
     """
 
     def __init__(
         self,
-        *args: Any,
-        file: str | None = None,
-        path: str | None = None,
-        fix: str | None = None,
-        key: str | None = None,
+        key: str,
         problem: str | None = None,
+        fix: str | None = None,
+        file: str | None = None,
+        *,
+        path: str | None = None,
     ) -> None:
-        if len(args) >= 2:
-            key = str(args[0])
-            problem = str(args[1])
-            if len(args) > 2 and args[2] is not None:
-                fix = str(args[2])
-            if len(args) > 3 and args[3] is not None:
-                file = str(args[3])
-        elif len(args) == 1:
-            problem = str(args[0])
-            key = key or path
-        self.key = key or path or ""
-        self.path = self.key
-        self.problem = problem or ""
-        self.detail = self.problem
-        self.fix = fix
-        self.file = file
+        if problem is None:  # the retired free-form ConfigError(message, file=..., path=...)
+            warnings.warn(
+                "ConfigError(message) is deprecated: use ConfigError(key, problem, fix, file)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            key, problem = path or "", key
+        elif path is not None:
+            raise TypeError("ConfigError(key, problem, ...) takes no path=; the key is the path")
+        self.key = str(key)
+        self.problem = str(problem)
+        self.fix = None if fix is None else str(fix)
+        self.file = None if file is None else str(file)
         super().__init__(self._render())
+
+    @property
+    def path(self) -> str:
+        return self.key
+
+    @property
+    def detail(self) -> str:
+        return self.problem
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.key, self.problem, self.fix, self.file))
 
     def _render(self) -> str:
         prefix = f"{self.file}: " if self.file else ""
-        if self.key and not self.problem.startswith(self.key):
+        if self.key and not self.problem.startswith(f"{self.key}: "):
             prefix += f"{self.key}: "
         suffix = f" (fix: {self.fix})" if self.fix else ""
         return f"{prefix}{self.problem}{suffix}"
@@ -74,11 +111,7 @@ class ConfigError(ValueError):
         """The same error, naming the config file it came from (kept if already named)."""
         if self.file:
             return self
-        return (
-            ConfigError(self.key, self.problem, self.fix, file)
-            if self.key
-            else ConfigError(self.problem, file=file, fix=self.fix)
-        )
+        return ConfigError(self.key, self.problem, self.fix, file)
 
     in_file = with_file
 
@@ -117,6 +150,9 @@ class ConfigErrors(ConfigError):
 
     def __str__(self) -> str:
         return "\n".join(str(e) for e in self.errors)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.errors,))
 
     def lines(self) -> list[str]:
         return [e.line() for e in self.errors]

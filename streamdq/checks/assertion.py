@@ -161,8 +161,9 @@ class PyAssertion(Assertion):
 
     def to_spec(self) -> Any:
         raise ConfigError(
-            f"{self.describe()} is a Python callable and cannot be written to YAML/JSON; "
-            'use a comparison such as ">= 0.95" or {between: [lo, hi]} instead'
+            "assertion",
+            f"{self.describe()} is a Python callable and cannot be written to YAML/JSON",
+            'use a comparison such as ">= 0.95" or {between: [lo, hi]} instead',
         )
 
 
@@ -188,28 +189,28 @@ def parse_assertion(spec: Any, *, path: str = "assertion", file: str | None = No
         m = _SHORTHAND.match(spec)
         value = _number(m.group(2)) if m else None
         if m is None or value is None or math.isnan(value):
-            raise ConfigError(f"got {spec!r}; expected {EXPECTED}", file=file, path=path)
+            raise ConfigError(path, f"got {spec!r}; expected {EXPECTED}", file=file)
         op = "==" if m.group(1) == "=" else m.group(1)
         return Comparison(op, value)
     if isinstance(spec, dict):
         if set(spec) != {"between"}:
             raise ConfigError(
-                f"got a mapping with keys {sorted(map(str, spec))}; expected {EXPECTED}", file=file, path=path
+                path, f"got a mapping with keys {sorted(map(str, spec))}; expected {EXPECTED}", file=file
             )
         bounds = spec["between"]
         sub = f"{path}.between"
         if not isinstance(bounds, list | tuple) or len(bounds) != 2:
             raise ConfigError(
-                f"got {bounds!r}; expected a list [lower, upper] of two numbers", file=file, path=sub
+                sub, f"got {bounds!r}; expected a list [lower, upper] of two numbers", file=file
             )
         lo, hi = _number(bounds[0]), _number(bounds[1])
         if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
             raise ConfigError(
-                f"got {bounds!r}; expected a list [lower, upper] of two numbers", file=file, path=sub
+                sub, f"got {bounds!r}; expected a list [lower, upper] of two numbers", file=file
             )
         if lo > hi:
             raise ConfigError(
-                f"lower bound {lo} is above upper bound {hi}; expected lower <= upper", file=file, path=sub
+                sub, f"lower bound {lo} is above upper bound {hi}; expected lower <= upper", file=file
             )
         return Between(lo, hi)
-    raise ConfigError(f"got {spec!r}; expected {EXPECTED}", file=file, path=path)
+    raise ConfigError(path, f"got {spec!r}; expected {EXPECTED}", file=file)

@@ -99,30 +99,31 @@ class Constraint:
         path: str = "",
         file: str | None = None,
     ) -> Constraint:
-        """Validate and build; a ``ConfigError`` names ``file``, ``path.<key>`` and the expectation."""
-        prefix = f"{path}." if path else ""
+        """Validate and build; a ``ConfigError`` names ``file``, the key ``<path>.<key>`` (``path``
+        defaults to the kind, e.g. ``has_mean.assertion``) and the expectation."""
+        prefix = f"{path or kind}."  # a constraint built in code names its kind
         try:
             k = constraint_kind(kind)
         except KeyError as exc:
-            raise ConfigError(str(exc.args[0]), file=file, path=path or None) from None
+            raise ConfigError(path or kind, str(exc.args[0]), file=file) from None
         given = dict(params or {})
         out: dict[str, Any] = {}
         names = [p.name for p in k.params]
         for key in given:
             if key not in names:
                 raise ConfigError(
+                    f"{prefix}{key}",
                     f"unknown key {key!r} for {kind}{did_you_mean(key, names + list(COMMON_KEYS))} "
                     f"(keys: {', '.join(names + [c for c in COMMON_KEYS if c != 'assertion' or k.takes_assertion])})",
                     file=file,
-                    path=f"{prefix}{key}",
                 )
         for p in k.params:
             if p.name not in given or given[p.name] is None:
                 if p.required:
                     raise ConfigError(
-                        f"missing required key {p.name!r}: expected {p.expectation()}",
+                        f"{prefix}{p.name}",
+                        f"missing required key: expected {p.expectation()}",
                         file=file,
-                        path=path or kind,
                     )
                 if p.default is not None:
                     out[p.name] = p.default
@@ -131,46 +132,46 @@ class Constraint:
                 out[p.name] = _convert(p, given[p.name])
             except ValueError:
                 raise ConfigError(
-                    f"got {given[p.name]!r}; expected {p.expectation()}", file=file, path=f"{prefix}{p.name}"
+                    f"{prefix}{p.name}", f"got {given[p.name]!r}; expected {p.expectation()}", file=file
                 ) from None
         if k.validate is not None:
             problem = k.validate(out)
             if problem is not None:
-                raise ConfigError(problem[1], file=file, path=f"{prefix}{problem[0]}")
+                raise ConfigError(f"{prefix}{problem[0]}", problem[1], file=file)
         parsed: Assertion | None
         if assertion is None:
             if k.takes_assertion and k.default_assertion is None:
                 raise ConfigError(
-                    "missing required key 'assertion': expected a comparison such as \">= 0.95\" "
+                    f"{prefix}assertion",
+                    "missing required key: expected a comparison such as \">= 0.95\" "
                     "or {between: [lower, upper]}",
                     file=file,
-                    path=path or kind,
                 )
             parsed = k.default_assertion if k.takes_assertion else None
         else:
             if not k.takes_assertion:
-                raise ConfigError(f"{kind} takes no assertion", file=file, path=f"{prefix}assertion")
+                raise ConfigError(f"{prefix}assertion", f"{kind} takes no assertion", file=file)
             parsed = parse_assertion(assertion, path=f"{prefix}assertion", file=file)
         if parsed is not None and k.validate_assertion is not None:
             problem_text = k.validate_assertion(out, parsed)
             if problem_text is not None:
-                raise ConfigError(problem_text, file=file, path=f"{prefix}assertion")
+                raise ConfigError(f"{prefix}assertion", problem_text, file=file)
         if where is not None and (not isinstance(where, str) or not where.strip()):
             raise ConfigError(
-                f"got {where!r}; expected a Spark SQL predicate string", file=file, path=f"{prefix}where"
+                f"{prefix}where", f"got {where!r}; expected a Spark SQL predicate string", file=file
             )
         if hint is not None and not isinstance(hint, str):
-            raise ConfigError(f"got {hint!r}; expected a string", file=file, path=f"{prefix}hint")
+            raise ConfigError(f"{prefix}hint", f"got {hint!r}; expected a string", file=file)
         if scope not in SCOPES:
             raise ConfigError(
-                f"got {scope!r}; expected one of {', '.join(SCOPES)}", file=file, path=f"{prefix}scope"
+                f"{prefix}scope", f"got {scope!r}; expected one of {', '.join(SCOPES)}", file=file
             )
         c = cls(kind, Params(out), parsed, where, hint, scope)
         try:
             object.__setattr__(c, "_analyzer", k.analyzer(c.params, where))
         except (TypeError, ValueError, KeyError) as exc:
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            raise ConfigError(f"cannot build the analyzer: {detail}", file=file, path=path or kind) from None
+            raise ConfigError(path or kind, f"cannot build the analyzer: {detail}", file=file) from None
         return c
 
     # -- data view ----------------------------------------------------------------------

@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from streamdq.errors import StreamdqError
+
 MAX_LENGTH = 2000
 """Longest expression text (characters)."""
 MAX_DEPTH = 24
@@ -83,7 +85,7 @@ ALLOWED_FUNCTIONS = frozenset(
 )
 
 
-class ExpressionError(ValueError):
+class ExpressionError(StreamdqError, ValueError):
     """A load-time mistake in an expression (syntax, sandbox, limits, history arguments)."""
 
 

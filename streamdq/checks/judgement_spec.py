@@ -44,14 +44,14 @@ def validate_judgement(
     for key, problem in check_expression_refs(
         checks, names, extra_analyzers=extra_analyzers, path=checks_path
     ):
-        errs.add(ConfigError(problem, file=file, path=key))
+        errs.add(ConfigError(key, problem, file=file))
     for name in duplicate_names(checks):
         errs.add(
             ConfigError(
+                checks_path,
                 f"two checks are named {name!r}: expression names and check descriptions key the "
                 "result document and the pass policy, so they must be unique",
                 file=file,
-                path=checks_path,
             )
         )
     policy = errs.get(

@@ -53,7 +53,7 @@ def checked_measures(
         return [], []
     if not isinstance(items, list):
         problem = f"got {type(items).__name__}; expected a list of measures"
-        return [], [ConfigError(problem, file=file, path=path)]
+        return [], [ConfigError(path, problem, file=file)]
     errors: list[ConfigError] = []
     out: list[Measure] = []
     seen: dict[str, int] = {}
@@ -66,9 +66,9 @@ def checked_measures(
         if m.name in seen:
             errors.append(
                 ConfigError(
+                    f"{path}[{i}].name",
                     f"measure {m.name!r}: name already used by {path}[{seen[m.name]}]; names must be unique",
                     file=file,
-                    path=f"{path}[{i}].name",
                 )
             )
             continue
@@ -82,53 +82,53 @@ def checked_measures(
 def measure_from_dict(item: Any, *, file: str | None = None, path: str = "measures[0]") -> Measure:
     if not isinstance(item, dict):
         raise ConfigError(
+            path,
             f"got {item!r}; expected a mapping with keys name, sql, result_type (and description)",
             file=file,
-            path=path,
         )
     which = f"measure {item['name']!r}: " if isinstance(item.get("name"), str) else ""
     for key in item:
         if key not in MEASURE_KEYS:
             raise ConfigError(
+                f"{path}.{key}",
                 f"{which}unknown key{did_you_mean(str(key), MEASURE_KEYS)} "
                 f"(expected keys: {', '.join(MEASURE_KEYS)})",
                 file=file,
-                path=f"{path}.{key}",
             )
     name = item.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"got {name!r}; expected a non-empty measure name", file=file, path=f"{path}.name")
+        raise ConfigError(f"{path}.name", f"got {name!r}; expected a non-empty measure name", file=file)
     sql = item.get("sql")
     if not isinstance(sql, str) or not sql.strip():
         raise ConfigError(
+            f"{path}.sql",
             f"measure {name!r}: got {sql!r}; expected a SQL query such as select count(*) from data",
             file=file,
-            path=f"{path}.sql",
         )
     result_type = item.get("result_type", "single_value")
     if isinstance(result_type, str):
         result_type = result_type.strip().lower()
     if result_type not in RESULT_TYPES:
         raise ConfigError(
+            f"{path}.result_type",
             f"measure {name!r}: got {result_type!r}; expected one of {', '.join(RESULT_TYPES)}",
             file=file,
-            path=f"{path}.result_type",
         )
     description = item.get("description", "") or ""
     if not isinstance(description, str):
         raise ConfigError(
-            f"measure {name!r}: got {description!r}; expected a string", file=file, path=f"{path}.description"
+            f"{path}.description", f"measure {name!r}: got {description!r}; expected a string", file=file
         )
     try:
         tree = parse_query(sql)
     except MeasureSqlError as exc:
-        raise ConfigError(f"measure {name!r}: {exc}", file=file, path=f"{path}.sql") from None
+        raise ConfigError(f"{path}.sql", f"measure {name!r}: {exc}", file=file) from None
     width = select_width(tree)
     if result_type == "single_value" and width is not None and width != 1:
         raise ConfigError(
+            f"{path}.result_type",
             f"measure {name!r}: result_type single_value needs one selected column; the query selects {width}",
             file=file,
-            path=f"{path}.result_type",
             fix="use result_type list or map, or select one value",
         )
     return Measure(name, sql, result_type, description)
@@ -150,5 +150,5 @@ def measure_column_errors(
         except MeasureSqlError as exc:
             problem = str(exc)
         if problem is not None:
-            errors.append(ConfigError(f"measure {m.name!r}: {problem}", file=file, path=f"{path}[{i}].sql"))
+            errors.append(ConfigError(f"{path}[{i}].sql", f"measure {m.name!r}: {problem}", file=file))
     return errors

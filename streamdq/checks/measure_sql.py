@@ -34,11 +34,13 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError
 from sqlglot.optimizer.qualify import qualify
 
+from streamdq.errors import StreamdqError
+
 DIALECT = "spark"
 DATA = "data"
 
 
-class MeasureSqlError(ValueError):
+class MeasureSqlError(StreamdqError, ValueError):
     """A measure's SQL is wrong (the message says what and where)."""
 
 

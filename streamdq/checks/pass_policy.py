@@ -57,37 +57,35 @@ class PassPolicy:
             if mode in MODES:
                 return cls(mode)
             raise ConfigError(
+                path,
                 f"got {value!r}; expected always, all, any, a list of check names or {{at_least: N}}"
                 f"{did_you_mean(mode, MODES)}",
                 file=file,
-                path=path,
             )
         if isinstance(value, list):
             if not value or not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(
-                    f"got {value!r}; expected a non-empty list of check names", file=file, path=path
-                )
+                raise ConfigError(path, f"got {value!r}; expected a non-empty list of check names", file=file)
             for i, name in enumerate(value):
                 if name not in names:
                     raise ConfigError(
+                        f"{path}[{i}]",
                         f"unknown check {name!r} (checks: {', '.join(names) or 'none'}){did_you_mean(name, names)}",
                         file=file,
-                        path=f"{path}[{i}]",
                     )
             return cls("checks", tuple(dict.fromkeys(value)))
         if isinstance(value, Mapping) and set(value) == {"at_least"}:
             n = value["at_least"]
             if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= len(names):
                 raise ConfigError(
+                    f"{path}.at_least",
                     f"got {n!r}; expected an integer from 1 to {len(names)} (the number of checks)",
                     file=file,
-                    path=f"{path}.at_least",
                 )
             return cls("at_least", at_least=n)
         raise ConfigError(
+            path,
             f"got {value!r}; expected always, all, any, a list of check names or {{at_least: N}}",
             file=file,
-            path=path,
         )
 
     def decide(self, outcomes: Mapping[str, bool]) -> bool:

@@ -67,7 +67,7 @@ def load_suite(path: str | Path) -> CheckSuite:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot read the checks file: {exc.strerror or exc}", file=file) from None
+        raise ConfigError("", f"cannot read the checks file: {exc.strerror or exc}", file=file) from None
     return loads_suite(text, file=file)
 
 
@@ -87,7 +87,7 @@ def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(
-                f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=file
+                "", f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}", file=file
             ) from None
         return suite_from_dict(data, file=file)
     try:
@@ -96,9 +96,9 @@ def loads_suite(text: str, *, file: str = "<string>") -> CheckSuite:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "?"
         hint = ' (quote assertions that start with ">" or "<", e.g. ">= 0.95")'
-        raise ConfigError(f"{where}: invalid YAML: {exc.problem}{hint}", file=file) from None
+        raise ConfigError("", f"{where}: invalid YAML: {exc.problem}{hint}", file=file) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}", file=file) from None
+        raise ConfigError("", f"invalid YAML: {exc}", file=file) from None
     try:
         return suite_from_dict(data, file=file)
     except ConfigError as exc:
@@ -150,21 +150,27 @@ def suite_from_dict(data: Any, *, file: str | None = None) -> CheckSuite:
     """Validate an already-parsed document (``{dataset, checks}``)."""
     if not isinstance(data, Mapping):
         raise ConfigError(
+            "",
             f"got {type(data).__name__}; expected a mapping with keys 'dataset' (optional) and 'checks'",
             file=file,
         )
     for key in data:
         if key not in TOP_KEYS:
             raise ConfigError(
+                str(key),
                 f"unknown key{did_you_mean(str(key), TOP_KEYS)} (expected keys: {', '.join(TOP_KEYS)})",
                 file=file,
-                path=str(key),
             )
     dataset = data.get("dataset")
     if dataset is not None and not isinstance(dataset, str):
-        raise ConfigError(f"got {dataset!r}; expected a dataset name (string)", file=file, path="dataset")
+        raise ConfigError("dataset", f"got {dataset!r}; expected a dataset name (string)", file=file)
     if "checks" not in data:
-        raise ConfigError("missing required key 'checks': expected a list of checks", file=file)
+        raise ConfigError(
+            "checks",
+            "missing required key: expected a list of checks",
+            "add a checks: list (see docs/checks.md)",
+            file=file,
+        )
     errs = ErrorCollector()
     no_checks: list[Check] = []
     no_measures: list[Measure] = []
@@ -185,7 +191,7 @@ def checks_from_spec(data: Any, *, file: str | None = None) -> list[Check]:
 def checks_from_list(items: Any, *, file: str | None = None, path: str = "checks") -> list[Check]:
     """Validate a list of check mappings (usable for checks embedded in a larger config)."""
     if not isinstance(items, list):
-        raise ConfigError(f"got {type(items).__name__}; expected a list of checks", file=file, path=path)
+        raise ConfigError(path, f"got {type(items).__name__}; expected a list of checks", file=file)
     errs = ErrorCollector()
     checks = [
         errs.get(check_from_dict, item, file=file, path=f"{path}[{i}]", default=None)
@@ -198,34 +204,32 @@ def checks_from_list(items: Any, *, file: str | None = None, path: str = "checks
 def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0]") -> Check:
     if not isinstance(item, Mapping):
         raise ConfigError(
-            f"got {item!r}; expected a mapping with keys description, level, constraints",
-            file=file,
-            path=path,
+            path, f"got {item!r}; expected a mapping with keys description, level, constraints", file=file
         )
     for key in item:
         if key not in CHECK_KEYS:
             raise ConfigError(
+                f"{path}.{key}",
                 f"unknown key{did_you_mean(str(key), CHECK_KEYS)} (expected keys: {', '.join(CHECK_KEYS)})",
                 file=file,
-                path=f"{path}.{key}",
             )
     description = item.get("description")
     if not isinstance(description, str) or not description.strip():
         raise ConfigError(
+            f"{path}.description",
             f"got {description!r}; expected a non-empty description (string)",
             file=file,
-            path=f"{path}.description",
         )
     try:
         level = Level.parse(item.get("level", "error"))
     except ValueError as exc:
-        raise ConfigError(str(exc), file=file, path=f"{path}.level") from None
+        raise ConfigError(f"{path}.level", str(exc), file=file) from None
     raw = item.get("constraints")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(
+            f"{path}.constraints",
             f"got {raw!r}; expected a non-empty list of constraints such as - is_complete: {{column: id}}",
             file=file,
-            path=f"{path}.constraints",
         )
     errs = ErrorCollector()
     constraints = [
@@ -237,7 +241,7 @@ def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0
     try:
         return Check(level, description, tuple(c for c in constraints if c is not None), row_level=row_level)
     except ValueError as exc:
-        raise ConfigError(str(exc), file=file, path=f"{path}.row_level") from None
+        raise ConfigError(f"{path}.row_level", str(exc), file=file) from None
 
 
 def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "constraint") -> Constraint:
@@ -247,24 +251,24 @@ def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "co
         entry = {entry["kind"]: {k: v for k, v in entry.items() if k != "kind"}}
     if not isinstance(entry, Mapping) or len(entry) != 1:
         raise ConfigError(
+            path,
             f"got {entry!r}; expected a mapping with exactly one constraint name, "
             "e.g. - is_complete: {column: id}",
             file=file,
-            path=path,
         )
     ((kind, body),) = entry.items()
     kind = str(kind)
     try:
         definition = constraint_kind(kind)
     except KeyError as exc:
-        raise ConfigError(str(exc.args[0]), file=file, path=path) from None
+        raise ConfigError(path, str(exc.args[0]), file=file) from None
     sub = f"{path}.{kind}"
     if body is None:
         body = {}
     elif not isinstance(body, Mapping):
         if not definition.params:
             raise ConfigError(
-                f'got {body!r}; expected a mapping such as {{assertion: "> 0"}}', file=file, path=sub
+                sub, f'got {body!r}; expected a mapping such as {{assertion: "> 0"}}', file=file
             )
         body = {definition.params[0].name: body}
     params = {k: v for k, v in body.items() if k not in COMMON_KEYS}
@@ -331,7 +335,7 @@ def constraint_to_dict(c: Constraint, *, path: str = "constraint") -> dict[str, 
         try:
             body["assertion"] = c.assertion.to_spec()
         except ConfigError as exc:
-            raise ConfigError(exc.detail, path=f"{path}.{c.kind}.assertion") from None
+            raise ConfigError(f"{path}.{c.kind}.assertion", exc.problem, exc.fix) from None
     if c.where is not None:
         body["where"] = c.where
     if c.hint is not None:

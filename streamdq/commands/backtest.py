@@ -68,7 +68,7 @@ def _when(text: str | None, flag: str) -> datetime | None:
         value = datetime.fromisoformat(text)
     except ValueError:
         raise ConfigError(
-            f"expected an ISO-8601 time such as 2026-11-22T10:00:00, got {text!r}", path=flag
+            flag, f"expected an ISO-8601 time such as 2026-11-22T10:00:00, got {text!r}"
         ) from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
@@ -108,18 +108,16 @@ def _targets(
         try:
             spec = json.loads(args.detector)
         except ValueError as exc:
-            raise ConfigError(f"not valid JSON: {exc}", path="--detector") from None
+            raise ConfigError("--detector", f"not valid JSON: {exc}") from None
         if not args.metric:
-            raise ConfigError(
-                "--detector needs --metric (and --instance for column metrics)", path="--metric"
-            )
+            raise ConfigError("--metric", "--detector needs --metric (and --instance for column metrics)")
         return (
             store,
             dataset,
             [(f"{args.metric}({args.instance or '*'})", spec, args.metric, args.instance, args.scope, None)],
         )
     if config is None:
-        raise ConfigError("give --config, or --detector with --metric", path="--config")
+        raise ConfigError("--config", "give --config, or --detector with --metric")
     from streamdq.analyzers.user_aggregation import metric_name
     from streamdq.engine.streaming import build_checks
 
@@ -140,7 +138,7 @@ def _targets(
                 )
             )
     if not targets:
-        raise ConfigError("the config's checks have no has_no_anomalies constraint", path="checks")
+        raise ConfigError("checks", "the config's checks have no has_no_anomalies constraint")
     return store, dataset, targets
 
 
@@ -155,10 +153,10 @@ def _store_and_dataset(args: argparse.Namespace) -> tuple[Any, str, Any]:
         config = load_run_config(args.config)
     state = args.state or (config.state.path if config else None)
     if not state:
-        raise ConfigError("give --state PATH or a --config whose state.path is set", path="--state")
+        raise ConfigError("--state", "give --state PATH or a --config whose state.path is set")
     dataset = args.dataset or (config.dataset if config else None)
     if not dataset:
-        raise ConfigError("give --dataset or a --config", path="--dataset")
+        raise ConfigError("--dataset", "give --dataset or a --config")
     return DeltaStateStore(state), dataset, config
 
 
@@ -215,9 +213,9 @@ def run_quality_score(args: argparse.Namespace) -> int:
             try:
                 override = json.loads(args.quality_config)
             except ValueError as exc:
-                raise ConfigError(f"not valid JSON: {exc}", path="--quality-config") from None
+                raise ConfigError("--quality-config", f"not valid JSON: {exc}") from None
             if not isinstance(override, dict):
-                raise ConfigError('expected a JSON object such as {"alert_at": 6}', path="--quality-config")
+                raise ConfigError("--quality-config", 'expected a JSON object such as {"alert_at": 6}')
             raw.update(override)
         for key in ("columns", "numeric_columns"):
             raw.pop(key, None)  # analyzers of the streaming monitor; the history already holds them

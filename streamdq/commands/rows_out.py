@@ -25,7 +25,7 @@ def write_failing_rows(df: Any, checks: Iterable[Any], path: str) -> int:
         rows.write.mode("overwrite").parquet(path)
     except Exception as exc:  # an unwritable path, a bad predicate...
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{path}: cannot write the failing rows: {first}", path="--rows-out") from None
+        raise ConfigError("--rows-out", f"{path}: cannot write the failing rows: {first}") from None
     finally:
         rows.unpersist()
     return count

@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
 
 def _fraction(value: float | None) -> float | None:
     if value is not None and not 0 < value <= 1:
-        raise ConfigError(f"got {value!r}; expected a number in (0, 1]", path="--sample-fraction")
+        raise ConfigError("--sample-fraction", f"got {value!r}; expected a number in (0, 1]")
     return value
 
 
@@ -62,9 +62,9 @@ def _out_path(out: str | None) -> Path | None:
         return None
     path = Path(out)
     if path.is_dir():
-        raise ConfigError(f"{out} is a directory; expected a file name", path="--out")
+        raise ConfigError("--out", f"{out} is a directory; expected a file name")
     if not path.parent.is_dir():
-        raise ConfigError(f"{out}: directory {str(path.parent)!r} does not exist", path="--out")
+        raise ConfigError("--out", f"{out}: directory {str(path.parent)!r} does not exist")
     return path
 
 

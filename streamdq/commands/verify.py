@@ -121,8 +121,8 @@ def detect_format(path: Path, given: str | None) -> str:
             if fmt:
                 return fmt
     raise ConfigError(
+        "--data",
         f"cannot tell the format of {str(path)!r} from its extension",
-        path="--data",
         fix="pass --input-format parquet|csv|json",
     )
 
@@ -147,8 +147,8 @@ def _csv_by_name(spark: Any, path: Path, struct: Any, opts: dict[str, Any]) -> A
     missing = [f.name for f in struct.fields if f.name.lower() not in got]
     if missing:
         raise ConfigError(
+            "--schema",
             f"{first}: the header has no column(s) {', '.join(missing)} of --schema (header: {', '.join(names)})",
-            path="--schema",
             fix="correct --schema or the file; columns are bound by name",
         )
     ordered = StructType(
@@ -181,7 +181,7 @@ def read_data(
     """
     path = Path(data)
     if not path.exists():
-        raise ConfigError(f"{data}: no such file or directory", path="--data")
+        raise ConfigError("--data", f"{data}: no such file or directory")
     fmt = detect_format(path, input_format)
     struct = _schema(schema)
     try:
@@ -209,7 +209,7 @@ def read_data(
         raise
     except Exception as exc:  # Spark raises AnalysisException & co for unreadable input
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{data}: cannot read as {fmt}: {first}", path="--data") from None
+        raise ConfigError("--data", f"{data}: cannot read as {fmt}: {first}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -306,9 +306,9 @@ def _history(state: str | None, dataset: str | None) -> Any:
     if state is None:
         return None
     if not dataset:
-        raise ConfigError("--state needs --dataset (or a dataset: in the checks file)", path="--dataset")
+        raise ConfigError("--dataset", "--state needs --dataset (or a dataset: in the checks file)")
     if not Path(state).is_dir():
-        raise ConfigError(f"{state}: no such state store directory", path="--state")
+        raise ConfigError("--state", f"{state}: no such state store directory")
     from streamdq.analyzers.user_aggregation import metric_name
     from streamdq.commands.backtest import _series
     from streamdq.state.delta_store import DeltaStateStore

@@ -95,9 +95,7 @@ def parse_duration(value: Any, path: str) -> float:
             seconds = float(m.group(1)) * _UNITS[m.group(2).lower()]
             if seconds > 0:
                 return seconds
-    raise ConfigError(
-        f"expected a positive duration such as '30 seconds' or '1 minute', got {value!r}", path=path
-    )
+    raise ConfigError(path, f"expected a positive duration such as '30 seconds' or '1 minute', got {value!r}")
 
 
 def spark_interval(seconds: float) -> str:
@@ -186,7 +184,7 @@ def _require(raw: dict[str, Any], key: str, kind: type | tuple[type, ...], fix: 
         raise ConfigError(key, "missing required key", f"add {fix}")
     value = raw[key]
     if not isinstance(value, kind):
-        raise ConfigError(f"expected {fix}, got {value!r}", path=key)
+        raise ConfigError(key, f"expected {fix}, got {value!r}")
     return value
 
 
@@ -228,12 +226,12 @@ def read_run_config(
         try:
             text = Path(file).read_text()
         except OSError as exc:
-            errs.add(ConfigError(f"cannot read the run config: {exc.strerror}", file=file))
+            errs.add(ConfigError("", f"cannot read the run config: {exc.strerror}", file=file))
             return None, errs
         try:
             raw = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            errs.add(ConfigError(yaml_problem(exc), fix="fix the YAML syntax at that line", file=file))
+            errs.add(ConfigError("", yaml_problem(exc), fix="fix the YAML syntax at that line", file=file))
             return None, errs
         base = Path(base_dir or Path(file).resolve().parent)
     try:
@@ -255,7 +253,7 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunConfig | None:
     if not isinstance(raw, dict):
         errs.add(
-            ConfigError("the run config must be a mapping with keys such as dataset, source, checkpoint")
+            ConfigError("", "the run config must be a mapping with keys such as dataset, source, checkpoint")
         )
         return None
     monitor_keys = monitor_registry().keys()  # auto_validate, quality_score (streamdq.monitors)
@@ -319,7 +317,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
     pass_spec = errs.get(_load_pass, raw, base, default=None)
     sinks = raw.get("sinks") or [{"type": "console"}]
     if not isinstance(sinks, list) or not all(isinstance(s, dict) for s in sinks):
-        errs.add(ConfigError("expected a list of mappings such as [{type: console}]", path="sinks"))
+        errs.add(ConfigError("sinks", "expected a list of mappings such as [{type: console}]"))
         sinks = []
     try:
         from streamdq.connectors.sinks import validate_sink_specs
@@ -349,8 +347,7 @@ def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> R
     if not isinstance(alerts, dict):
         errs.add(
             ConfigError(
-                "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)",
-                path="alerts",
+                "alerts", "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)"
             )
         )
         alerts = {}
@@ -396,9 +393,7 @@ def _state_config(state_raw: Any, base: Path, errs: ErrorCollector) -> StateConf
     if isinstance(state_raw, str):
         state_raw = {"path": state_raw}
     if not isinstance(state_raw, dict):
-        errs.add(
-            ConfigError("expected a mapping such as {path: ./state, retention_hours: 168}", path="state")
-        )
+        errs.add(ConfigError("state", "expected a mapping such as {path: ./state, retention_hours: 168}"))
         return StateConfig()
     for key in sorted(set(state_raw) - STATE_KEYS, key=str):
         errs.add(ConfigError(f"state.{key}", "unknown key", f"known: {', '.join(sorted(STATE_KEYS))}"))
@@ -468,7 +463,11 @@ BOUNDS_KEYS = ("past", "future", "min", "max")
 
 def _off(value: Any) -> bool:
     """``none`` / ``off`` / ``false`` / null: no such bound."""
-    return value is None or value is False or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
+    return (
+        value is None
+        or value is False
+        or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
+    )
 
 
 def event_time_bounds(raw: Any) -> EventTimeBounds:
@@ -485,7 +484,9 @@ def event_time_bounds(raw: Any) -> EventTimeBounds:
         raise ConfigError("event_time_bounds", f"expected a mapping, got {raw!r}", example)
     unknown = sorted(str(k) for k in raw if k not in BOUNDS_KEYS)
     if unknown:
-        raise ConfigError(f"event_time_bounds.{unknown[0]}", "unknown key", f"known: {', '.join(BOUNDS_KEYS)}")
+        raise ConfigError(
+            f"event_time_bounds.{unknown[0]}", "unknown key", f"known: {', '.join(BOUNDS_KEYS)}"
+        )
     defaults = EventTimeBounds()
     values: dict[str, Any] = {}
     for key in ("past", "future"):
@@ -522,7 +523,9 @@ def _instant(value: Any, path: str) -> datetime:
                 path, f"not an ISO-8601 instant: {value!r}", "write e.g. '2020-01-01T00:00:00Z'"
             ) from None
     else:
-        raise ConfigError(path, f"expected an ISO-8601 instant, got {value!r}", "write e.g. '2020-01-01T00:00:00Z'")
+        raise ConfigError(
+            path, f"expected an ISO-8601 instant, got {value!r}", "write e.g. '2020-01-01T00:00:00Z'"
+        )
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
@@ -544,10 +547,18 @@ def supervision_config(raw: Any) -> SupervisionConfig:
     defaults = SupervisionConfig()
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
-        raise ConfigError("supervision.enabled", f"expected true or false, got {enabled!r}", "write enabled: true")
-    max_restarts = _int_at_least(raw.get("max_restarts", defaults.max_restarts), "supervision.max_restarts", 0)
-    poison_after = _int_at_least(raw.get("poison_after", defaults.poison_after), "supervision.poison_after", 1)
-    initial = parse_duration(raw.get("backoff_initial", defaults.backoff_initial), "supervision.backoff_initial")
+        raise ConfigError(
+            "supervision.enabled", f"expected true or false, got {enabled!r}", "write enabled: true"
+        )
+    max_restarts = _int_at_least(
+        raw.get("max_restarts", defaults.max_restarts), "supervision.max_restarts", 0
+    )
+    poison_after = _int_at_least(
+        raw.get("poison_after", defaults.poison_after), "supervision.poison_after", 1
+    )
+    initial = parse_duration(
+        raw.get("backoff_initial", defaults.backoff_initial), "supervision.backoff_initial"
+    )
     most = parse_duration(raw.get("backoff_max", defaults.backoff_max), "supervision.backoff_max")
     if most < initial:
         raise ConfigError(
@@ -585,7 +596,7 @@ def _load_measures(raw: dict[str, Any], base: Path) -> list[dict[str, Any]]:
     if measures is None:
         return []
     if not isinstance(measures, list):
-        raise ConfigError("expected a list of measures (see docs/measure-check-pass.md)", path="measures")
+        raise ConfigError("measures", "expected a list of measures (see docs/measure-check-pass.md)")
     return measures
 
 
@@ -603,22 +614,22 @@ def _load_pass(raw: dict[str, Any], base: Path) -> Any:
 
 def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]], str]:
     if "checks" in raw and "checks_file" in raw:
-        raise ConfigError("give either 'checks' (inline) or 'checks_file', not both", path="checks_file")
+        raise ConfigError("checks_file", "give either 'checks' (inline) or 'checks_file', not both")
     if "checks_file" in raw:
         path = _resolve(str(raw["checks_file"]), base)
         try:
             doc = yaml.safe_load(Path(path).read_text())
         except OSError as exc:
-            raise ConfigError(f"cannot read checks file {path}: {exc.strerror}", path="checks_file") from None
+            raise ConfigError("checks_file", f"cannot read checks file {path}: {exc.strerror}") from None
         except yaml.YAMLError as exc:
             raise ConfigError(
                 "checks_file", f"checks file {path}: {yaml_problem(exc)}", "fix the YAML syntax at that line"
             ) from None
         checks = doc.get("checks") if isinstance(doc, dict) else doc
         if not isinstance(checks, list):
-            raise ConfigError(f"{path}: expected a top-level 'checks:' list", path="checks_file")
+            raise ConfigError("checks_file", f"{path}: expected a top-level 'checks:' list")
         return checks, path
     checks = raw.get("checks") or []
     if not isinstance(checks, list):
-        raise ConfigError("expected a list of checks (see docs/checks.md)", path="checks")
+        raise ConfigError("checks", "expected a list of checks (see docs/checks.md)")
     return checks, "<inline>"

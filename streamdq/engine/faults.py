@@ -17,10 +17,12 @@ import os
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from streamdq.errors import StreamdqError
+
 FAIL_ON_MARKER_ENV = "STREAMDQ_FAIL_ON_MARKER"
 
 
-class InjectedFailure(RuntimeError):
+class InjectedFailure(StreamdqError, RuntimeError):
     """Raised for a microbatch holding the fault marker (tests only)."""
 
 

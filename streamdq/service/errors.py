@@ -7,8 +7,10 @@ maps both (and FastAPI's own parameter validation) to JSON, so user input never 
 
 from __future__ import annotations
 
+from streamdq.errors import StreamdqError
 
-class ServiceError(Exception):
+
+class ServiceError(StreamdqError):
     """An error answered with ``status`` and a JSON message."""
 
     status = 500

@@ -129,13 +129,13 @@ ERRORS = [
     ),
     (
         "checks:\n- description: d\n  constraints:\n  - is_complete: {where: 'x > 1'}\n",
-        "checks.yaml: checks[0].constraints[0].is_complete: missing required key 'column': "
+        "checks.yaml: checks[0].constraints[0].is_complete.column: missing required key: "
         "expected a column name (non-empty string)",
     ),
     (
         "checks:\n- description: d\n  constraints:\n  - is_complete: a\n  - has_mean: {column: a}\n"
         "  - has_completeness: {column: a, assertion: 'at least 0.9'}\n",
-        "checks.yaml: checks[0].constraints[1].has_mean: missing required key 'assertion': "
+        "checks.yaml: checks[0].constraints[1].has_mean.assertion: missing required key: "
         'expected a comparison such as ">= 0.95" or {between: [lower, upper]}',
     ),
     (
@@ -172,7 +172,11 @@ ERRORS = [
         "checks.yaml: checs: unknown key; did you mean 'checks'? (expected keys: dataset, checks, measures, pass)",
     ),
     ("- a\n", "checks.yaml: got list; expected a mapping with keys 'dataset' (optional) and 'checks'"),
-    ("dataset: x\n", "checks.yaml: missing required key 'checks': expected a list of checks"),
+    (
+        "dataset: x\n",
+        "checks.yaml: checks: missing required key: expected a list of checks (fix: add a checks: list "
+        "(see docs/checks.md))",
+    ),
     (
         "checks:\n- description: d\n  constraints: []\n",
         "checks.yaml: checks[0].constraints: got []; expected a non-empty list of constraints such as "
