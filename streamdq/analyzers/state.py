@@ -22,6 +22,8 @@ import struct
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Self
 
+from streamdq.errors import StreamdqError
+
 MAGIC = b"SDQS"
 _HEADER = struct.Struct(">4sH")  # magic, tag length
 _VERSION = struct.Struct(">H")
@@ -29,7 +31,7 @@ _VERSION = struct.Struct(">H")
 _REGISTRY: dict[str, type[State]] = {}
 
 
-class StateFormatError(ValueError):
+class StateFormatError(StreamdqError, ValueError):
     """Raised when bytes are not a streamdq state or carry an unknown tag or version."""
 
 
