@@ -41,11 +41,12 @@ from typing import Any
 
 from streamdq.analyzers.aggregation import INPUT_TYPES, Aggregation
 from streamdq.analyzers.state import JsonState, register_state, registered_states
+from streamdq.errors import StreamdqError
 
 ENTRY_POINT_GROUP = "streamdq.aggregations"
 
 
-class AggregationLoadError(ValueError):
+class AggregationLoadError(StreamdqError, ValueError):
     """An aggregation reference that does not resolve to a class implementing the contract."""
 
 
