@@ -92,6 +92,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from streamdq.analyzers.state import JsonState, StateFormatError, split_header
+from streamdq.errors import StreamdqError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,7 +101,7 @@ if TYPE_CHECKING:
 INPUT_TYPES = ("numeric", "string", "any")
 
 
-class EmptyInput(ValueError):
+class EmptyInput(StreamdqError, ValueError):
     """Raised by ``Aggregation.value`` when the state of zero values has no value."""
 
 
