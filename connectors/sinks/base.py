@@ -24,6 +24,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from streamdq.alerts.alert import Alert
 from streamdq.alerts.throttle import AlertThrottle as AlertThrottle  # re-export: the per-sink valve
+from streamdq.errors import StreamdqError
 from streamdq.report import BatchReport
 
 log = logging.getLogger("streamdq.sinks")
@@ -44,7 +45,7 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-class PermanentDeliveryError(Exception):
+class PermanentDeliveryError(StreamdqError):
     """Raised by a delivery function for an item that no retry can deliver (e.g. HTTP 400)."""
 
 
