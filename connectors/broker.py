@@ -49,6 +49,8 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 
+from streamdq.errors import StreamdqError
+
 KINDS = ("noida", "tansu")
 
 
@@ -72,7 +74,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-class BrokerUnavailable(RuntimeError):
+class BrokerUnavailable(StreamdqError, RuntimeError):
     """No Kafka-protocol broker binary could be started (missing, crashed or not answering)."""
 
 
