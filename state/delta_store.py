@@ -78,6 +78,7 @@ from streamdq.state.records import (
 from streamdq.state.sql import lit
 
 from streamdq.analyzers.state import State
+from streamdq.errors import StreamdqError
 from streamdq.report import BatchReport
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def _writer_lock(table_path: str, app: str) -> threading.Lock:
         return _WRITER_LOCKS.setdefault((table_path, app), threading.Lock())
 
 
-class StateStoreError(RuntimeError):
+class StateStoreError(StreamdqError, RuntimeError):
     """A state-store operation failed for a reason other than bad input."""
 
 
