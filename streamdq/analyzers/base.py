@@ -247,3 +247,26 @@ class GroupingAnalyzer(Analyzer):
     def metric(self, state: State) -> Metric:
         assert isinstance(state, FrequencyState)
         return self.metric_from_frequencies(state)
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnsGroupingAnalyzer(GroupingAnalyzer):
+    """A grouping analyzer over the keys of one or more columns: Uniqueness, Distinctness,
+    UniqueValueRatio, CountDistinct.
+
+    Rows outside ``where`` are dropped, then the rows whose grouping columns are all NULL,
+    then the rest is grouped by ``columns`` (SEMANTICS.md, frequency-based family). Every
+    such analyzer on equal ``(columns, where)`` shares one pass and one stored state; each
+    says only how its metric reads the frequencies (``metric_from_frequencies``).
+    """
+
+    columns: tuple[str, ...]
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        if not self.columns:
+            return f"{self.NAME} needs at least one column"
+        return super().preconditions(schema)
+
+    def frequency_spec(self) -> FrequencySpec:
+        return FrequencySpec(tuple(self.columns), self.where)

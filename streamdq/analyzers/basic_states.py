@@ -21,6 +21,7 @@ they appear only through overflow or states built by hand, and then:
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Self
 
@@ -108,44 +109,58 @@ class SumState(JsonState):
         return type(self)(self.total + other.total, self.n + other.n)
 
 
+@dataclass(frozen=True)
+class ExtremeState(JsonState):
+    """The extreme of the non-NULL values seen (None = no value seen): ``MinState``, ``MaxState``.
+
+    The two differ only in ``pick``, the Spark ordering of two values (module doc), so the
+    merge is written once: a state that saw no value is the identity, else ``pick`` decides.
+    Each keeps its own tag ("Min", "Max"): a Min and a Max of equal value are not equal.
+    """
+
+    value: float | None = None
+
+    @staticmethod
+    @abstractmethod
+    def pick(a: float, b: float) -> float:
+        """The extreme of two values (Spark's ordering: NaN, signed zeros)."""
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(None)
+
+    def merge(self, other: Self) -> Self:
+        if self.value is None:
+            return other
+        if other.value is None:
+            return self
+        return type(self)(self.pick(self.value, other.value))
+
+
 @register_state
 @dataclass(frozen=True)
-class MinState(JsonState):
-    """Minimum of non-NULL values (None = no value seen)."""
+class MinState(ExtremeState):
+    """Minimum of non-NULL values (Minimum, MinLength); NaN only when every value is.
+
+    >>> MinState(3.0).merge(MinState(-1.5)).merge(MinState.empty()).value
+    -1.5
+    """
 
     TYPE_TAG = "Min"
-    value: float | None = None
-
-    @classmethod
-    def empty(cls) -> Self:
-        return cls(None)
-
-    def merge(self, other: Self) -> Self:
-        if self.value is None:
-            return other
-        if other.value is None:
-            return self
-        return type(self)(_min(self.value, other.value))
+    pick = staticmethod(_min)
 
 
 @register_state
 @dataclass(frozen=True)
-class MaxState(JsonState):
-    """Maximum of non-NULL values (None = no value seen)."""
+class MaxState(ExtremeState):
+    """Maximum of non-NULL values (Maximum, MaxLength); NaN as soon as one value is.
+
+    >>> MaxState(3.0).merge(MaxState(float("nan"))).value
+    nan
+    """
 
     TYPE_TAG = "Max"
-    value: float | None = None
-
-    @classmethod
-    def empty(cls) -> Self:
-        return cls(None)
-
-    def merge(self, other: Self) -> Self:
-        if self.value is None:
-            return other
-        if other.value is None:
-            return self
-        return type(self)(_max(self.value, other.value))
+    pick = staticmethod(_max)
 
 
 @register_state

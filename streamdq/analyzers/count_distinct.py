@@ -8,28 +8,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql.types import StructType
-
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
-from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class CountDistinct(GroupingAnalyzer):
+class CountDistinct(ColumnsGroupingAnalyzer):
+    """The number of distinct keys (NULL-only keys not counted); no rows -> 0.0.
+
+    Examples
+    --------
+    Two batches ``[a, a]`` and ``[a, b]`` merged: two distinct keys; nothing seen: 0.0:
+
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> def batch(keys, counts):
+    ...     table = pa.table({"k0": keys, "count": pa.array(counts, pa.int64())})
+    ...     return FrequencyState.from_table(table, n=sum(counts), total=sum(counts), max_groups=100)
+    >>> CountDistinct(("item",)).metric(batch(["a"], [2]).merge(batch(["a", "b"], [1, 1]))).value
+    2.0
+    >>> CountDistinct(("item",)).metric(FrequencyState.empty()).value
+    0.0
+    """
+
     NAME = "CountDistinct"
-    columns: tuple[str, ...]
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        if not self.columns:
-            return "CountDistinct needs at least one column"
-        return super().preconditions(schema)
-
-    def frequency_spec(self) -> FrequencySpec:
-        return FrequencySpec(tuple(self.columns), self.where)
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         groups, bound = state.count_groups()

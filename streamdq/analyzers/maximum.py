@@ -1,49 +1,37 @@
-"""Maximum of a numeric column over the non-NULL values in scope.
+"""Maximum of a numeric column over the finite non-NULL values in scope.
 
-Runs in the fused scan as ``max(double)``; states merge by taking the max. No non-NULL
-value in scope (empty input, all NULL, or all filtered) -> Failure (empty).
+Runs in the fused scan as ``max(double)``; states (``MaxState``) merge by taking the max.
+NaN and +-Infinity are skipped like NULL (``numeric.finite_value``). No value in scope
+(empty input, all NULL, or all filtered) -> Failure (empty). The shared piece of the
+extremes is ``extreme.ExtremeAnalyzer``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from pyspark.sql.types import StructType
-
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MaxState
-from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
-from streamdq.analyzers.row_aggregate import RowAggregate, of
-from streamdq.analyzers.state import State
+from streamdq.analyzers.extreme import ValueExtreme
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class Maximum(ScanShareableAnalyzer):
-    """Largest non-NULL value in scope, as a float. Numeric columns only."""
+class Maximum(ValueExtreme):
+    """Largest non-NULL value in scope, as a float. Numeric columns only.
+
+    Examples
+    --------
+    The state of each batch is its ``max`` (one value of the scan's row); states merge:
+
+    >>> m = Maximum("price")
+    >>> day1, day2 = m.state_from([12.5], 0), m.state_from([3.0], 0)
+    >>> m.metric(day1.merge(day2)).value
+    12.5
+    >>> m.metric(m.empty_state()).failure
+    'Empty state for analyzer: no non-null input in scope'
+    """
 
     NAME = "Maximum"
-    column: str
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
-
-    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [of("max", conditional(finite_value(schema, self.column), self.where))]
-
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        value = row[offset]
-        return MaxState(None if value is None else float(value))
-
-    def empty_state(self) -> State:
-        return MaxState.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, MaxState)
-        if state.value is None:
-            return self.empty_failure()
-        return self.ok(state.value)
+    AGGREGATE = "max"
+    STATE = MaxState

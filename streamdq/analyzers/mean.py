@@ -1,49 +1,34 @@
-"""Mean of a numeric column over non-NULL values in scope."""
+"""Mean of a numeric column over the finite non-NULL values in scope.
+
+Sum / count of the same state as Sum (``sum.SumAndCount``: ``SumState``, merged by adding
+sum and count, so the mean of merged states is exact: never a mean of means). No value in
+scope (empty input, all NULL, or all filtered) -> Failure (empty).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from pyspark.sql.types import StructType
-
-from streamdq.analyzers.base import (
-    ScanShareableAnalyzer,
-    conditional,
-    register_analyzer,
-)
+from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import SumState
-from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
-from streamdq.analyzers.row_aggregate import RowAggregate, of
-from streamdq.analyzers.state import State
+from streamdq.analyzers.sum import SumAndCount
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class Mean(ScanShareableAnalyzer):
-    """sum / count of non-NULL values. Numeric columns only; all-NULL -> Failure (empty)."""
+class Mean(SumAndCount):
+    """sum / count of non-NULL values. Numeric columns only; all-NULL -> Failure (empty).
+
+    Examples
+    --------
+    Two batches, [1, 2, 3] and [10]: the mean of the four values, not of the two means:
+
+    >>> m = Mean("latency")
+    >>> m.metric(m.state_from([6.0, 3], 0).merge(m.state_from([10.0, 1], 0))).value
+    4.0
+    """
 
     NAME = "Mean"
-    column: str
-    where: str | None = None
 
-    def preconditions(self, schema: StructType) -> str | None:
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
-
-    def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        value = conditional(finite_value(schema, self.column), self.where)
-        return [of("sum", value), of("count", value)]
-
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        return SumState(float(row[offset] or 0.0), int(row[offset + 1] or 0))
-
-    def empty_state(self) -> State:
-        return SumState.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, SumState)
-        if state.n == 0:
-            return self.empty_failure()
-        return self.ok(state.total / state.n)
+    def statistic(self, state: SumState) -> float:
+        return state.total / state.n

@@ -11,28 +11,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pyspark.sql.types import StructType
-
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
-from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import SIGMAS, estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class UniqueValueRatio(GroupingAnalyzer):
+class UniqueValueRatio(ColumnsGroupingAnalyzer):
+    """Share of distinct keys that occur exactly once.
+
+    Examples
+    --------
+    ``[a, a, a, b]`` has two keys, one of them (``b``) unique (SEMANTICS.md's example):
+
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> table = pa.table({"k0": ["a", "b"], "count": pa.array([3, 1], pa.int64())})
+    >>> state = FrequencyState.from_table(table, n=4, total=4, max_groups=100)
+    >>> UniqueValueRatio(("item",)).metric(state).value
+    0.5
+    """
+
     NAME = "UniqueValueRatio"
-    columns: tuple[str, ...]
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        if not self.columns:
-            return "UniqueValueRatio needs at least one column"
-        return super().preconditions(schema)
-
-    def frequency_spec(self) -> FrequencySpec:
-        return FrequencySpec(tuple(self.columns), self.where)
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         counts = state.counts()

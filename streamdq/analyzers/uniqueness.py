@@ -12,28 +12,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
-from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class Uniqueness(GroupingAnalyzer):
+class Uniqueness(ColumnsGroupingAnalyzer):
+    """Share of rows whose key occurs exactly once (NULL-only keys dropped).
+
+    Examples
+    --------
+    The frequencies of two batches, ``[a, a]`` and ``[a, b]``, merge into those of
+    ``[a, a, a, b]``: only ``b`` is unique, one row of four (SEMANTICS.md's example):
+
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> def batch(keys, counts):
+    ...     table = pa.table({"k0": keys, "count": pa.array(counts, pa.int64())})
+    ...     return FrequencyState.from_table(table, n=sum(counts), total=sum(counts), max_groups=100)
+    >>> Uniqueness(("item",)).metric(batch(["a"], [2]).merge(batch(["a", "b"], [1, 1]))).value
+    0.25
+    >>> Uniqueness(("item",)).metric(FrequencyState.empty()).empty
+    True
+    """
+
     NAME = "Uniqueness"
-    columns: tuple[str, ...]
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        if not self.columns:
-            return "Uniqueness needs at least one column"
-        return super().preconditions(schema)
-
-    def frequency_spec(self) -> FrequencySpec:
-        return FrequencySpec(tuple(self.columns), self.where)
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         if state.n == 0:
