@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamdq.analyzers.state import State
+from streamdq.errors import StreamdqError
 
 
-class ContractViolation(AssertionError):
+class ContractViolation(StreamdqError, AssertionError):
     """A class breaks the State / Aggregation contract; the message names the class, the params and the law."""
 
 
