@@ -123,7 +123,7 @@ def avh_trace(
     ``holidays`` (parallel to ``trace``; empty: no calendar) flags the batches on a day off: they
     are passed to learning and judging as ``auto_validate.holidays`` would (``--holidays``).
 
-    Equivalent to ``learn(trace[k-30:k], column, fpr, seed).judge(batch)`` for each step and batch, but
+    Equivalent to ``judge(learn(trace[k-30:k], column, fpr, seed), batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once by
     ``profile_frames``, then the learning corruptions and the test batches of ``chunk`` steps per
     run by ``streamdq.autovalidate.avh.profile_steps``, the public call for this) instead of one

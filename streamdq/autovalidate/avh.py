@@ -56,7 +56,7 @@ from streamdq.autovalidate.profile import (
     column_analyzers,
     profile_from_states,
 )
-from streamdq.autovalidate.program import LearnedConstraint, Program, append_recent
+from streamdq.autovalidate.program import LearnedConstraint, Program, Violation, append_recent
 from streamdq.autovalidate.select import greedy_select
 
 MIN_HISTORY = 4
@@ -171,7 +171,7 @@ def profile_steps(
     by overlapping windows), each step is then
     ``learn_from_profiles(history, step.corrupted, fpr)`` and ``program.judge_profile(p)`` for
     ``p`` in ``step.judged``: the same programs and verdicts as ``learn(...)`` and
-    ``program.judge(batch)`` (docs/autovalidate.md, "Evaluating at scale"). No step: ``[]``.
+    ``judge(program, batch)`` (docs/autovalidate.md, "Evaluating at scale"). No step: ``[]``.
 
     >>> # doctest: +SKIP
     >>> steps = [(batches[k - 1], k, [batches[k]]) for k in range(30, 60)]
@@ -260,6 +260,24 @@ def learn(
     profiles = profile_frames([*history, *corrupted.values()], column, kind, spark=spark)
     hist, bad = profiles[: len(history)], profiles[len(history) :]
     return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr, holidays=holidays)
+
+
+def judge(
+    program: Program, batch: Any, *, holiday: bool = False, spark: Any = None
+) -> list[Violation]:
+    """The violations of one new ``batch`` (a pandas or Spark DataFrame) under ``program``; empty
+    means it passes. Runs on the driver: the batch's profile is computed by the engine
+    (``profile_frames``, one run), then judged by the pure ``program.judge_profile``; the program
+    is not changed (``program.advance`` moves its reference). ``holiday``: the batch falls on a
+    day off (``Program.judged``). An empty batch is judged as one (its row count is 0).
+
+    >>> # doctest: +SKIP
+    >>> program = learn(history, "amount", fpr=0.001, seed=0)
+    >>> judge(program, next_batch)   # [] means the batch passes
+    []
+    """
+    (profile,) = profile_frames([batch], program.column, program.kind, spark=spark)
+    return program.judge_profile(profile, holiday=holiday)
 
 
 def learn_from_profiles(

@@ -12,7 +12,9 @@ differenced metrics are.
 
 ``judge_profile(profile)`` returns the violations (empty = the batch passes); it is pure
 and does not move the reference: ``advance(profile)`` does, so a stream can judge each
-closed window against the previous one. With a holiday calendar (``calendar.py``) the caller
+closed window against the previous one. A ``Program`` is a pure value and never runs Spark: to
+judge a DataFrame, ``avh.judge(program, batch)`` (the learner's module) profiles it through the
+engine first. With a holiday calendar (``calendar.py``) the caller
 says whether a batch falls on a day off (``holiday=True``): constraints on volume metrics
 (``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
 holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``); such a batch is
@@ -251,13 +253,6 @@ class Program:
                 )
             )
         return out
-
-    def judge(self, batch: Any, *, holiday: bool = False) -> list[Violation]:
-        """Violations of one new batch (a pandas or Spark DataFrame); empty means it passes."""
-        from streamdq.autovalidate.avh import profile_frames
-
-        (profile,) = profile_frames([batch], self.column, self.kind)
-        return self.judge_profile(profile, holiday=holiday)
 
     def advance(self, profile: ColumnProfile, *, holiday: bool = False) -> Program:
         """The same program with ``profile`` as the newest batch seen (the reference); its
