@@ -7,9 +7,9 @@ exactly as Deequ's ``diff``. See ``streamdq.detectors.change`` for bounds, batch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from streamdq.detectors.base import register_detector
 from streamdq.detectors.change import ChangeDetector
@@ -26,16 +26,34 @@ def nth_difference(values: Sequence[float]) -> float:
 @register_detector
 @dataclass(frozen=True)
 class AbsoluteChange(ChangeDetector):
+    """Flags a point whose ``order``-th difference leaves ``[max_rate_decrease, max_rate_increase]``.
+
+    Warm-up: the first ``order`` points. The expected interval is the values of the point that
+    would keep the change inside the bounds.
+
+    Examples
+    --------
+    >>> from streamdq.detectors import Point
+    >>> detector = AbsoluteChange(max_rate_decrease=-5.0, max_rate_increase=5.0)
+    >>> detector.detect([10.0, 12.0, 30.0, 31.0])
+    [2]
+    >>> state = detector.initial_state()
+    >>> state, verdict = detector.update(state, Point(0.0, 10.0, 0))
+    >>> verdict.warming_up, verdict.message
+    (True, 'warming up: waiting for 1 more points')
+    >>> state, verdict = detector.update(state, Point(1.0, 30.0, 1))
+    >>> verdict.anomalous, verdict.lower, verdict.upper
+    (True, 5.0, 15.0)
+    """
+
     TYPE: ClassVar[str] = "absolute_change"
     MIN_ORDER: ClassVar[int] = 0
 
-    max_rate_decrease: float | None = None
-    max_rate_increase: float | None = None
-    order: int = 1
-    learn_from_anomalies: bool = True
-
-    def __post_init__(self) -> None:
-        self._validate()
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"max_rate_decrease": -3.0, "max_rate_increase": 3.0}
+        yield {"max_rate_increase": 5.0, "order": 2, "learn_from_anomalies": False}
+        yield {"max_rate_decrease": -1.0, "order": 0}
 
     def _change(self, window: Sequence[float]) -> float:
         return nth_difference(window)

@@ -16,8 +16,12 @@ Contract (DESIGN.md section 3, "Detector"):
   ``seq`` (the last ``REPLAY_MEMORY`` verdicts are kept) and the state unchanged.
 * A missing value (``None``/NaN) is skipped: not anomalous, state unchanged apart from the seq
   (detectors with ``HANDLES_MISSING``, i.e. Holt-Winters, advance with their forecast instead).
+* An infinite value (+-inf) is judged against what was learned (outside any finite bounds, so
+  flagged once warm-up is over) but never learned: the learned statistics stay as they were
+  (``HANDLES_MISSING`` detectors advance as for a missing value). One infinity must not turn every
+  later point into an alarm.
 * Warm-up: until a detector has enough history it answers ``warming_up=True`` with a message saying
-  how many more points it waits for, and never flags.
+  how many more points it waits for (``warming_up(missing)``), and never flags.
 * ``learn_from_anomalies`` (per detector; the default follows Deequ) says whether a point flagged as
   anomalous is folded into the learned statistics. Detectors that do not learn flagged points also
   take ``relearn_after=N``: from the N-th consecutive anomaly on, flagged points are learned anyway
@@ -25,18 +29,42 @@ Contract (DESIGN.md section 3, "Detector"):
 * ``detect(series, start=0, end=None) -> list[int]`` is Deequ's batch form: the indices inside the
   search interval ``[start, end)`` that are anomalous. For the Deequ strategies it reproduces Deequ's
   semantics exactly (SEMANTICS.md "Anomaly detection"); for the others it replays the series through
-  ``update``.
+  ``update``. An empty series gives ``[]`` (BatchNormal and HoltWinters raise, as Deequ does).
+
+Every detector class gives ``_unit_test_params()`` (parameter sets to build it with); the
+conformance kit ``streamdq.testing.detector_checks.check_detector`` puts every registered class
+through the laws above (tests/laws/test_detector_conformance.py).
+
+Examples
+--------
+>>> from streamdq.detectors import SimpleThreshold
+>>> detector = detector_from_spec({"type": "simple_threshold", "upper_bound": 10})
+>>> state = detector.initial_state()
+>>> state, verdict = detector.update(state, Point(time=0.0, value=12.0, seq=0))
+>>> verdict.anomalous, verdict.upper
+(True, 10.0)
+>>> detector.update(state, Point(time=0.0, value=1.0, seq=0))[1].anomalous  # a replayed seq
+True
+>>> load_state(dump_state(state)) == state
+True
+>>> detector_from_spec({"type": "simple_threshold", "upper_bound": "ten"})
+Traceback (most recent call last):
+...
+streamdq.errors.ConfigError: upper_bound: must be a number, got 'ten' (detector simple_threshold) (fix: give a number such as 3.0)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Self
+
+from streamdq.errors import ConfigError
 
 # Scala's Double.MinValue / Double.MaxValue: Deequ's "missing bound".
 MIN_DOUBLE = -1.7976931348623157e308
@@ -86,9 +114,28 @@ class Verdict:
         )
 
 
-def warming_up(missing: int, what: str = "points") -> Verdict:
-    """The verdict of a detector that still lacks ``missing`` points of history."""
-    return Verdict(False, warming_up=True, message=f"warming up: waiting for {missing} more {what}")
+def warming_up(
+    missing: int,
+    what: str = "points",
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
+    score: float | None = None,
+    doing: str = "",
+    note: str = "",
+) -> Verdict:
+    """The verdict of a detector that still lacks ``missing`` points of history: never anomalous,
+    ``warming_up=True``, the message says what it waits for (``doing`` comes first, ``note`` is
+    appended as is).
+
+    >>> warming_up(3).message
+    'warming up: waiting for 3 more points'
+    >>> warming_up(2, "points in bucket hour_of_day=4").anomalous
+    False
+    """
+    task = f"{doing}, " if doing else ""
+    message = f"warming up: {task}waiting for {missing} more {what}{note}"
+    return Verdict(False, lower, upper, score, warming_up=True, message=message)
 
 
 def register_detector(cls: type[Detector]) -> type[Detector]:
@@ -104,19 +151,39 @@ def detector_types() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def spec_error(kind: str, key: str, problem: str, fix: str | None = None) -> ConfigError:
+    """The ``ConfigError`` of a detector spec: ``key`` is the spec key, the problem names the type.
+
+    >>> str(spec_error("online_normal", "min_points", "must be >= 0, got -1", "give 0 or more"))
+    'min_points: must be >= 0, got -1 (detector online_normal) (fix: give 0 or more)'
+    """
+    return ConfigError(key, f"{problem} (detector {kind})", fix)
+
+
 def detector_from_spec(spec: Mapping[str, Any]) -> Detector:
-    """Build a detector from its ``to_spec()`` dict; ``ValueError`` names the bad key."""
+    """Build a detector from its ``to_spec()`` dict; a ``ConfigError`` names the bad key."""
+    known = ", ".join(detector_types())
     if not isinstance(spec, Mapping):
-        raise ValueError(f"detector spec must be a mapping, got {type(spec).__name__}")
+        raise ConfigError(
+            "type",
+            f"a detector spec must be a mapping, got {type(spec).__name__}",
+            f"write a mapping such as {{type: online_normal}} (types: {known})",
+        )
     if "type" not in spec:
-        raise ValueError(f"detector spec: missing key 'type' (one of {', '.join(detector_types())})")
+        raise ConfigError("type", "missing in the detector spec", f"add type: one of {known}")
     kind = spec["type"]
     cls = _REGISTRY.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ValueError(
-            f"detector spec key 'type': unknown detector type {kind!r} (known: {', '.join(detector_types())})"
-        )
+        raise ConfigError("type", f"unknown detector type {kind!r}", f"use one of {known}")
     return cls.from_spec(spec)
+
+
+_EXPECTED = {
+    "bool": ("must be true or false", "write true or false"),
+    "int": ("must be an integer", "give a whole number such as 10"),
+    "float": ("must be a number", "give a number such as 3.0"),
+    "str": ("must be a string", "give a text value"),
+}
 
 
 def _coerce(kind: str, key: str, annotation: str, value: Any) -> Any:
@@ -125,27 +192,23 @@ def _coerce(kind: str, key: str, annotation: str, value: Any) -> Any:
     if value is None:
         if "None" in options:
             return None
-        raise ValueError(f"detector {kind!r}: key {key!r} must not be null")
+        raise spec_error(kind, key, "must not be null", "give a value or leave the key out for its default")
     base = next(opt for opt in options if opt != "None")
-    if base == "bool":
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f"detector {kind!r}: key {key!r} must be true or false, got {value!r}")
-    if base == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
+    if base not in _EXPECTED:
+        raise TypeError(f"detector {kind!r}: unsupported field annotation {annotation!r} for {key!r}")
+    if base == "bool" and isinstance(value, bool):
+        return value
+    if base == "int" and not isinstance(value, bool):
+        if isinstance(value, int):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ValueError(f"detector {kind!r}: key {key!r} must be an integer, got {value!r}")
-    if base == "float":
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise ValueError(f"detector {kind!r}: key {key!r} must be a number, got {value!r}")
-    if base == "str":
-        if isinstance(value, str):
-            return value
-        raise ValueError(f"detector {kind!r}: key {key!r} must be a string, got {value!r}")
-    raise TypeError(f"detector {kind!r}: unsupported field annotation {annotation!r} for {key!r}")
+    if base == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if base == "str" and isinstance(value, str):
+        return value
+    problem, fix = _EXPECTED[base]
+    raise spec_error(kind, key, f"{problem}, got {value!r}", fix)
 
 
 def _annotation(kind: Any) -> str:
@@ -153,10 +216,42 @@ def _annotation(kind: Any) -> str:
     return kind.__name__ if isinstance(kind, type) else str(kind)
 
 
-def require(condition: bool, kind: str, key: str, message: str) -> None:
-    """Raise ``ValueError`` naming the detector type and spec key unless ``condition`` holds."""
+def require(condition: bool, kind: str, key: str, message: str, fix: str | None = None) -> None:
+    """Raise ``ConfigError`` (key = the spec key, the problem names the detector type) unless
+    ``condition`` holds."""
     if not condition:
-        raise ValueError(f"detector {kind!r}: key {key!r}: {message}")
+        raise spec_error(kind, key, message, fix)
+
+
+def require_factors(detector: Any) -> None:
+    """The ``lower_factor`` / ``upper_factor`` pair of the normal detectors: one at least, none negative."""
+    require(
+        detector.lower_factor is not None or detector.upper_factor is not None,
+        detector.TYPE,
+        "lower_factor",
+        "at least one of lower_factor / upper_factor has to be set",
+        "give lower_factor, upper_factor or both (3.0 is three standard deviations)",
+    )
+    for key in ("lower_factor", "upper_factor"):
+        factor = getattr(detector, key)
+        require(
+            factor is None or factor >= 0,
+            detector.TYPE,
+            key,
+            f"factor cannot be negative, got {factor}",
+            "give a number >= 0, or null for no bound on that side",
+        )
+
+
+def require_relearn_after(detector: Any) -> None:
+    """``relearn_after`` is null or a count >= 1."""
+    require(
+        detector.relearn_after is None or detector.relearn_after >= 1,
+        detector.TYPE,
+        "relearn_after",
+        f"must be >= 1 or null, got {detector.relearn_after}",
+        "give the number of consecutive anomalies after which they are learned, or null",
+    )
 
 
 INT_MAX = 2**31 - 1  # Deequ's "to the end" (Int.MaxValue)
@@ -175,7 +270,13 @@ def check_interval(kind: str, start: int, end: int) -> None:
 
 
 def is_missing(value: float | None) -> bool:
+    """None or NaN: a point without a value."""
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def is_infinite(value: float | None) -> bool:
+    """+-inf: a value that is judged but never learned."""
+    return isinstance(value, float) and math.isinf(value)
 
 
 class Detector(ABC):
@@ -204,17 +305,20 @@ class Detector(ABC):
         for key, value in spec.items():
             if key == "type":
                 if value != cls.TYPE:
-                    raise ValueError(f"detector spec key 'type': expected {cls.TYPE!r}, got {value!r}")
+                    raise spec_error(
+                        cls.TYPE, "type", f"expected {cls.TYPE!r}, got {value!r}", f"write {cls.TYPE}"
+                    )
                 continue
             if key not in fields:
-                raise ValueError(
-                    f"detector {cls.TYPE!r}: unknown key {key!r} (allowed: {', '.join(sorted(fields))})"
-                )
+                allowed = ", ".join(sorted(fields))
+                close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise spec_error(cls.TYPE, key, "unknown key", f"{hint}allowed: {allowed}")
             kwargs[key] = _coerce(cls.TYPE, key, _annotation(fields[key].type), value)
         for name, field in fields.items():
             no_default = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
             if no_default and name not in kwargs:
-                raise ValueError(f"detector {cls.TYPE!r}: missing required key {name!r}")
+                raise spec_error(cls.TYPE, name, "missing required key", f"add {name}")
         return cls(**kwargs)
 
     # -- online form ---------------------------------------------------------------------------
@@ -244,6 +348,17 @@ class Detector(ABC):
         streak = state.get("streak", 0)
         if is_missing(point.value) and not self.HANDLES_MISSING:
             core, verdict = state["core"], Verdict(False, message="missing value: skipped")
+        elif is_infinite(point.value):
+            # judged against what was learned, never learned (a missing value's step for those
+            # that keep a phase)
+            _, verdict = self._step(dict(state["core"]), point)
+            core = state["core"]
+            if self.HANDLES_MISSING:
+                core, _ = self._step(dict(core), dataclasses.replace(point, value=None))
+            verdict = dataclasses.replace(
+                verdict, message=f"{verdict.message}; non-finite value: not learned"
+            )
+            streak = streak + 1 if verdict.anomalous else 0
         else:
             core, verdict = self._step(dict(state["core"]), point)
             streak = streak + 1 if verdict.anomalous else 0

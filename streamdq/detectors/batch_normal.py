@@ -13,7 +13,7 @@ points of history. State: Welford ``[n, mean, m2]``; O(1) per point.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -25,6 +25,7 @@ from streamdq.detectors.base import (
     check_interval,
     register_detector,
     require,
+    require_factors,
     resolve_end,
     warming_up,
 )
@@ -34,6 +35,21 @@ from streamdq.detectors.running_stats import sample_stddev, welford_add, welford
 @register_detector
 @dataclass(frozen=True)
 class BatchNormal(Detector):
+    """Flags a point outside ``mean +- factor * sd`` of the reference points (sample sd).
+
+    Warm-up: ``min_points`` points of history. The batch form raises on an empty series, as Deequ.
+
+    Examples
+    --------
+    >>> detector = BatchNormal(lower_factor=2.0, upper_factor=2.0)
+    >>> detector.detect([10.0, 11.0, 9.0, 10.0, 30.0], start=4)
+    [4]
+    >>> from streamdq.detectors import Point
+    >>> state, verdict = detector.update(detector.initial_state(), Point(0.0, 10.0, 0))
+    >>> verdict.message
+    'warming up: waiting for 2 more points'
+    """
+
     TYPE: ClassVar[str] = "batch_normal"
 
     lower_factor: float | None = 3.0
@@ -43,16 +59,19 @@ class BatchNormal(Detector):
     learn_from_anomalies: bool = True
 
     def __post_init__(self) -> None:
+        require_factors(self)
         require(
-            self.lower_factor is not None or self.upper_factor is not None,
+            self.min_points >= 1,
             self.TYPE,
-            "lower_factor",
-            "at least one of lower_factor / upper_factor has to be set",
+            "min_points",
+            f"must be >= 1, got {self.min_points}",
+            "give the number of points of history needed before judging",
         )
-        for key in ("lower_factor", "upper_factor"):
-            factor = getattr(self, key)
-            require(factor is None or factor >= 0, self.TYPE, key, f"factor cannot be negative, got {factor}")
-        require(self.min_points >= 1, self.TYPE, "min_points", f"must be >= 1, got {self.min_points}")
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {}
+        yield {"lower_factor": None, "upper_factor": 2.0, "min_points": 4, "learn_from_anomalies": False}
 
     def bounds(self, stats: list[float]) -> tuple[float, float]:
         sd = sample_stddev(stats)

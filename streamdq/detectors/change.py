@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from streamdq.detectors.base import (
@@ -32,31 +33,39 @@ from streamdq.detectors.base import (
 )
 
 
+@dataclass(frozen=True)
 class ChangeDetector(Detector):
-    """Base for AbsoluteChange and RelativeRateOfChange (subclasses are frozen dataclasses with the
-    fields ``max_rate_decrease``, ``max_rate_increase``, ``order``, ``learn_from_anomalies``)."""
+    """Base for AbsoluteChange and RelativeRateOfChange: their four fields and their validation
+    live here; a subclass names its ``TYPE``, ``MIN_ORDER`` and how a change is computed."""
 
     MIN_ORDER: ClassVar[int] = 0
-    max_rate_decrease: float | None
-    max_rate_increase: float | None
-    order: int
-    learn_from_anomalies: bool
 
-    def _validate(self) -> None:
+    max_rate_decrease: float | None = None
+    max_rate_increase: float | None = None
+    order: int = 1
+    learn_from_anomalies: bool = True
+
+    def __post_init__(self) -> None:
         require(
             self.max_rate_decrease is not None or self.max_rate_increase is not None,
             self.TYPE,
             "max_rate_decrease",
             "at least one of max_rate_decrease / max_rate_increase has to be set",
+            "give max_rate_decrease, max_rate_increase or both",
         )
         require(
             self.low <= self.high,
             self.TYPE,
             "max_rate_increase",
             f"max_rate_increase ({self.high}) has to be >= max_rate_decrease ({self.low})",
+            "swap the two bounds",
         )
         require(
-            self.order >= self.MIN_ORDER, self.TYPE, "order", f"must be >= {self.MIN_ORDER}, got {self.order}"
+            self.order >= self.MIN_ORDER,
+            self.TYPE,
+            "order",
+            f"must be >= {self.MIN_ORDER}, got {self.order}",
+            f"give an order of {self.MIN_ORDER} or more",
         )
 
     @property

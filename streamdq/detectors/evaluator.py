@@ -38,6 +38,7 @@ from streamdq.detectors.base import (
     dump_state,
     load_state,
 )
+from streamdq.errors import ConfigError
 
 SUCCESS = "Success"  # streamdq.report.SUCCESS / FAILURE (not imported: detectors stay light)
 FAILURE = "Failure"
@@ -61,12 +62,20 @@ def series_key(dataset: str, constraint: Any) -> str:
 
 
 def validate_detector_spec(spec: Any) -> tuple[str, str] | None:
-    """``(key, message)`` if ``spec`` is not a valid detector spec, else None (for fail-fast config
-    validation of ``has_no_anomalies``; the message names the offending spec key)."""
+    """``(key, problem)`` if ``spec`` is not a valid detector spec, else None (for fail-fast config
+    validation of ``has_no_anomalies``): the key is the path of the offending spec key under the
+    constraint (``detector.lower_factor``), the problem carries the fix.
+
+    >>> validate_detector_spec({"type": "online_normal", "min_points": -1})
+    ('detector.min_points', 'must be >= 0, got -1 (detector online_normal); fix: give the number of points to learn before judging')
+    >>> validate_detector_spec({"type": "online_normal"}) is None
+    True
+    """
     try:
         detector_from_spec(spec)
-    except ValueError as exc:
-        return "detector", str(exc)
+    except ConfigError as exc:
+        key = f"detector.{exc.key}" if exc.key else "detector"
+        return key, exc.problem + (f"; fix: {exc.fix}" if exc.fix else "")
     return None
 
 
@@ -115,4 +124,3 @@ class AnomalyEvaluator:
     def load(cls, blobs: Mapping[str, bytes]) -> AnomalyEvaluator:
         """Inverse of ``dump``."""
         return cls({key: load_state(blob) for key, blob in blobs.items()})
-

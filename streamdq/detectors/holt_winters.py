@@ -34,11 +34,21 @@ It uses the same model code, so the online verdict of the first point after the 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamdq.detectors.base import INT_MAX, Detector, Point, Verdict, is_missing, register_detector, require
+from streamdq.detectors.base import (
+    INT_MAX,
+    Detector,
+    Point,
+    Verdict,
+    is_missing,
+    register_detector,
+    require,
+    require_relearn_after,
+    warming_up,
+)
 from streamdq.detectors.holt_winters_model import HWModel, fit, forecasts, smooth
 from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_of
 
@@ -48,6 +58,30 @@ RESIDUAL_SCALES = ("abs_stddev", "rmse")
 @register_detector
 @dataclass(frozen=True)
 class HoltWinters(Detector):
+    """Flags a point outside ``forecast +- z * scale`` of an additive Holt-Winters model.
+
+    Warm-up: ``min_history`` points (default two periods) are stored, then the model is fitted.
+    Missing values advance the model with its forecast (the seasonal phase is kept).
+
+    Examples
+    --------
+    >>> season = [10.0, 20.0, 30.0, 20.0]
+    >>> series = season * 3 + [10.0, 20.0, 90.0, 20.0]
+    >>> HoltWinters.deequ(period=4).detect(series, start=12)
+    [14]
+    >>> from streamdq.detectors import Point
+    >>> detector = HoltWinters(period=4, refit_every=4)
+    >>> state = detector.initial_state()
+    >>> verdicts = []
+    >>> for seq, value in enumerate(series):
+    ...     state, verdict = detector.update(state, Point(float(seq), value, seq))
+    ...     verdicts.append(verdict)
+    >>> verdicts[0].message
+    'warming up: waiting for 7 more points (Holt-Winters needs 8 points, period 4)'
+    >>> [seq for seq, v in enumerate(verdicts) if v.anomalous]
+    [14]
+    """
+
     TYPE: ClassVar[str] = "holt_winters"
     HANDLES_MISSING: ClassVar[bool] = True
 
@@ -62,34 +96,42 @@ class HoltWinters(Detector):
     relearn_after: int | None = None
 
     def __post_init__(self) -> None:
+        require_relearn_after(self)
+        kind = self.TYPE
         require(
-            self.relearn_after is None or self.relearn_after >= 1,
-            self.TYPE,
-            "relearn_after",
-            f"must be >= 1 or null, got {self.relearn_after}",
+            self.period >= 1, kind, "period", f"must be >= 1, got {self.period}", "e.g. 24 for hourly windows"
         )
-        require(self.period >= 1, self.TYPE, "period", f"must be >= 1, got {self.period}")
-        require(self.z > 0, self.TYPE, "z", f"must be > 0, got {self.z}")
-        require(self.min_width >= 0, self.TYPE, "min_width", f"must be >= 0, got {self.min_width}")
+        require(self.z > 0, kind, "z", f"must be > 0, got {self.z}", "e.g. 3.0")
+        require(self.min_width >= 0, kind, "min_width", f"must be >= 0, got {self.min_width}", "e.g. 0.0")
         require(
             self.residual_scale in RESIDUAL_SCALES,
-            self.TYPE,
+            kind,
             "residual_scale",
             f"must be one of {', '.join(RESIDUAL_SCALES)}, got {self.residual_scale!r}",
+            f"use one of {', '.join(RESIDUAL_SCALES)}",
         )
         require(
             self.min_history is None or self.min_history >= 2 * self.period,
-            self.TYPE,
+            kind,
             "min_history",
             f"must be >= 2 * period = {2 * self.period}, got {self.min_history}",
+            "give two periods or more, or null for two periods",
         )
         require(
             self.history_periods >= 2,
-            self.TYPE,
+            kind,
             "history_periods",
             f"must be >= 2, got {self.history_periods}",
+            "keep two periods or more",
         )
-        require(self.refit_every >= 1, self.TYPE, "refit_every", f"must be >= 1, got {self.refit_every}")
+        require(
+            self.refit_every >= 1, kind, "refit_every", f"must be >= 1, got {self.refit_every}", "e.g. 24"
+        )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"period": 4, "refit_every": 4}
+        yield {"period": 3, "z": 1.96, "residual_scale": "abs_stddev", "min_width": 0.5, "relearn_after": 2}
 
     @classmethod
     def deequ(cls, period: int = 7, **kwargs: Any) -> HoltWinters:
@@ -136,12 +178,8 @@ class HoltWinters(Detector):
                 core["buffer"] = [*core["buffer"], float(point.value)]  # type: ignore[arg-type]
             waiting = self.warm_up_points - len(core["buffer"])
             if waiting > 0:
-                return core, Verdict(
-                    False,
-                    warming_up=True,
-                    message=f"warming up: waiting for {waiting} more points "
-                    f"(Holt-Winters needs {self.warm_up_points} points, period {self.period})",
-                )
+                needs = f" (Holt-Winters needs {self.warm_up_points} points, period {self.period})"
+                return core, warming_up(waiting, note=needs)
             self._refit(core)
             return core, Verdict(
                 False,

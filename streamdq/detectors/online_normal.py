@@ -16,7 +16,7 @@ State: ``{"i", "mean", "sn"}``; O(1) per point.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,7 +28,10 @@ from streamdq.detectors.base import (
     check_interval,
     register_detector,
     require,
+    require_factors,
+    require_relearn_after,
     resolve_end,
+    warming_up,
 )
 
 
@@ -41,6 +44,30 @@ def _z(value: float, mean: float, sd: float) -> float:
 @register_detector
 @dataclass(frozen=True)
 class OnlineNormal(Detector):
+    """Flags a point outside ``mean +- factor * sd`` of the running (population) statistics.
+
+    Warm-up: ``min_points`` points are learned before any is judged. The tested point enters the
+    statistics first (Deequ), so one point among n is at most ``sqrt(n - 1)`` sd away: with the
+    default factor 3 nothing is flagged before the 11th point.
+
+    Examples
+    --------
+    >>> from streamdq.detectors import Point
+    >>> detector = OnlineNormal(min_points=3)
+    >>> series = [10.0, 11.0, 9.0, 10.0] * 3 + [60.0]
+    >>> state = detector.initial_state()
+    >>> verdicts = []
+    >>> for seq, value in enumerate(series):
+    ...     state, verdict = detector.update(state, Point(float(seq), value, seq))
+    ...     verdicts.append(verdict)
+    >>> [v.warming_up for v in verdicts[:4]]
+    [True, True, True, False]
+    >>> verdicts[-1].anomalous, round(verdicts[-1].upper, 2)
+    (True, 50.02)
+    >>> detector.detect(series)  # Deequ's batch form: the first 10% of the series are not judged
+    [12]
+    """
+
     TYPE: ClassVar[str] = "online_normal"
 
     lower_factor: float | None = 3.0
@@ -51,28 +78,28 @@ class OnlineNormal(Detector):
     relearn_after: int | None = None
 
     def __post_init__(self) -> None:
-        require(
-            self.relearn_after is None or self.relearn_after >= 1,
-            self.TYPE,
-            "relearn_after",
-            f"must be >= 1 or null, got {self.relearn_after}",
-        )
-        require(
-            self.lower_factor is not None or self.upper_factor is not None,
-            self.TYPE,
-            "lower_factor",
-            "at least one of lower_factor / upper_factor has to be set",
-        )
-        for key in ("lower_factor", "upper_factor"):
-            factor = getattr(self, key)
-            require(factor is None or factor >= 0, self.TYPE, key, f"factor cannot be negative, got {factor}")
+        require_relearn_after(self)
+        require_factors(self)
         require(
             0.0 <= self.ignore_start_percentage <= 1.0,
             self.TYPE,
             "ignore_start_percentage",
             f"must be in [0, 1], got {self.ignore_start_percentage}",
+            "give a fraction such as 0.1",
         )
-        require(self.min_points >= 0, self.TYPE, "min_points", f"must be >= 0, got {self.min_points}")
+        require(
+            self.min_points >= 0,
+            self.TYPE,
+            "min_points",
+            f"must be >= 0, got {self.min_points}",
+            "give the number of points to learn before judging",
+        )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"min_points": 5}
+        yield {"lower_factor": 2.0, "upper_factor": None, "min_points": 3, "learn_from_anomalies": True}
+        yield {"min_points": 4, "relearn_after": 3}
 
     def _initial_core(self) -> dict[str, Any]:
         return {"i": 0, "mean": 0.0, "sn": 0.0}
@@ -104,14 +131,7 @@ class OnlineNormal(Detector):
         core, verdict = self._advance(core, float(point.value), judge)  # type: ignore[arg-type]
         if not judge:
             missing = self.min_points - core["i"] + 1
-            verdict = Verdict(
-                False,
-                verdict.lower,
-                verdict.upper,
-                verdict.score,
-                warming_up=True,
-                message=f"warming up: waiting for {missing} more points",
-            )
+            verdict = warming_up(missing, lower=verdict.lower, upper=verdict.upper, score=verdict.score)
         return core, verdict
 
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:

@@ -8,9 +8,9 @@ flagged. ``order`` must be >= 1. See ``streamdq.detectors.change`` for bounds, f
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from streamdq.detectors.base import register_detector
 from streamdq.detectors.change import ChangeDetector
@@ -28,16 +28,29 @@ def ieee_divide(numerator: float, denominator: float) -> float:
 @register_detector
 @dataclass(frozen=True)
 class RelativeRateOfChange(ChangeDetector):
+    """Flags a point whose ratio to the point ``order`` steps back leaves
+    ``[max_rate_decrease, max_rate_increase]``.
+
+    Warm-up: the first ``order`` points. ``order`` must be >= 1.
+
+    Examples
+    --------
+    >>> detector = RelativeRateOfChange(max_rate_decrease=0.5, max_rate_increase=2.0)
+    >>> detector.detect([100.0, 120.0, 300.0, 280.0])
+    [2]
+    >>> RelativeRateOfChange(max_rate_increase=2.0, order=0)
+    Traceback (most recent call last):
+    ...
+    streamdq.errors.ConfigError: order: must be >= 1, got 0 (detector relative_rate_of_change) (fix: give an order of 1 or more)
+    """
+
     TYPE: ClassVar[str] = "relative_rate_of_change"
     MIN_ORDER: ClassVar[int] = 1
 
-    max_rate_decrease: float | None = None
-    max_rate_increase: float | None = None
-    order: int = 1
-    learn_from_anomalies: bool = True
-
-    def __post_init__(self) -> None:
-        self._validate()
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"max_rate_decrease": 0.5, "max_rate_increase": 2.0}
+        yield {"max_rate_increase": 1.5, "order": 2, "learn_from_anomalies": False}
 
     def _change(self, window: Sequence[float]) -> float:
         return ieee_divide(window[-1], window[0])

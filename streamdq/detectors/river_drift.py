@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any
 
-from streamdq.detectors.base import Detector, Point, Verdict
+from streamdq.detectors.base import Detector, Point, Verdict, warming_up
 from streamdq.detectors.river_state import dump_river, load_river
 
 
@@ -51,12 +51,7 @@ class RiverDriftDetector(Detector):
                 True, score=estimate, message=f"{self.TYPE}: drift detected at value {value}{restarted}"
             )
         if seen < self.warm_up_points:
-            return core, Verdict(
-                False,
-                score=estimate,
-                warming_up=True,
-                message=f"warming up: waiting for {self.warm_up_points - seen} more points{restarted}",
-            )
+            return core, warming_up(self.warm_up_points - seen, score=estimate, note=restarted)
         return core, Verdict(
             False, score=estimate, message=f"{self.TYPE}: no drift at value {value}{restarted}"
         )

@@ -7,6 +7,7 @@ parameters are river's (``min_instances``, ``delta``, ``threshold``, ``alpha``, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +22,20 @@ MODES = ("up", "down", "both")
 @register_detector
 @dataclass(frozen=True)
 class PageHinkley(RiverDriftDetector):
+    """Flags the point where river's Page-Hinkley test sees the running mean shift.
+
+    Warm-up: ``min_instances`` points.
+
+    Examples
+    --------
+    >>> PageHinkley(min_instances=5, threshold=10.0).detect([1.0] * 50 + [10.0] * 30)
+    [51]
+    >>> PageHinkley(mode="sideways")
+    Traceback (most recent call last):
+    ...
+    streamdq.errors.ConfigError: mode: must be one of up, down, both, got 'sideways' (detector page_hinkley) (fix: use one of up, down, both)
+    """
+
     TYPE: ClassVar[str] = "page_hinkley"
 
     min_instances: int = 30
@@ -30,15 +45,29 @@ class PageHinkley(RiverDriftDetector):
     mode: str = "both"
 
     def __post_init__(self) -> None:
+        kind = self.TYPE
         require(
-            self.min_instances >= 1, self.TYPE, "min_instances", f"must be >= 1, got {self.min_instances}"
+            self.min_instances >= 1,
+            kind,
+            "min_instances",
+            f"must be >= 1, got {self.min_instances}",
+            "e.g. 30",
         )
-        require(self.delta >= 0, self.TYPE, "delta", f"must be >= 0, got {self.delta}")
-        require(self.threshold > 0, self.TYPE, "threshold", f"must be > 0, got {self.threshold}")
-        require(0 < self.alpha <= 1, self.TYPE, "alpha", f"must be in (0, 1], got {self.alpha}")
+        require(self.delta >= 0, kind, "delta", f"must be >= 0, got {self.delta}", "e.g. 0.005")
+        require(self.threshold > 0, kind, "threshold", f"must be > 0, got {self.threshold}", "e.g. 50.0")
+        require(0 < self.alpha <= 1, kind, "alpha", f"must be in (0, 1], got {self.alpha}", "e.g. 0.9999")
         require(
-            self.mode in MODES, self.TYPE, "mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}"
+            self.mode in MODES,
+            kind,
+            "mode",
+            f"must be one of {', '.join(MODES)}, got {self.mode!r}",
+            f"use one of {', '.join(MODES)}",
         )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"min_instances": 5, "threshold": 10.0}
+        yield {"min_instances": 3, "threshold": 5.0, "mode": "up"}
 
     def _new_river(self) -> Any:
         return drift.PageHinkley(

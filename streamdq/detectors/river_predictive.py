@@ -18,12 +18,13 @@ confined to the river adapters); its size is bounded by the model orders. Cost O
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from river import anomaly, linear_model, optim, preprocessing, time_series
 
-from streamdq.detectors.base import Detector, Point, Verdict, register_detector, require
+from streamdq.detectors.base import Detector, Point, Verdict, register_detector, require, warming_up
 from streamdq.detectors.river_state import dump_river, load_river
 
 MODELS = ("snarimax", "holt_winters")
@@ -32,6 +33,21 @@ MODELS = ("snarimax", "holt_winters")
 @register_detector
 @dataclass(frozen=True)
 class RiverPredictive(Detector):
+    """Flags a point whose one-step forecast error river scores at ``score_threshold`` or more.
+
+    Warm-up: ``warmup`` points train the forecaster, ``calibration`` more calibrate the threshold.
+
+    Examples
+    --------
+    >>> season = [10.0, 20.0, 30.0, 20.0]
+    >>> detector = RiverPredictive(model="holt_winters", period=4, warmup=8, calibration=4)
+    >>> detector.detect(season * 8 + [10.0, 20.0, 90.0, 20.0] + season)
+    [34]
+    >>> from streamdq.detectors import Point
+    >>> detector.update(detector.initial_state(), Point(0.0, 10.0, 0))[1].message
+    'warming up: waiting for 12 more points'
+    """
+
     TYPE: ClassVar[str] = "river_predictive"
 
     model: str = "snarimax"
@@ -53,34 +69,64 @@ class RiverPredictive(Detector):
     learn_from_anomalies: bool = True
 
     def __post_init__(self) -> None:
+        kind = self.TYPE
         require(
             self.model in MODELS,
-            self.TYPE,
+            kind,
             "model",
             f"must be one of {', '.join(MODELS)}, got {self.model!r}",
+            f"use one of {', '.join(MODELS)}",
         )
-        require(self.period >= 1, self.TYPE, "period", f"must be >= 1, got {self.period}")
+        require(
+            self.period >= 1, kind, "period", f"must be >= 1, got {self.period}", "e.g. 24 for hourly points"
+        )
         for key in ("p", "d", "q", "sp", "sd", "sq", "calibration"):
-            require(getattr(self, key) >= 0, self.TYPE, key, f"must be >= 0, got {getattr(self, key)}")
-        for key in ("alpha", "beta", "gamma"):
             require(
-                0 <= getattr(self, key) <= 1, self.TYPE, key, f"must be in [0, 1], got {getattr(self, key)}"
+                getattr(self, key) >= 0,
+                kind,
+                key,
+                f"must be >= 0, got {getattr(self, key)}",
+                "give 0 or more",
             )
-        require(self.learning_rate > 0, self.TYPE, "learning_rate", f"must be > 0, got {self.learning_rate}")
-        require(self.n_std > 0, self.TYPE, "n_std", f"must be > 0, got {self.n_std}")
+        for key in ("alpha", "beta", "gamma"):
+            value = getattr(self, key)
+            require(
+                0 <= value <= 1, kind, key, f"must be in [0, 1], got {value}", "give a fraction such as 0.3"
+            )
+        require(
+            self.learning_rate > 0,
+            kind,
+            "learning_rate",
+            f"must be > 0, got {self.learning_rate}",
+            "e.g. 0.01",
+        )
+        require(self.n_std > 0, kind, "n_std", f"must be > 0, got {self.n_std}", "e.g. 3.0")
         minimum = self.period + 1 if self.model == "holt_winters" else 1
         require(
             self.warmup >= minimum,
-            self.TYPE,
+            kind,
             "warmup",
             f"must be >= {minimum} for {self.model}, got {self.warmup}",
+            f"give {minimum} points or more",
         )
         require(
             0 < self.score_threshold <= 1,
-            self.TYPE,
+            kind,
             "score_threshold",
             f"must be in (0, 1], got {self.score_threshold}",
+            "e.g. 1.0 (river's own threshold)",
         )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"model": "snarimax", "period": 2, "warmup": 4, "calibration": 2}
+        yield {
+            "model": "holt_winters",
+            "period": 4,
+            "warmup": 8,
+            "calibration": 4,
+            "learn_from_anomalies": False,
+        }
 
     def _new_detector(self) -> anomaly.PredictiveAnomalyDetection:
         forecaster: Any
@@ -119,27 +165,20 @@ class RiverPredictive(Detector):
                 core["seen"] = 0
             pad = self._new_detector()
         seen = core["seen"]
+        waiting = self.warmup + self.calibration - seen
         if seen < self.warmup:
             pad.learn_one(None, value)
             core.update(seen=seen + 1, model=dump_river(pad))
-            return core, Verdict(
-                False,
-                warming_up=True,
-                message=f"warming up: waiting for {self.warmup + self.calibration - seen} more points{restarted}",
-            )
+            return core, warming_up(waiting, note=restarted)
         forecaster: Any = pad.predictive_model
         forecast = float(forecaster.forecast(1)[0])
         squared_threshold = pad.dynamic_mae.get() + self.n_std * math.sqrt(pad.dynamic_se_variance.get())
         score = float(pad.score_one({}, value))
-        if seen < self.warmup + self.calibration:
+        if waiting > 0:
             pad.learn_one(None, value)
             core.update(seen=seen + 1, model=dump_river(pad))
-            return core, Verdict(
-                False,
-                score=score,
-                warming_up=True,
-                message=f"warming up: calibrating the error threshold, waiting for "
-                f"{self.warmup + self.calibration - seen} more points{restarted}",
+            return core, warming_up(
+                waiting, score=score, doing="calibrating the error threshold", note=restarted
             )
         anomalous = score >= self.score_threshold
         half = math.sqrt(max(self.score_threshold * squared_threshold, 0.0))

@@ -16,11 +16,20 @@ boundary.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from streamdq.detectors.base import Detector, Point, Verdict, register_detector, require
+from streamdq.detectors.base import (
+    Detector,
+    Point,
+    Verdict,
+    register_detector,
+    require,
+    require_relearn_after,
+    warming_up,
+)
 from streamdq.detectors.running_stats import sample_stddev, welford_add
 
 BUCKETS = {
@@ -49,6 +58,20 @@ def bucket_of(kind: str, time: datetime | float) -> str:
 @register_detector
 @dataclass(frozen=True)
 class SeasonalBuckets(Detector):
+    """Flags a point more than ``z`` sd away from the mean of its seasonal bucket.
+
+    Warm-up: per bucket, ``min_points_per_bucket`` points.
+
+    Examples
+    --------
+    >>> detector = SeasonalBuckets(bucket="hour_of_day", min_points_per_bucket=2, min_stddev=1.0)
+    >>> detector.detect([5.0] * 24 * 3 + [50.0])  # point i is at i hours: three quiet days, then a spike
+    [72]
+    >>> from streamdq.detectors import Point
+    >>> detector.update(detector.initial_state(), Point(0.0, 5.0, 0))[1].message
+    'warming up: waiting for 2 more points in bucket hour_of_day=0'
+    """
+
     TYPE: ClassVar[str] = "seasonal_buckets"
 
     bucket: str = "hour_of_day"
@@ -59,26 +82,30 @@ class SeasonalBuckets(Detector):
     relearn_after: int | None = None
 
     def __post_init__(self) -> None:
-        require(
-            self.relearn_after is None or self.relearn_after >= 1,
-            self.TYPE,
-            "relearn_after",
-            f"must be >= 1 or null, got {self.relearn_after}",
-        )
+        require_relearn_after(self)
         require(
             self.bucket in BUCKETS,
             self.TYPE,
             "bucket",
             f"must be one of {', '.join(BUCKETS)}, got {self.bucket!r}",
+            f"use one of {', '.join(BUCKETS)}",
         )
-        require(self.z > 0, self.TYPE, "z", f"must be > 0, got {self.z}")
+        require(self.z > 0, self.TYPE, "z", f"must be > 0, got {self.z}", "e.g. 3.0")
         require(
             self.min_points_per_bucket >= 2,
             self.TYPE,
             "min_points_per_bucket",
             f"must be >= 2 (a standard deviation needs two points), got {self.min_points_per_bucket}",
+            "give 2 or more",
         )
-        require(self.min_stddev >= 0, self.TYPE, "min_stddev", f"must be >= 0, got {self.min_stddev}")
+        require(
+            self.min_stddev >= 0, self.TYPE, "min_stddev", f"must be >= 0, got {self.min_stddev}", "e.g. 0.0"
+        )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"bucket": "hour_of_day", "min_points_per_bucket": 2, "min_stddev": 0.5}
+        yield {"bucket": "day_of_week", "min_points_per_bucket": 2, "z": 2.0, "relearn_after": 2}
 
     def _initial_core(self) -> dict[str, Any]:
         return {"buckets": {}}
@@ -93,12 +120,7 @@ class SeasonalBuckets(Detector):
         stats = core["buckets"].get(key, [0.0, 0.0, 0.0])
         if stats[0] < self.min_points_per_bucket:
             core["buckets"] = {**core["buckets"], key: welford_add(stats, value)}
-            missing = int(self.min_points_per_bucket - stats[0])
-            return core, Verdict(
-                False,
-                warming_up=True,
-                message=f"warming up: waiting for {missing} more points in bucket {label}",
-            )
+            return core, warming_up(int(self.min_points_per_bucket - stats[0]), f"points in bucket {label}")
         mean = stats[1]
         sd = max(sample_stddev(stats), self.min_stddev)
         lower, upper = mean - self.z * sd, mean + self.z * sd

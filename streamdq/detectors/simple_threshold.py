@@ -7,7 +7,7 @@ an error. Stateless: no warm-up, nothing learned, O(1) per point; online and bat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,6 +26,18 @@ from streamdq.detectors.base import (
 @register_detector
 @dataclass(frozen=True)
 class SimpleThreshold(Detector):
+    """Flags a point outside ``[lower_bound, upper_bound]``; no warm-up, nothing learned.
+
+    Examples
+    --------
+    >>> SimpleThreshold(upper_bound=1.0, lower_bound=0.0).detect([0.5, 1.5, -0.1, 1.0])
+    [1, 2]
+    >>> SimpleThreshold(upper_bound=0.0, lower_bound=1.0)
+    Traceback (most recent call last):
+    ...
+    streamdq.errors.ConfigError: lower_bound: the lower bound 1.0 must be smaller or equal to the upper bound 0.0 (detector simple_threshold) (fix: swap the two bounds)
+    """
+
     TYPE: ClassVar[str] = "simple_threshold"
 
     upper_bound: float
@@ -37,7 +49,13 @@ class SimpleThreshold(Detector):
             self.TYPE,
             "lower_bound",
             f"the lower bound {self.lower_bound} must be smaller or equal to the upper bound {self.upper_bound}",
+            "swap the two bounds",
         )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
+        yield {"upper_bound": 10.0}
+        yield {"upper_bound": 5.0, "lower_bound": -5.0}
 
     def _initial_core(self) -> dict[str, Any]:
         return {}

@@ -76,9 +76,9 @@ def test_the_evaluator_in_the_context_judges_and_validate_detector_spec() -> Non
     assert result.status == SUCCESS and len(evaluator.states) == 1
     assert validate_detector_spec({"type": "online_normal"}) is None
     assert validate_detector_spec({"type": "online_normal", "lower": 3}) == (
-        "detector",
-        "detector 'online_normal': unknown key 'lower' (allowed: ignore_start_percentage, learn_from_anomalies, "
-        "lower_factor, min_points, relearn_after, upper_factor)",
+        "detector.lower",
+        "unknown key (detector online_normal); fix: did you mean 'lower_factor'? allowed: "
+        "ignore_start_percentage, learn_from_anomalies, lower_factor, min_points, relearn_after, upper_factor",
     )
 
 

@@ -28,7 +28,7 @@ def test_custom_detector_from_spec_with_runtime_annotations() -> None:
     detector = detector_from_spec({"type": "test_above_k", "k": 2, "limit": 3})
     assert detector == AboveK(k=2.0, limit=3)
     assert detector.detect([1.0, 3.0, 2.0]) == [1]
-    with pytest.raises(ValueError, match="'k' must be a number"):
+    with pytest.raises(ValueError, match="k: must be a number"):
         detector_from_spec({"type": "test_above_k", "k": "2"})
 
 

@@ -92,7 +92,7 @@ def test_state_round_trip_and_spec_errors() -> None:
         state, _ = detector.update(state, Point(START + timedelta(hours=i), value, i))
     assert load_state(dump_state(state)) == state
     assert len(state["core"]["buckets"]) == 48
-    with pytest.raises(ValueError, match="'bucket'"):
+    with pytest.raises(ValueError, match="bucket: "):
         detector_from_spec({"type": "seasonal_buckets", "bucket": "minute_of_hour"})
-    with pytest.raises(ValueError, match="'min_points_per_bucket'"):
+    with pytest.raises(ValueError, match="min_points_per_bucket: "):
         SeasonalBuckets(min_points_per_bucket=1)
