@@ -107,7 +107,20 @@ class _KllAggregation(Aggregation):
 
 @dataclass(frozen=True)
 class Median(_KllAggregation):
-    """The approximate median (see the module docstring)."""
+    """The approximate median (see the module docstring).
+
+    Examples
+    --------
+    The Spark path's sketch bytes and the Arrow path's values merge:
+
+    >>> import datasketches as ds
+    >>> import pyarrow as pa
+    >>> sk = ds.kll_doubles_sketch(200)
+    >>> for v in (10.0, 20.0):
+    ...     sk.update(v)
+    >>> Median.from_spark([sk.serialize()], {}).merge(Median.from_arrow(pa.array([30.0]), {})).value({})
+    20.0
+    """
 
     NAME = "median"
     TYPE_TAG = "agg.Median"
@@ -137,7 +150,18 @@ class Median(_KllAggregation):
 
 @dataclass(frozen=True)
 class NumericHistogram(_KllAggregation):
-    """Equal-width buckets between the sketch's min and max (see the module docstring)."""
+    """Equal-width buckets between the sketch's min and max (see the module docstring).
+
+    Examples
+    --------
+    Two windows merged; two equal-width buckets between the exact minimum and maximum:
+
+    >>> import pyarrow as pa
+    >>> a = NumericHistogram.from_arrow(pa.array([0.0, 1.0, 2.0]), {})
+    >>> h = a.merge(NumericHistogram.from_arrow(pa.array([3.0, 9.0, 10.0]), {})).value({"bins": 2})
+    >>> h["n"], [(b["low"], b["high"], b["count"]) for b in h["buckets"]]
+    (6, [(0.0, 5.0, 4), (5.0, 10.0, 2)])
+    """
 
     NAME = "numericHistogram"
     TYPE_TAG = "agg.NumericHistogram"

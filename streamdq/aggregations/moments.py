@@ -103,7 +103,21 @@ class _MomentsAggregation(Aggregation):
 
 @dataclass(frozen=True)
 class Average(_MomentsAggregation):
-    """The mean of the finite values."""
+    """The mean of the finite values.
+
+    Examples
+    --------
+    The Spark path's (count, avg, var_pop) and the Arrow path's values give one state:
+
+    >>> import pyarrow as pa
+    >>> arrow_side = Average.from_arrow(pa.array([1.0, float("nan"), 3.0]), {})  # NaN skipped
+    >>> arrow_side.merge(Average.from_spark([2, 5.0, 1.0], {})).value({})
+    3.5
+    >>> Average.empty().value({})
+    Traceback (most recent call last):
+    ...
+    streamdq.analyzers.aggregation.EmptyInput: no finite value
+    """
 
     NAME = "average"
     TYPE_TAG = "agg.Average"
@@ -116,7 +130,17 @@ class Average(_MomentsAggregation):
 
 @dataclass(frozen=True)
 class StandardDeviation(_MomentsAggregation):
-    """The population standard deviation of the finite values."""
+    """The population standard deviation of the finite values.
+
+    Examples
+    --------
+    Two windows merged give the population standard deviation of all their values:
+
+    >>> import pyarrow as pa
+    >>> first = StandardDeviation.from_arrow(pa.array([2.0, 4.0, 4.0, 4.0]), {})
+    >>> first.merge(StandardDeviation.from_arrow(pa.array([5.0, 5.0, 7.0, 9.0]), {})).value({})
+    2.0
+    """
 
     NAME = "standardDeviation"
     TYPE_TAG = "agg.StandardDeviation"

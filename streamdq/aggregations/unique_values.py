@@ -29,7 +29,19 @@ from streamdq.analyzers.aggregation import Aggregation
 
 @dataclass(frozen=True)
 class UniqueValues(Aggregation):
-    """The sorted distinct values (see the module docstring)."""
+    """The sorted distinct values (see the module docstring).
+
+    Examples
+    --------
+    The Spark path's ``collect_set`` value reads into the same state as the Arrow path's:
+
+    >>> import pyarrow as pa
+    >>> spark_side = UniqueValues.from_spark([["b", "a"]], {})
+    >>> spark_side == UniqueValues.from_arrow(pa.array(["a", "b", "a"]), {})
+    True
+    >>> spark_side.merge(UniqueValues.empty()).value({})
+    ['a', 'b']
+    """
 
     NAME = "uniqueValues"
     TYPE_TAG = "agg.UniqueValues"

@@ -50,7 +50,23 @@ def hll_input(schema: StructType, column: str) -> Column:
 @register_analyzer
 @dataclass(frozen=True)
 class ApproxCountDistinct(ScanShareableAnalyzer):
-    """Approximate number of distinct non-NULL values (HLL, lgConfigK 12)."""
+    """Approximate number of distinct non-NULL values (HLL, lgConfigK 12).
+
+    Examples
+    --------
+    A batch's state is the HLL sketch the scan returns (bytes); states merge by union:
+
+    >>> import datasketches as ds
+    >>> def scanned(values):
+    ...     sk = ds.hll_sketch(12)
+    ...     for v in values:
+    ...         sk.update(v)
+    ...     return [sk.serialize_compact()]
+    >>> a = ApproxCountDistinct("user")
+    >>> m = a.metric(a.state_from(scanned(["u1", "u2"]), 0).merge(a.state_from(scanned(["u2", "u3"]), 0)))
+    >>> m.value, m.approximate
+    (3.0, True)
+    """
 
     NAME = "ApproxCountDistinct"
     column: str

@@ -105,7 +105,23 @@ def _kll_aggregation(schema: StructType, column: str, k: int, where: str | None)
 @register_analyzer
 @dataclass(frozen=True)
 class ApproxQuantile(ScanShareableAnalyzer):
-    """The q-quantile of a numeric column (KLL; approximate, with its rank error bound)."""
+    """The q-quantile of a numeric column (KLL; approximate, with its rank error bound).
+
+    Examples
+    --------
+    A batch's state is the KLL sketch the scan returns (bytes); states merge:
+
+    >>> import datasketches as ds
+    >>> def scanned(values):
+    ...     sk = ds.kll_doubles_sketch(200)
+    ...     for v in values:
+    ...         sk.update(v)
+    ...     return [sk.serialize()]
+    >>> q = ApproxQuantile("x", 0.5)
+    >>> m = q.metric(q.state_from(scanned([1.0, 2.0, 3.0]), 0).merge(q.state_from(scanned([4.0, 5.0, 6.0]), 0)))
+    >>> m.value, m.approximate  # an element of the data: the median of 1..6 is 3
+    (3.0, True)
+    """
 
     NAME = "ApproxQuantile"
     column: str
@@ -146,7 +162,20 @@ class ApproxQuantile(ScanShareableAnalyzer):
 @register_analyzer
 @dataclass(frozen=True)
 class ApproxQuantiles(ScanShareableAnalyzer):
-    """Several quantiles of a numeric column from one KLL sketch: ``{repr(q): value}``."""
+    """Several quantiles of a numeric column from one KLL sketch: ``{repr(q): value}``.
+
+    Examples
+    --------
+    One KLL sketch answers every quantile:
+
+    >>> import datasketches as ds
+    >>> sk = ds.kll_doubles_sketch(200)
+    >>> for v in range(1, 11):
+    ...     sk.update(float(v))
+    >>> q = ApproxQuantiles("x", (0.1, 0.9))
+    >>> q.metric(q.state_from([sk.serialize()], 0).merge(q.empty_state())).value
+    {'0.1': 1.0, '0.9': 9.0}
+    """
 
     NAME = "ApproxQuantiles"
     column: str

@@ -55,7 +55,13 @@ def _all_finite(*values: float) -> bool:
 @register_state
 @dataclass(frozen=True)
 class NumMatches(JsonState):
-    """A count of rows (Size, ZerosCount)."""
+    """A count of rows (Size, ZerosCount).
+
+    Examples
+    --------
+    >>> NumMatches(3).merge(NumMatches(4)).merge(NumMatches.empty())
+    NumMatches(matches=7)
+    """
 
     TYPE_TAG = "NumMatches"
     matches: int = 0
@@ -75,6 +81,11 @@ class NumMatchesAndCount(JsonState):
 
     ``evaluated`` counts rows where the predicate was not NULL; Compliance fails when it
     is 0 although rows were in scope (every predicate value NULL).
+
+    Examples
+    --------
+    >>> NumMatchesAndCount(3, 4, 4).merge(NumMatchesAndCount(1, 2, 1))
+    NumMatchesAndCount(matches=4, count=6, evaluated=5)
     """
 
     TYPE_TAG = "NumMatchesAndCount"
@@ -95,7 +106,15 @@ class NumMatchesAndCount(JsonState):
 @register_state
 @dataclass(frozen=True)
 class SumState(JsonState):
-    """Sum of non-NULL values and how many there were (Sum; empty when n == 0)."""
+    """Sum of non-NULL values and how many there were (Sum; empty when n == 0).
+
+    Examples
+    --------
+    >>> SumState(6.0, 3).merge(SumState(10.0, 1))
+    SumState(total=16.0, n=4)
+    >>> SumState.empty().is_empty
+    True
+    """
 
     TYPE_TAG = "Sum"
     total: float = 0.0
@@ -177,6 +196,17 @@ class MomentsState(JsonState):
 
     Format v2 adds ``order``; v1 payloads (no ``order``) carry all four moments and load
     with order 4.
+
+    Examples
+    --------
+    Merged pairwise, the moments of [1, 2] and [3, 4] are those of [1, 2, 3, 4]; a state of
+    order 2 (what StandardDeviation stores) keeps the merge at order 2:
+
+    >>> a, b = MomentsState(2, 1.5, 0.5, 0.0, 0.125), MomentsState(2, 3.5, 0.5, 0.0, 0.125)
+    >>> a.merge(b)
+    MomentsState(n=4, mean=2.5, m2=5.0, m3=0.0, m4=10.25, order=4)
+    >>> a.merge(MomentsState(2, 3.5, 0.5, order=2)).order
+    2
     """
 
     TYPE_TAG = "Moments"
@@ -271,7 +301,17 @@ class MomentsState(JsonState):
 @register_state
 @dataclass(frozen=True)
 class CoMomentsState(JsonState):
-    """Pearson correlation state over rows where both values are non-NULL."""
+    """Pearson correlation state over rows where both values are non-NULL.
+
+    Examples
+    --------
+    The pairs (1, 2), (2, 4) and (3, 6) lie on a line, in two batches:
+
+    >>> first = CoMomentsState(2, 1.5, 3.0, 1.0, 0.5, 2.0)  # (1, 2), (2, 4)
+    >>> second = CoMomentsState(1, 3.0, 6.0, 0.0, 0.0, 0.0)  # (3, 6)
+    >>> first.merge(second).correlation()
+    1.0
+    """
 
     TYPE_TAG = "CoMoments"
     n: int = 0

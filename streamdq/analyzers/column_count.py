@@ -34,7 +34,13 @@ def data_columns(schema: StructType) -> list[str]:
 @register_state
 @dataclass(frozen=True)
 class ColumnCountState(JsonState):
-    """The number of data columns seen (0 = no row seen yet); merges by the maximum."""
+    """The number of data columns seen (0 = no row seen yet); merges by the maximum.
+
+    Examples
+    --------
+    >>> ColumnCountState(5).merge(ColumnCountState(7)).merge(ColumnCountState.empty())
+    ColumnCountState(columns=7)
+    """
 
     TYPE_TAG = "ColumnCount"
     columns: int = 0
@@ -50,7 +56,16 @@ class ColumnCountState(JsonState):
 @register_analyzer
 @dataclass(frozen=True)
 class ColumnCount(ScanShareableAnalyzer):
-    """Number of data columns of the input (dataset level)."""
+    """Number of data columns of the input (dataset level).
+
+    Examples
+    --------
+    The scan's row carries the number of data columns of the batch's schema:
+
+    >>> c = ColumnCount()
+    >>> c.metric(c.state_from([4], 0).merge(c.empty_state())).value
+    4.0
+    """
 
     NAME = "ColumnCount"
     where: str | None = None

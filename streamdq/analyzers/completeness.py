@@ -24,7 +24,18 @@ from streamdq.analyzers.state import State
 @register_analyzer
 @dataclass(frozen=True)
 class Completeness(ScanShareableAnalyzer):
-    """non-NULL / rows in scope. No rows in scope (e.g. a where-filter keeps none) -> Failure."""
+    """non-NULL / rows in scope. No rows in scope (e.g. a where-filter keeps none) -> Failure.
+
+    Examples
+    --------
+    A batch's state is (non-NULL rows, rows in scope): 3 of 4, then 4 of 4:
+
+    >>> c = Completeness("email")
+    >>> c.metric(c.state_from([3, 4], 0).merge(c.state_from([4, 4], 0))).value
+    0.875
+    >>> c.metric(c.empty_state()).empty  # no row in scope
+    True
+    """
 
     NAME = "Completeness"
     column: str

@@ -28,7 +28,19 @@ from streamdq.analyzers.state import State
 @register_analyzer
 @dataclass(frozen=True)
 class Compliance(ScanShareableAnalyzer):
-    """#rows with ``predicate`` TRUE / #rows in scope; instance = ``name``."""
+    """#rows with ``predicate`` TRUE / #rows in scope; instance = ``name``.
+
+    Examples
+    --------
+    A batch's state is (rows with the predicate TRUE, rows in scope, rows where it is not
+    NULL); a NULL predicate is not compliant but stays in the denominator:
+
+    >>> c = Compliance("positive price", "price > 0", ("price",))
+    >>> c.metric(c.state_from([2, 4, 3], 0).merge(c.state_from([4, 4, 4], 0))).value
+    0.75
+    >>> c.metric(c.state_from([0, 2, 0], 0)).failure
+    "Compliance 'positive price': predicate 'price > 0' is NULL on every row in scope"
+    """
 
     NAME = "Compliance"
     name: str

@@ -27,7 +27,18 @@ from streamdq.analyzers.state import State
 @register_analyzer
 @dataclass(frozen=True)
 class Correlation(ScanShareableAnalyzer):
-    """Pearson r of (first_column, second_column); NaN when either column is constant."""
+    """Pearson r of (first_column, second_column); NaN when either column is constant.
+
+    Examples
+    --------
+    A batch's state comes from the scan's (count, avg x, avg y, covar_pop, var_pop x, var_pop y)
+    over the rows where both are non-NULL; (1, 2), (2, 4) and then (3, 6) lie on a line:
+
+    >>> c = Correlation("x", "y")
+    >>> first = c.state_from([2, 1.5, 3.0, 0.5, 0.25, 1.0], 0)
+    >>> c.metric(first.merge(c.state_from([1, 3.0, 6.0, 0.0, 0.0, 0.0], 0))).value
+    1.0
+    """
 
     NAME = "Correlation"
     first_column: str

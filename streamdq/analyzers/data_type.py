@@ -33,7 +33,13 @@ TYPE_KEYS = ("Unknown", "Fractional", "Integral", "Boolean", "String")
 @register_state
 @dataclass(frozen=True)
 class DataTypeState(JsonState):
-    """Row counts per inferred type (Unknown includes NULLs and out-of-scope rows)."""
+    """Row counts per inferred type (Unknown includes NULLs and out-of-scope rows).
+
+    Examples
+    --------
+    >>> DataTypeState(unknown=1, integral=2).merge(DataTypeState(integral=3, string=1))
+    DataTypeState(unknown=1, fractional=0, integral=5, boolean=0, string=1)
+    """
 
     TYPE_TAG = "DataTypeHistogram"
     unknown: int = 0
@@ -60,7 +66,17 @@ class DataTypeState(JsonState):
 @register_analyzer
 @dataclass(frozen=True)
 class DataType(ScanShareableAnalyzer):
-    """Distribution of inferred value types over all rows (out-of-scope rows are Unknown)."""
+    """Distribution of inferred value types over all rows (out-of-scope rows are Unknown).
+
+    Examples
+    --------
+    The scan's row counts (Unknown, Fractional, Integral, Boolean, String):
+
+    >>> d = DataType("code")
+    >>> m = d.metric(d.state_from([1, 0, 2, 0, 1], 0).merge(d.state_from([0, 0, 4, 0, 0], 0)))
+    >>> m.value["values"]["Integral"]
+    {'absolute': 6, 'ratio': 0.75}
+    """
 
     NAME = "DataType"
     column: str

@@ -21,6 +21,21 @@ from streamdq.analyzers.metric import Metric
 @register_analyzer
 @dataclass(frozen=True)
 class DuplicateRowCount(GroupingAnalyzer):
+    """Rows whose key occurs more than once (every such row, not the extra copies).
+
+    Examples
+    --------
+    ``[a, a, a, b]`` in two batches: the three rows of ``a`` are duplicates:
+
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> def batch(keys, counts):
+    ...     table = pa.table({"k0": keys, "count": pa.array(counts, pa.int64())})
+    ...     return FrequencyState.from_table(table, n=sum(counts), total=sum(counts), max_groups=100)
+    >>> DuplicateRowCount(("item",)).metric(batch(["a"], [2]).merge(batch(["a", "b"], [1, 1]))).value
+    3.0
+    """
+
     NAME = "DuplicateRowCount"
     columns: tuple[str, ...] = ()
     where: str | None = None

@@ -20,6 +20,23 @@ from streamdq.analyzers.metric import Metric
 @register_analyzer
 @dataclass(frozen=True)
 class Entropy(GroupingAnalyzer):
+    """-sum (c/n) ln(c/n) over the values of one column (natural log).
+
+    Examples
+    --------
+    The frequencies of ``[a, a, b, b]``, in two batches: ln 2:
+
+    >>> import math
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> def batch(keys, counts):
+    ...     table = pa.table({"k0": keys, "count": pa.array(counts, pa.int64())})
+    ...     return FrequencyState.from_table(table, n=sum(counts), total=sum(counts), max_groups=100)
+    >>> e = Entropy("item").metric(batch(["a", "b"], [1, 1]).merge(batch(["a", "b"], [1, 1]))).value
+    >>> math.isclose(e, math.log(2))
+    True
+    """
+
     NAME = "Entropy"
     column: str
     where: str | None = None

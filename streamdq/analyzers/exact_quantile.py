@@ -50,7 +50,15 @@ def quantile_problem(q: Any) -> str | None:
 @register_state
 @dataclass(frozen=True)
 class ExactQuantileState(JsonState):
-    """The exact quantile of one scan (None: nothing seen; NaN: several scans were merged)."""
+    """The exact quantile of one scan (None: nothing seen; NaN: several scans were merged).
+
+    Examples
+    --------
+    >>> ExactQuantileState(3.5).merge(ExactQuantileState.empty())
+    ExactQuantileState(value=3.5)
+    >>> ExactQuantileState(3.5).merge(ExactQuantileState(2.0)).merged  # two scans: no quantile
+    True
+    """
 
     TYPE_TAG = "ExactQuantile"
     value: float | None = None
@@ -74,7 +82,18 @@ class ExactQuantileState(JsonState):
 @register_analyzer
 @dataclass(frozen=True)
 class ExactQuantile(ScanShareableAnalyzer):
-    """The exact, interpolated q-quantile of one scan (not mergeable, see the module doc)."""
+    """The exact, interpolated q-quantile of one scan (not mergeable, see the module doc).
+
+    Examples
+    --------
+    The state is the scan's ``percentile``; merging two scans fails on purpose:
+
+    >>> q = ExactQuantile("x", 0.5)
+    >>> q.metric(q.state_from([3.5], 0)).value
+    3.5
+    >>> q.metric(q.state_from([3.5], 0).merge(q.state_from([2.0], 0))).failure.startswith("ExactQuantile is not mergeable")
+    True
+    """
 
     NAME = "ExactQuantile"
     column: str

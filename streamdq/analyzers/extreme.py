@@ -70,7 +70,16 @@ class ExtremeAnalyzer(ScanShareableAnalyzer):
 
 @dataclass(frozen=True)
 class ValueExtreme(ExtremeAnalyzer):
-    """The extreme of a numeric column's finite values (Minimum, Maximum). Numeric columns only."""
+    """The extreme of a numeric column's finite values (Minimum, Maximum). Numeric columns only.
+
+    Examples
+    --------
+    A subclass names only its aggregate and state (``minimum.Minimum``):
+
+    >>> from streamdq.analyzers.minimum import Minimum
+    >>> Minimum.AGGREGATE, Minimum.STATE.__name__, Minimum("x").input_columns()
+    ('min', 'MinState', ('x',))
+    """
 
     column: str
     where: str | None = None

@@ -61,6 +61,22 @@ __all__ = ["Histogram", "NULL_VALUE", "MAX_DETAIL_BINS"]
 @register_analyzer
 @dataclass(frozen=True)
 class Histogram(GroupingAnalyzer):
+    """Count (and ratio) per value of one column: the top max_detail_bins bins in detail.
+
+    Examples
+    --------
+    Bins are the values cast to string (NULL is the bin ``NullValue``), ordered by count;
+    the ratio's denominator is every row seen (``total``):
+
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> table = pa.table({"k0": ["a", "NullValue", "b"], "count": pa.array([2, 1, 1], pa.int64())})
+    >>> state = FrequencyState.from_table(table, n=4, total=4, max_groups=100)
+    >>> h = Histogram("item", max_detail_bins=2).metric(state.merge(Histogram("item").empty_state())).value
+    >>> h["number_of_bins"], h["values"], h["tail_count"]
+    (3, {'a': {'absolute': 2, 'ratio': 0.5}, 'NullValue': {'absolute': 1, 'ratio': 0.25}}, 1)
+    """
+
     NAME = "Histogram"
     column: str
     max_detail_bins: int = MAX_DETAIL_BINS

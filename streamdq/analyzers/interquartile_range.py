@@ -51,7 +51,24 @@ def interpolated_quantile(state: KllState, q: float) -> float:
 @register_analyzer
 @dataclass(frozen=True)
 class InterquartileRange(ScanShareableAnalyzer):
-    """Q3 - Q1 (interpolated quartiles from a KLL sketch; exact while the sketch is)."""
+    """Q3 - Q1 (interpolated quartiles from a KLL sketch; exact while the sketch is).
+
+    Examples
+    --------
+    A batch's state is the KLL sketch the scan returns; exact while the sketch is (IQR of
+    1..6 = 4.75 - 2.25, SEMANTICS.md):
+
+    >>> import datasketches as ds
+    >>> def scanned(values):
+    ...     sk = ds.kll_doubles_sketch(200)
+    ...     for v in values:
+    ...         sk.update(v)
+    ...     return [sk.serialize()]
+    >>> iqr = InterquartileRange("x")
+    >>> m = iqr.metric(iqr.state_from(scanned([1.0, 2.0, 3.0]), 0).merge(iqr.state_from(scanned([4.0, 5.0, 6.0]), 0)))
+    >>> m.value, m.approximate
+    (2.5, False)
+    """
 
     NAME = "InterquartileRange"
     column: str

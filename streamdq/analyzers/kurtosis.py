@@ -16,7 +16,18 @@ from streamdq.analyzers.moments import MomentsAnalyzer
 @register_analyzer
 @dataclass(frozen=True)
 class Kurtosis(MomentsAnalyzer):
-    """Excess kurtosis n * m4 / m2^2 - 3; 0.0 when m2 == 0 (a constant column; Spark's F.kurtosis gives NULL there)."""
+    """Excess kurtosis n * m4 / m2^2 - 3; 0.0 when m2 == 0 (a constant column; Spark's F.kurtosis gives NULL there).
+
+    Examples
+    --------
+    A batch's state comes from the scan's (count, sum, var_pop, skewness, kurtosis); [1, 2, 3]
+    and [4, 5, 6] (each with excess kurtosis -1.5) merge into 1..6 (SEMANTICS.md: -1.26857...):
+
+    >>> k = Kurtosis("x")
+    >>> merged = k.state_from([3, 6.0, 2 / 3, 0.0, -1.5], 0).merge(k.state_from([3, 15.0, 2 / 3, 0.0, -1.5], 0))
+    >>> round(k.metric(merged).value, 12)
+    -1.268571428571
+    """
 
     NAME = "Kurtosis"
     ORDER = 4

@@ -55,7 +55,16 @@ def length_value(column: str, null_behavior: str, null_value: float, where: str 
 
 @dataclass(frozen=True)
 class LengthExtreme(ExtremeAnalyzer):
-    """The extreme of a string column's lengths (MinLength, MaxLength), as a float."""
+    """The extreme of a string column's lengths (MinLength, MaxLength), as a float.
+
+    Examples
+    --------
+    A subclass names only its aggregate and state (``min_length.MinLength``):
+
+    >>> from streamdq.analyzers.min_length import MinLength
+    >>> MinLength.AGGREGATE, MinLength.STATE.__name__, MinLength("s").null_behavior
+    ('min', 'MinState', 'ignore')
+    """
 
     column: str
     null_behavior: str = "ignore"

@@ -27,6 +27,22 @@ from streamdq.analyzers.metric import Metric
 @register_analyzer
 @dataclass(frozen=True)
 class MutualInformation(GroupingAnalyzer):
+    """Mutual information of two columns over the pairs with both sides non-NULL (natural log).
+
+    Examples
+    --------
+    Two columns that always agree share all their information (ln 2 for two equally
+    frequent values); the table's key columns are ``k0`` (first column) and ``k1``:
+
+    >>> import math
+    >>> import pyarrow as pa
+    >>> from streamdq.analyzers.frequency import FrequencyState
+    >>> table = pa.table({"k0": ["a", "b"], "k1": ["x", "y"], "count": pa.array([2, 2], pa.int64())})
+    >>> state = FrequencyState.from_table(table, n=4, total=4, max_groups=100)
+    >>> math.isclose(MutualInformation(("c1", "c2")).metric(state).value, math.log(2))
+    True
+    """
+
     NAME = "MutualInformation"
     columns: tuple[str, str]
     where: str | None = None

@@ -33,7 +33,16 @@ from streamdq.analyzers.state import State
 @register_analyzer
 @dataclass(frozen=True)
 class NonFinite(ScanShareableAnalyzer):
-    """Count of NaN / +Infinity / -Infinity values in scope (NULL is not counted)."""
+    """Count of NaN / +Infinity / -Infinity values in scope (NULL is not counted).
+
+    Examples
+    --------
+    A batch's state is the count of NaN and +-Infinity values in scope; states add:
+
+    >>> a = NonFinite("temperature")
+    >>> a.metric(a.state_from([1], 0).merge(a.state_from([2], 0))).value
+    3.0
+    """
 
     NAME = "NonFinite"
     column: str

@@ -60,7 +60,16 @@ def resolve_pattern(pattern: str) -> str:
 @register_analyzer
 @dataclass(frozen=True)
 class PatternMatch(ScanShareableAnalyzer):
-    """#rows whose value contains a match of ``pattern`` / #rows in scope."""
+    """#rows whose value contains a match of ``pattern`` / #rows in scope.
+
+    Examples
+    --------
+    A batch's state is (rows whose value matches, rows in scope):
+
+    >>> p = PatternMatch("email", PATTERNS["EMAIL"])
+    >>> p.metric(p.state_from([9, 10], 0).merge(p.state_from([0, 0], 0))).value
+    0.9
+    """
 
     NAME = "PatternMatch"
     column: str

@@ -26,7 +26,13 @@ from streamdq.analyzers.state import JsonState, State, register_state
 @register_state
 @dataclass(frozen=True)
 class RangeState(JsonState):
-    """Smallest and largest value seen (None = none seen); each merges like Min / Max."""
+    """Smallest and largest value seen (None = none seen); each merges like Min / Max.
+
+    Examples
+    --------
+    >>> RangeState(2.0, 5.0).merge(RangeState(-1.0, 3.0)).merge(RangeState.empty())
+    RangeState(minimum=-1.0, maximum=5.0)
+    """
 
     TYPE_TAG = "Range"
     minimum: float | None = None
@@ -45,7 +51,16 @@ class RangeState(JsonState):
 @register_analyzer
 @dataclass(frozen=True)
 class Range(ScanShareableAnalyzer):
-    """``max - min`` of the finite values in scope, as a float. Numeric columns only."""
+    """``max - min`` of the finite values in scope, as a float. Numeric columns only.
+
+    Examples
+    --------
+    A batch's state is the scan's (min, max); ``[1..3]`` then ``[4..6]``:
+
+    >>> r = Range("x")
+    >>> r.metric(r.state_from([1.0, 3.0], 0).merge(r.state_from([4.0, 6.0], 0))).value
+    5.0
+    """
 
     NAME = "Range"
     column: str

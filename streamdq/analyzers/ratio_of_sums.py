@@ -25,7 +25,15 @@ from streamdq.analyzers.state import JsonState, State, register_state
 @register_state
 @dataclass(frozen=True)
 class RatioOfSumsState(JsonState):
-    """Σ numerator, Σ denominator, and the number of non-NULL numerators."""
+    """Σ numerator, Σ denominator, and the number of non-NULL numerators.
+
+    Examples
+    --------
+    >>> RatioOfSumsState(6.0, 3.0, 2).merge(RatioOfSumsState(2.0, 1.0, 1)).ratio()
+    2.0
+    >>> RatioOfSumsState(1.0, 0.0, 1).ratio()  # a zero denominator is infinite, not a failure
+    inf
+    """
 
     TYPE_TAG = "RatioOfSums"
     numerator: float = 0.0
@@ -52,7 +60,16 @@ class RatioOfSumsState(JsonState):
 @register_analyzer
 @dataclass(frozen=True)
 class RatioOfSums(ScanShareableAnalyzer):
-    """Σ numerator / Σ denominator; Σ denominator = 0 -> ±inf."""
+    """Σ numerator / Σ denominator; Σ denominator = 0 -> ±inf.
+
+    Examples
+    --------
+    A batch's state is the scan's (Σ numerator, Σ denominator, count of numerators):
+
+    >>> r = RatioOfSums("revenue", "visits")
+    >>> r.metric(r.state_from([30.0, 10.0, 4], 0).merge(r.state_from([10.0, 10.0, 2], 0))).value
+    2.0
+    """
 
     NAME = "RatioOfSums"
     numerator: str

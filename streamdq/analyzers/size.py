@@ -18,7 +18,18 @@ from streamdq.analyzers.state import State
 @register_analyzer
 @dataclass(frozen=True)
 class Size(ScanShareableAnalyzer):
-    """Row count. Empty input gives 0.0 (a success, as in Deequ)."""
+    """Row count. Empty input gives 0.0 (a success, as in Deequ).
+
+    Examples
+    --------
+    A batch's state is the scan's row count; states add:
+
+    >>> s = Size()
+    >>> s.metric(s.state_from([3], 0).merge(s.state_from([4], 0))).value
+    7.0
+    >>> s.metric(s.empty_state()).value  # zero rows is a count, not a failure
+    0.0
+    """
 
     NAME = "Size"
     where: str | None = None

@@ -31,7 +31,23 @@ HLL_CONFIDENCE_STDDEVS = 2  # error_bound of distinct counts: ~95% two-sided int
 @register_state
 @dataclass(frozen=True)
 class HllState(State):
-    """A serialized HLL sketch (``b""`` = no value seen)."""
+    """A serialized HLL sketch (``b""`` = no value seen).
+
+    Examples
+    --------
+    Two batches' sketches (as Spark's ``hll_sketch_agg`` returns them) merge by union:
+
+    >>> import datasketches as ds
+    >>> def sketch(values):
+    ...     sk = ds.hll_sketch(HLL_LG_K)
+    ...     for v in values:
+    ...         sk.update(v)
+    ...     return HllState.of_sketch(sk)
+    >>> sketch(["a", "b"]).merge(sketch(["b", "c"])).estimate()
+    3.0
+    >>> HllState.empty().estimate()
+    0.0
+    """
 
     TYPE_TAG = "HllSketch"
     sketch: bytes = b""
@@ -104,7 +120,22 @@ class HllState(State):
 @register_state
 @dataclass(frozen=True)
 class KllState(State):
-    """A serialized KLL doubles sketch (``b""`` = no value seen)."""
+    """A serialized KLL doubles sketch (``b""`` = no value seen).
+
+    Examples
+    --------
+    Two batches' sketches (as Spark's ``kll_sketch_agg_double`` returns them) merge:
+
+    >>> import datasketches as ds
+    >>> def sketch(values):
+    ...     sk = ds.kll_doubles_sketch(200)
+    ...     for v in values:
+    ...         sk.update(v)
+    ...     return KllState.of_sketch(sk)
+    >>> merged = sketch([1.0, 2.0, 3.0]).merge(sketch([4.0, 5.0, 6.0]))
+    >>> merged.n, merged.quantile(0.5)  # an element of the data, not 3.5
+    (6, 3.0)
+    """
 
     TYPE_TAG = "KllDoublesSketch"
     sketch: bytes = b""

@@ -17,7 +17,18 @@ from streamdq.analyzers.moments import MomentsAnalyzer
 @register_analyzer
 @dataclass(frozen=True)
 class StandardDeviation(MomentsAnalyzer):
-    """Population standard deviation sqrt(m2 / n)."""
+    """Population standard deviation sqrt(m2 / n).
+
+    Examples
+    --------
+    A batch's state comes from the scan's (count, sum, var_pop); two batches [1, 2, 3] and
+    [4, 5, 6] merge into the population standard deviation of 1..6 (SEMANTICS.md):
+
+    >>> s = StandardDeviation("x")
+    >>> first, second = s.state_from([3, 6.0, 2 / 3], 0), s.state_from([3, 15.0, 2 / 3], 0)
+    >>> round(s.metric(first.merge(second)).value, 12)
+    1.70782512766
+    """
 
     NAME = "StandardDeviation"
     ORDER = 2

@@ -82,7 +82,22 @@ def canonical_params(params: Any) -> str:
 @register_analyzer
 @dataclass(frozen=True)
 class AggregationAnalyzer(ScanShareableAnalyzer):
-    """An aggregation function on one column (see the module docstring)."""
+    """An aggregation function on one column (see the module docstring).
+
+    Examples
+    --------
+    A built-in aggregation on one column, its params kept as canonical JSON; two batches:
+
+    >>> import pyarrow as pa
+    >>> a = AggregationAnalyzer("average", "latency", where="status = 200")
+    >>> a.to_spec()
+    {'analyzer': 'Aggregation', 'function': 'average', 'column': 'latency', 'where': 'status = 200'}
+    >>> batches = [a.state_from([pa.array([1.0, 2.0])], 0), a.state_from([pa.array([6.0])], 0)]
+    >>> a.metric(batches[0].merge(batches[1])).value
+    3.0
+    >>> a.metric(a.empty_state()).empty
+    True
+    """
 
     NAME = "Aggregation"
     function: str

@@ -16,7 +16,16 @@ from streamdq.analyzers.moments import MomentsAnalyzer
 @register_analyzer
 @dataclass(frozen=True)
 class Variance(MomentsAnalyzer):
-    """Population variance m2 / n."""
+    """Population variance m2 / n.
+
+    Examples
+    --------
+    A batch's state comes from the scan's (count, sum, var_pop); [1, 2, 3] and [4, 5, 6]:
+
+    >>> v = Variance("x")
+    >>> round(v.metric(v.state_from([3, 6.0, 2 / 3], 0).merge(v.state_from([3, 15.0, 2 / 3], 0))).value, 12)
+    2.916666666667
+    """
 
     NAME = "Variance"
     ORDER = 2

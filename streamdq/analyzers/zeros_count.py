@@ -25,7 +25,18 @@ from streamdq.analyzers.state import State
 @register_analyzer
 @dataclass(frozen=True)
 class ZerosCount(ScanShareableAnalyzer):
-    """Count of values == 0 in scope (NULL is not zero)."""
+    """Count of values == 0 in scope (NULL is not zero).
+
+    Examples
+    --------
+    A batch's state is the count of zeros; states add; nothing seen is 0.0, a success:
+
+    >>> z = ZerosCount("quantity")
+    >>> z.metric(z.state_from([2], 0).merge(z.state_from([1], 0))).value
+    3.0
+    >>> z.metric(z.empty_state()).value
+    0.0
+    """
 
     NAME = "ZerosCount"
     column: str

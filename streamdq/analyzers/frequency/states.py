@@ -300,7 +300,22 @@ class FrequencyState(State):
 
 class ExactFrequencies(FrequencyState):
     """Every group of the grouping with its row count (``table``: ``k0.., count``; ``None``
-    when no group was seen)."""
+    when no group was seen).
+
+    Examples
+    --------
+    Merging adds the counts per key; past ``max_groups`` groups it becomes a sample:
+
+    >>> import pyarrow as pa
+    >>> def exact(keys, counts, max_groups=10):
+    ...     table = pa.table({"k0": keys, "count": pa.array(counts, pa.int64())})
+    ...     return FrequencyState.from_table(table, n=sum(counts), total=sum(counts), max_groups=max_groups)
+    >>> merged = exact(["a", "b"], [2, 1]).merge(exact(["b", "c"], [1, 1]))
+    >>> type(merged).__name__, merged.n, merged.table.to_pydict()
+    ('ExactFrequencies', 5, {'k0': ['a', 'b', 'c'], 'count': [2, 2, 1]})
+    >>> type(exact(["a", "b"], [2, 1], max_groups=1).merge(exact(["c"], [1], max_groups=1))).__name__
+    'SampledFrequencies'
+    """
 
     def __init__(
         self,
@@ -400,7 +415,22 @@ class ExactFrequencies(FrequencyState):
 
 class SampledFrequencies(FrequencyState):
     """The bounded form: a ``Sample`` of the distinct keys with exact counts, and for string
-    groupings the ``Top`` keys with count bounds."""
+    groupings the ``Top`` keys with count bounds.
+
+    Examples
+    --------
+    A table with more groups than ``max_groups`` is kept as a bounded sample; every metric
+    from it is approximate, and ``n`` stays exact:
+
+    >>> import pyarrow as pa
+    >>> keys = [f"k{i}" for i in range(500)]
+    >>> table = pa.table({"k0": keys, "count": pa.array([2] * 500, pa.int64())})
+    >>> sampled = FrequencyState.from_table(table, n=1000, total=1000, max_groups=50)
+    >>> type(sampled).__name__, sampled.approximate, sampled.n, len(sampled.counts()) < 500
+    ('SampledFrequencies', True, 1000, True)
+    >>> sampled.merge(sampled).n
+    2000
+    """
 
     def __init__(
         self,

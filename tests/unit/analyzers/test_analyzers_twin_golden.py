@@ -29,6 +29,7 @@ from streamdq.analyzers import (
     UniqueValueRatio,
     state_from_bytes,
 )
+from streamdq.analyzers.basic_states import MaxState, MinState
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -91,8 +92,8 @@ def test_scan_twin_reads_its_stored_state(analyzer: Analyzer, key: str, hex_byte
 def test_min_and_max_states_stay_distinct_types() -> None:
     low = state_from_bytes(bytes.fromhex(SCAN_TWINS[0][2]))
     high = state_from_bytes(bytes.fromhex(SCAN_TWINS[1][2]))
-    assert type(low).__name__ == "MinState" and type(high).__name__ == "MaxState"
-    assert low != high and type(low)(7.0) != high  # same value, other tag: not equal
+    assert isinstance(low, MinState) and isinstance(high, MaxState)
+    assert low != high and MinState(7.0) != high  # same value, other tag: not equal
 
 
 FREQ_KEY = 'frequency:{"columns":["k"],"histogram":false,"where":null}'
