@@ -1,4 +1,4 @@
-"""Contract kit: the laws every state and aggregation class must keep, runnable on any class.
+"""Contract kit: the laws every state, aggregation, detector, constraint kind, sink and store keeps.
 
 * ``check_aggregation(cls)``: an ``Aggregation`` subclass, driven by its
   ``_unit_test_params()`` (river's ``check_estimator`` style): merge laws, metric
@@ -8,6 +8,9 @@
 * ``check_detector(cls)``: a detector class, from its ``_unit_test_params()``: spec round trip,
   purity, replay safety from restored bytes, warm-up, missing and non-finite values, empty series
   (``detector_checks``).
+* ``check_constraint_kind(name, cases)``: a registered constraint kind on ``KindCase`` values:
+  YAML/JSON/flat/check-file round trips with a stable id, evaluation without error
+  (``constraint_checks``).
 
 Users run it in their own tests (``from streamdq.testing import check_aggregation``); the suite
 runs it on every registered aggregation and state (tests/laws/test_contract_kit.py). Pure Python
@@ -15,6 +18,7 @@ and pyarrow: no Spark.
 """
 
 from streamdq.testing.aggregations import batches, check_aggregation
+from streamdq.testing.constraint_checks import KindCase, check_constraint_kind
 from streamdq.testing.detector_checks import check_detector
 from streamdq.testing.laws import ContractReport, ContractViolation
 from streamdq.testing.states import check_state
@@ -22,8 +26,10 @@ from streamdq.testing.states import check_state
 __all__ = [
     "ContractReport",
     "ContractViolation",
+    "KindCase",
     "batches",
     "check_aggregation",
+    "check_constraint_kind",
     "check_detector",
     "check_state",
 ]

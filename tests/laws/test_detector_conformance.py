@@ -186,3 +186,11 @@ def test_one_infinity_in_the_warm_up_does_not_turn_every_later_point_into_an_ala
     assert "non-finite value: not learned" in verdicts[2].message
     assert not any(v.anomalous for v in verdicts[3:])
     assert state["core"]["mean"] == pytest.approx(1.5, abs=0.2)
+
+
+def test_the_kit_examples_run() -> None:
+    import doctest
+
+    import streamdq.testing.detector_checks as kit
+
+    assert doctest.testmod(kit).failed == 0
