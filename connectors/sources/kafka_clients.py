@@ -1,6 +1,13 @@
-"""Which Kafka client reads the records of the Python Kafka source, and the confluent-kafka reader.
+"""The read tasks of the Python Kafka source: which client reads a partition range, and how.
 
-Two clients can read a partition range for :mod:`streamdq.connectors.sources.kafka_datasource`:
+``read_range_with(client, cfg, rng)`` yields the records of offsets ``[rng.start, rng.end)`` of
+one partition as ``pyarrow.RecordBatch``es in Spark's kafka schema (``arrow_schema``), with
+``read_range`` (kafka-python) or ``read_range_confluent`` (confluent-kafka); both watch their
+progress with ``ProgressWatch``. :mod:`streamdq.connectors.sources.kafka_datasource` (the Spark
+data source: offsets, partitions) calls them; the settings come from
+:mod:`streamdq.connectors.sources.kafka_options`.
+
+Two clients can read a partition range:
 
 * ``kafka-python`` (always installed): pure Python. Its record decoding is the wall: ~40k
   records/s per read task on the benchmark machine (bench/README.md, ``## kafka_source``).
@@ -33,7 +40,11 @@ from typing import Any
 
 from streamdq.connectors.sources.librdkafka_log import librdkafka_logger
 
+from streamdq.errors import ConfigError
+
 log = logging.getLogger("streamdq.connectors.kafka")
+
+WAIT_REPORT_S = 15.0  # a read task waiting for acknowledged records says so this often
 
 CLIENTS = ("auto", "kafka-python", "confluent-kafka")
 KAFKA_PYTHON, CONFLUENT = "kafka-python", "confluent-kafka"
@@ -69,15 +80,18 @@ def confluent_available() -> bool:
 def resolve_client(name: str | None) -> str:
     """``auto``/None -> the fastest installed client; other names are returned unchanged.
 
-    Raises ValueError for an unknown name or for ``confluent-kafka`` when it is not installed.
+    Raises ConfigError (key ``source.client``) for an unknown name or for ``confluent-kafka``
+    when it is not installed.
     """
     value = (name or "auto").strip().lower()
     if value not in CLIENTS:
-        raise ValueError(f"kafka source: unknown client {name!r}; use one of {', '.join(CLIENTS)}")
+        raise ConfigError("source.client", f"unknown client {name!r}", f"use one of {', '.join(CLIENTS)}")
     if value == "auto":
         return CONFLUENT if confluent_available() else KAFKA_PYTHON
     if value == CONFLUENT and not confluent_available():
-        raise ValueError(f"kafka source: client confluent-kafka is not installed; {FAST_EXTRA_HINT}")
+        raise ConfigError(
+            "source.client", "client confluent-kafka is not installed", f"{FAST_EXTRA_HINT}, or use auto"
+        )
     return value
 
 
@@ -313,7 +327,7 @@ def messages_to_batch(
 def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float = 300.0) -> Iterator[Any]:
     """``read_range`` with confluent-kafka: ``pyarrow.RecordBatch``es for offsets ``[rng.start, rng.end)``.
 
-    Same contract as :func:`streamdq.connectors.sources.kafka_datasource.read_range`: assign +
+    Same contract as :func:`read_range`: assign +
     seek, no group, nothing committed; waits for acknowledged records (e.g. across a broker
     restart) and fails only after ``read_timeout`` seconds without progress, warning every
     ``WAIT_REPORT_S``; records before the range start that retention removed are skipped (the
@@ -322,10 +336,9 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
     ``rng.end`` ends the read.
     """
     import confluent_kafka as ck
-    from streamdq.connectors.sources import kafka_datasource as kd
 
-    schema = kd.arrow_schema()
-    watch = kd.ProgressWatch(rng, read_timeout)
+    schema = arrow_schema()
+    watch = ProgressWatch(rng, read_timeout)
     key, consumer = POOL.acquire(librdkafka_config(cfg), rng.topic, rng.partition, rng.start)
     healthy = True  # False once the last message polled was an error other than end-of-partition
     done = False
@@ -379,3 +392,160 @@ def read_range_confluent(cfg: Mapping[str, Any], rng: Any, read_timeout: float =
             POOL.release(key, consumer)
         else:  # failed, or the task stopped reading early: never reuse
             _close_quietly(consumer)
+
+
+# --------------------------------------------------------------------------- the read tasks' shared parts
+def arrow_schema() -> Any:
+    """The Arrow schema Spark expects for :data:`KAFKA_SCHEMA` batches (UTC timestamps)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import (
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    spark_schema = StructType(
+        [
+            StructField("key", BinaryType()),
+            StructField("value", BinaryType()),
+            StructField("topic", StringType()),
+            StructField("partition", IntegerType()),
+            StructField("offset", LongType()),
+            StructField("timestamp", TimestampType()),
+            StructField("timestampType", IntegerType()),
+        ]
+    )
+    return to_arrow_schema(spark_schema, timezone="UTC")
+
+
+def records_to_batch(records: list[Any], schema: Any) -> Any:
+    """kafka-python ``ConsumerRecord`` list -> one ``pyarrow.RecordBatch`` in ``schema``."""
+    import pyarrow as pa
+
+    ts = pa.array([r.timestamp for r in records], type=pa.int64())
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([r.key for r in records], type=pa.binary()),
+            pa.array([r.value for r in records], type=pa.binary()),
+            pa.array([r.topic for r in records], type=pa.string()),
+            pa.array([r.partition for r in records], type=pa.int32()),
+            pa.array([r.offset for r in records], type=pa.int64()),
+            ts.cast(pa.timestamp("ms", tz="UTC")).cast(schema.field("timestamp").type),
+            pa.array([int(r.timestamp_type or 0) for r in records], type=pa.int32()),
+        ],
+        schema=schema,
+    )
+
+
+class ProgressWatch:
+    """The read task's watchdog over one offset range, shared by both clients' readers.
+
+    ``progressed()`` after records or gaps moved the position; ``waiting(position)`` after a
+    poll that moved nothing (logs a warning every ``WAIT_REPORT_S`` seconds of such a wait: a
+    silent stall looks like a hung job); ``check(position)`` raises once ``read_timeout``
+    seconds passed without progress (the deadline starts when the watch is made)."""
+
+    def __init__(self, rng: Any, read_timeout: float) -> None:
+        self.rng = rng
+        self.read_timeout = read_timeout
+        self.deadline = time.monotonic() + read_timeout
+        self._waiting_since: float | None = None
+        self._next_report = 0.0
+
+    def progressed(self) -> None:
+        self.deadline = time.monotonic() + self.read_timeout
+        self._waiting_since = None
+
+    def waiting(self, position: int) -> None:
+        now = time.monotonic()
+        if self._waiting_since is None:
+            self._waiting_since, self._next_report = now, now + WAIT_REPORT_S
+        elif now >= self._next_report:
+            log.warning(
+                "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
+                "acknowledged (gives up after %.0fs without progress)",
+                self.rng,
+                now - self._waiting_since,
+                position,
+                self.read_timeout,
+            )
+            self._next_report = now + WAIT_REPORT_S
+
+    def check(self, position: int) -> None:
+        if time.monotonic() > self.deadline:
+            raise RuntimeError(
+                f"kafka source: no progress reading {self.rng} for {self.read_timeout}s (stuck at offset {position})"
+            )
+
+
+def read_range(cfg: Mapping[str, Any], rng: Any, read_timeout: float = 300.0) -> Iterator[Any]:
+    """Yield ``pyarrow.RecordBatch``es (Spark kafka schema) for offsets ``[rng.start, rng.end)``.
+
+    Opens its own consumer (assign + seek, no group) and closes it at the end. Waits for records
+    the broker already acknowledged, e.g. across a broker restart, failing only after
+    ``read_timeout`` seconds without progress, and logging a warning every ``WAIT_REPORT_S`` seconds
+    of such a wait (a silent stall looks like a hung job). Offsets missing inside the range (compaction,
+    transaction markers) are skipped; records at or after ``rng.end`` are never returned.
+    """
+    from kafka import KafkaConsumer, TopicPartition
+
+    schema = arrow_schema()
+    tp = TopicPartition(rng.topic, rng.partition)
+    watch = ProgressWatch(rng, read_timeout)
+    consumer = None
+    try:
+        while consumer is None:
+            try:
+                consumer = KafkaConsumer(**{"bootstrap_timeout_ms": 10000, **cfg})
+            except Exception as e:
+                if time.monotonic() > watch.deadline:
+                    raise RuntimeError(f"kafka source: cannot connect to read {rng}: {e!r}") from e
+                log.warning("kafka source: cannot connect to read %s (%r); retrying", rng, e)
+                time.sleep(1.0)
+        consumer.assign([tp])
+        consumer.seek(tp, rng.start)
+        position = rng.start
+        while position < rng.end:
+            polled = consumer.poll(timeout_ms=500, max_records=min(10000, rng.end - position))
+            records = polled.get(tp, [])
+            keep = []
+            for r in records:
+                if r.offset >= rng.end:  # a gap up to the range end
+                    position = rng.end
+                    break
+                if r.offset < position:
+                    continue
+                if r.offset > position and position == rng.start:
+                    log.warning(
+                        "kafka source: %s starts at offset %d (records before it are gone)", rng, r.offset
+                    )
+                keep.append(r)
+                position = r.offset + 1
+            if keep:
+                yield records_to_batch(keep, schema)
+            if records:
+                watch.progressed()
+                continue
+            watch.waiting(position)
+            # no records: gaps (compaction, transaction markers) advance the position silently
+            try:
+                position = max(position, int(consumer.position(tp, timeout_ms=2000) or position))
+            except Exception as e:
+                log.warning("kafka source: waiting for broker while reading %s (%r)", rng, e)
+            watch.check(position)
+    finally:
+        if consumer is not None:
+            consumer.close()
+
+
+def read_range_with(
+    client: str, cfg: Mapping[str, Any], rng: Any, read_timeout: float = 300.0
+) -> Iterator[Any]:
+    """``read_range`` with the named client (``kafka-python`` | ``confluent-kafka``; see kafka_clients)."""
+    if client == CONFLUENT:
+        return read_range_confluent(cfg, rng, read_timeout)
+    return read_range(cfg, rng, read_timeout)

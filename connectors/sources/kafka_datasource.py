@@ -18,7 +18,9 @@ checkpoint holds the offsets, so every record is delivered exactly once into ``f
 across restarts from the same checkpoint.
 
 Offsets are a per-partition dict ``{"<topic>": {"<partition>": next_offset}}`` (the format of
-Spark's ``startingOffsets`` JSON). Options (all strings, as Spark hands them over):
+Spark's ``startingOffsets`` JSON). Options (all strings, as Spark hands them over), parsed once by
+``KafkaSpec.from_options`` (:mod:`streamdq.connectors.sources.kafka_options`; a mistake is a
+``ConfigError`` naming ``source.<key>``):
 
 * ``bootstrap_servers`` (required), ``topic`` (required; comma-separated for several topics);
 * ``starting_offsets``: ``earliest`` (default) | ``latest`` | JSON ``{"t": {"0": 12}}``, where
@@ -34,7 +36,8 @@ Spark's ``startingOffsets`` JSON). Options (all strings, as Spark hands them ove
 * ``ending_offsets`` (batch reads only): ``latest`` (default) | JSON ``{"t": {"0": 50}}``;
 * ``offset_timeout_s`` (default 10): how long an offset lookup may take before the broker is
   considered unreachable; ``read_timeout_s`` (default 300): how long a read task waits for a
-  range the broker had already acknowledged (e.g. while the broker restarts) before failing.
+  range the broker had already acknowledged (e.g. while the broker restarts) before failing;
+  ``initial_offset_wait_s`` (default 60): how long the first offset lookup waits for the broker.
 
 Unreachable broker: ``latestOffset`` logs a warning and returns ``start`` (no new data); the
 query keeps triggering empty and resumes when the broker answers again. An empty topic yields
@@ -46,7 +49,6 @@ available record and logs the data loss.
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import logging
 import threading
 import time
@@ -63,94 +65,66 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 from streamdq.connectors.sources.kafka_clients import (
     CONFLUENT,
+    WAIT_REPORT_S,
+    ProgressWatch,
     admin_client,
+    arrow_schema,
     lookup_offsets_admin,
-    read_range_confluent,
-    resolve_client,
+    read_range,
+    read_range_with,
+    records_to_batch,
 )
+from streamdq.connectors.sources.kafka_options import (
+    EARLIEST,
+    LATEST,
+    KafkaSpec,
+    Offsets,
+    consumer_config,
+    parse_offsets,
+)
+
+# the read tasks' parts and the option parsing live in kafka_clients and kafka_options; these names
+# stay importable from here
+__all__ = [
+    "FORMAT_NAME",
+    "KAFKA_SCHEMA",
+    "WAIT_REPORT_S",
+    "BrokerUnreachable",
+    "KafkaBatchReader",
+    "KafkaDataSource",
+    "KafkaPartitionRange",
+    "KafkaStreamReader",
+    "ProgressWatch",
+    "arrow_schema",
+    "consumer_config",
+    "parse_starting_offsets",
+    "read_range",
+    "read_range_with",
+    "records_to_batch",
+    "register",
+    "resolve_offsets",
+    "split_ranges",
+    "spread_limit",
+]
 
 log = logging.getLogger("streamdq.connectors.kafka")
 
 FORMAT_NAME = "streamdq_kafka"
-WAIT_REPORT_S = 15.0  # a read task waiting for acknowledged records says so this often
 KAFKA_SCHEMA = "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT"
-EARLIEST, LATEST = -2, -1
-
-Offsets = dict[str, dict[str, int]]
 T = TypeVar("T")
+
+
+def parse_starting_offsets(raw: str | None) -> str | Offsets:
+    """``"earliest"``, ``"latest"`` or a validated ``{topic: {partition: offset}}`` dict
+    (:func:`streamdq.connectors.sources.kafka_options.parse_offsets`)."""
+    return parse_offsets(raw, "starting_offsets")
 
 
 class BrokerUnreachable(RuntimeError):
     """The broker did not answer an offset lookup in time."""
 
 
-# --------------------------------------------------------------------------- option parsing
-def consumer_config(options: Mapping[str, str]) -> dict[str, Any]:
-    """kafka-python ``KafkaConsumer`` settings from the source options (no group, no commit)."""
-    servers = options.get("bootstrap_servers") or options.get("kafka.bootstrap.servers")
-    if not servers:
-        raise ValueError("kafka source: option 'bootstrap_servers' is required (e.g. 127.0.0.1:9092)")
-    cfg: dict[str, Any] = {
-        "bootstrap_servers": [s.strip() for s in str(servers).split(",") if s.strip()],
-        "enable_auto_commit": False,
-        "group_id": None,
-        "client_id": "streamdq-kafka-source",
-        "auto_offset_reset": "earliest",
-    }
-    extra = options.get("kafka_options")
-    if extra:
-        try:
-            parsed = json.loads(extra)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"kafka source: option 'kafka_options' is not a JSON object: {e}") from e
-        if not isinstance(parsed, dict):
-            raise ValueError("kafka source: option 'kafka_options' must be a JSON object")
-        for k, v in parsed.items():
-            key = str(k).removeprefix("kafka.").replace(".", "_")
-            if key in ("group_id", "enable_auto_commit"):
-                continue  # offsets live in Spark's checkpoint, never in a consumer group
-            cfg[key] = v
-    return cfg
-
-
-def parse_topics(options: Mapping[str, str]) -> list[str]:
-    raw = options.get("topic") or options.get("subscribe") or ""
-    topics = [t.strip() for t in str(raw).split(",") if t.strip()]
-    if not topics:
-        raise ValueError("kafka source: option 'topic' is required")
-    return topics
-
-
-def parse_starting_offsets(raw: str | None) -> str | Offsets:
-    """``"earliest"``, ``"latest"`` or a validated ``{topic: {partition: offset}}`` dict."""
-    text = (raw or "earliest").strip()
-    if text.lower() in ("earliest", "latest"):
-        return text.lower()
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"kafka source: starting_offsets {text!r} is neither earliest, latest nor JSON "
-            f'like {{"topic": {{"0": 12}}}}: {e}'
-        ) from e
-    if not isinstance(parsed, dict) or not all(isinstance(v, dict) for v in parsed.values()):
-        raise ValueError(
-            f'kafka source: starting_offsets JSON must look like {{"topic": {{"0": 12}}}}, got {text!r}'
-        )
-    out: Offsets = {}
-    for topic, parts in parsed.items():
-        out[str(topic)] = {}
-        for p, off in parts.items():
-            try:
-                out[str(topic)][str(int(p))] = int(off)
-            except (TypeError, ValueError) as e:
-                raise ValueError(
-                    f"kafka source: starting_offsets[{topic!r}][{p!r}] must map a partition number "
-                    f"to an offset (or -2 earliest, -1 latest), got {off!r}"
-                ) from e
-    return out
-
-
+# --------------------------------------------------------------------------- offset math
 def spread_limit(start: Offsets, end: Offsets, max_rows: int) -> Offsets:
     """Cap ``end`` so that at most ``max_rows`` records lie between ``start`` and the result.
 
@@ -286,19 +260,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: Mapping[str, str]) -> None:
         self.options = dict(options)
-        self.topics = parse_topics(self.options)
-        self.cfg = consumer_config(self.options)
-        self.starting = parse_starting_offsets(self.options.get("starting_offsets"))
-        max_records = self.options.get("max_records_per_trigger")
-        self.max_records = int(max_records) if max_records not in (None, "", "None") else None
-        if self.max_records is not None and self.max_records <= 0:
-            raise ValueError(f"kafka source: max_records_per_trigger must be > 0, got {self.max_records}")
-        self.client = resolve_client(self.options.get("client"))
-        min_parts = self.options.get("min_partitions")
-        self.min_partitions = int(min_parts) if min_parts not in (None, "", "None") else None
-        self.offset_timeout = float(self.options.get("offset_timeout_s", "10"))
-        self.read_timeout = float(self.options.get("read_timeout_s", "300"))
-        self.initial_wait = float(self.options.get("initial_offset_wait_s", "60"))
+        self.spec = KafkaSpec.from_options(self.options)  # ConfigError names source.<key>
+        self.topics = list(self.spec.topics)
+        self.cfg = self.spec.consumer_config()
+        self.starting = self.spec.starting_offsets
+        self.max_records = self.spec.max_records_per_trigger
+        self.client = self.spec.client  # resolved by KafkaSpec.from_options
+        self.min_partitions = self.spec.min_partitions
+        self.offset_timeout = self.spec.offset_timeout_s
+        self.read_timeout = self.spec.read_timeout_s
+        self.initial_wait = self.spec.initial_offset_wait_s
         self._admin: Any = None  # confluent-kafka only: a lookup client kept for the query's life
         self._unreachable_since: float | None = None
         self._last_latest: Offsets | None = None
@@ -480,9 +451,7 @@ class KafkaBatchReader(DataSourceReader):
 
     def __init__(self, options: Mapping[str, str]) -> None:
         self.stream = KafkaStreamReader(options)
-        self.ending = parse_starting_offsets(options.get("ending_offsets") or "latest")
-        if self.ending == "earliest":
-            raise ValueError("kafka source: ending_offsets must be latest or JSON, not earliest")
+        self.ending = self.stream.spec.ending_offsets
 
     def partitions(self) -> list[InputPartition]:
         s = self.stream
@@ -494,161 +463,6 @@ class KafkaBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         return self.stream.read(partition)
-
-
-def arrow_schema() -> Any:
-    """The Arrow schema Spark expects for :data:`KAFKA_SCHEMA` batches (UTC timestamps)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import (
-        BinaryType,
-        IntegerType,
-        LongType,
-        StringType,
-        StructField,
-        TimestampType,
-    )
-
-    spark_schema = StructType(
-        [
-            StructField("key", BinaryType()),
-            StructField("value", BinaryType()),
-            StructField("topic", StringType()),
-            StructField("partition", IntegerType()),
-            StructField("offset", LongType()),
-            StructField("timestamp", TimestampType()),
-            StructField("timestampType", IntegerType()),
-        ]
-    )
-    return to_arrow_schema(spark_schema, timezone="UTC")
-
-
-def records_to_batch(records: list[Any], schema: Any) -> Any:
-    """kafka-python ``ConsumerRecord`` list -> one ``pyarrow.RecordBatch`` in ``schema``."""
-    import pyarrow as pa
-
-    ts = pa.array([r.timestamp for r in records], type=pa.int64())
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array([r.key for r in records], type=pa.binary()),
-            pa.array([r.value for r in records], type=pa.binary()),
-            pa.array([r.topic for r in records], type=pa.string()),
-            pa.array([r.partition for r in records], type=pa.int32()),
-            pa.array([r.offset for r in records], type=pa.int64()),
-            ts.cast(pa.timestamp("ms", tz="UTC")).cast(schema.field("timestamp").type),
-            pa.array([int(r.timestamp_type or 0) for r in records], type=pa.int32()),
-        ],
-        schema=schema,
-    )
-
-
-class ProgressWatch:
-    """The read task's watchdog over one offset range, shared by both clients' readers.
-
-    ``progressed()`` after records or gaps moved the position; ``waiting(position)`` after a
-    poll that moved nothing (logs a warning every ``WAIT_REPORT_S`` seconds of such a wait: a
-    silent stall looks like a hung job); ``check(position)`` raises once ``read_timeout``
-    seconds passed without progress (the deadline starts when the watch is made)."""
-
-    def __init__(self, rng: KafkaPartitionRange, read_timeout: float) -> None:
-        self.rng = rng
-        self.read_timeout = read_timeout
-        self.deadline = time.monotonic() + read_timeout
-        self._waiting_since: float | None = None
-        self._next_report = 0.0
-
-    def progressed(self) -> None:
-        self.deadline = time.monotonic() + self.read_timeout
-        self._waiting_since = None
-
-    def waiting(self, position: int) -> None:
-        now = time.monotonic()
-        if self._waiting_since is None:
-            self._waiting_since, self._next_report = now, now + WAIT_REPORT_S
-        elif now >= self._next_report:
-            log.warning(
-                "kafka source: reading %s has waited %.0fs at offset %d for records the broker "
-                "acknowledged (gives up after %.0fs without progress)",
-                self.rng,
-                now - self._waiting_since,
-                position,
-                self.read_timeout,
-            )
-            self._next_report = now + WAIT_REPORT_S
-
-    def check(self, position: int) -> None:
-        if time.monotonic() > self.deadline:
-            raise RuntimeError(
-                f"kafka source: no progress reading {self.rng} for {self.read_timeout}s (stuck at offset {position})"
-            )
-
-
-def read_range(cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0) -> Iterator[Any]:
-    """Yield ``pyarrow.RecordBatch``es (Spark kafka schema) for offsets ``[rng.start, rng.end)``.
-
-    Opens its own consumer (assign + seek, no group) and closes it at the end. Waits for records
-    the broker already acknowledged, e.g. across a broker restart, failing only after
-    ``read_timeout`` seconds without progress, and logging a warning every ``WAIT_REPORT_S`` seconds
-    of such a wait (a silent stall looks like a hung job). Offsets missing inside the range (compaction,
-    transaction markers) are skipped; records at or after ``rng.end`` are never returned.
-    """
-    from kafka import KafkaConsumer, TopicPartition
-
-    schema = arrow_schema()
-    tp = TopicPartition(rng.topic, rng.partition)
-    watch = ProgressWatch(rng, read_timeout)
-    consumer = None
-    try:
-        while consumer is None:
-            try:
-                consumer = KafkaConsumer(**{"bootstrap_timeout_ms": 10000, **cfg})
-            except Exception as e:
-                if time.monotonic() > watch.deadline:
-                    raise RuntimeError(f"kafka source: cannot connect to read {rng}: {e!r}") from e
-                log.warning("kafka source: cannot connect to read %s (%r); retrying", rng, e)
-                time.sleep(1.0)
-        consumer.assign([tp])
-        consumer.seek(tp, rng.start)
-        position = rng.start
-        while position < rng.end:
-            polled = consumer.poll(timeout_ms=500, max_records=min(10000, rng.end - position))
-            records = polled.get(tp, [])
-            keep = []
-            for r in records:
-                if r.offset >= rng.end:  # a gap up to the range end
-                    position = rng.end
-                    break
-                if r.offset < position:
-                    continue
-                if r.offset > position and position == rng.start:
-                    log.warning(
-                        "kafka source: %s starts at offset %d (records before it are gone)", rng, r.offset
-                    )
-                keep.append(r)
-                position = r.offset + 1
-            if keep:
-                yield records_to_batch(keep, schema)
-            if records:
-                watch.progressed()
-                continue
-            watch.waiting(position)
-            # no records: gaps (compaction, transaction markers) advance the position silently
-            try:
-                position = max(position, int(consumer.position(tp, timeout_ms=2000) or position))
-            except Exception as e:
-                log.warning("kafka source: waiting for broker while reading %s (%r)", rng, e)
-            watch.check(position)
-    finally:
-        if consumer is not None:
-            consumer.close()
-
-
-def read_range_with(
-    client: str, cfg: dict[str, Any], rng: KafkaPartitionRange, read_timeout: float = 300.0
-) -> Iterator[Any]:
-    """``read_range`` with the named client (``kafka-python`` | ``confluent-kafka``; see kafka_clients)."""
-    if client == CONFLUENT:
-        return read_range_confluent(cfg, rng, read_timeout)
-    return read_range(cfg, rng, read_timeout)
 
 
 def register(spark: Any) -> None:

@@ -332,7 +332,7 @@ def test_a_read_task_waiting_for_missing_records_says_so_then_gives_up(
     a warning per WAIT_REPORT_S naming the range and offset, then an error after read_timeout."""
     import logging
 
-    from streamdq.connectors.sources import kafka_datasource
+    from streamdq.connectors.sources import kafka_clients
     from streamdq.connectors.sources.kafka_datasource import (
         KafkaPartitionRange,
         consumer_config,
@@ -342,7 +342,7 @@ def test_a_read_task_waiting_for_missing_records_says_so_then_gives_up(
     kafka_broker.create_topic(topic_name, partitions=1)
     servers = kafka_broker.bootstrap_servers
     produce(servers, topic_name, [f"v{i}" for i in range(3)], partitions=1)
-    monkeypatch.setattr(kafka_datasource, "WAIT_REPORT_S", 0.5)
+    monkeypatch.setattr(kafka_clients, "WAIT_REPORT_S", 0.5)  # the read tasks' watchdog lives there
     rows = []
     config, missing = (
         consumer_config({"bootstrap_servers": servers}),

@@ -4,6 +4,7 @@ consumer settings, and how a per-trigger limit is spread over partitions."""
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -54,8 +55,8 @@ def test_bad_values_name_the_key(key: str, value: object) -> None:
 
 def test_starting_offsets_dict_becomes_json_and_topic_list_joins() -> None:
     s = _validate({**BASE, "topic": ["a", "b"], "starting_offsets": {"a": {0: 5}}})
-    assert s["topic"] == "a,b"
-    assert parse_starting_offsets(s["starting_offsets"]) == {"a": {"0": 5}}
+    assert s.topic_text == "a,b" and s.topics == ("a", "b")
+    assert parse_starting_offsets(s.to_options()["starting_offsets"]) == {"a": {"0": 5}}
 
 
 def test_parse_starting_offsets() -> None:
@@ -131,7 +132,7 @@ def test_min_partitions_cuts_busy_partitions_into_contiguous_pieces() -> None:
 
 def test_native_options_map_spec_keys_to_sparks_kafka_options() -> None:
     s = _validate({**BASE, "max_records_per_trigger": 500, "kafka_options": {"security.protocol": "SSL"}})
-    assert native_options({**s, "min_partitions": 4})["minPartitions"] == "4"
+    assert native_options(replace(s, min_partitions=4))["minPartitions"] == "4"
     assert native_options(s) == {
         "kafka.bootstrap.servers": "127.0.0.1:9092",
         "subscribe": "orders",

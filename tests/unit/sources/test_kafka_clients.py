@@ -28,7 +28,7 @@ BASE = {"bootstrap_servers": "127.0.0.1:9092", "topic": "orders"}
 
 def test_client_key_is_validated_at_config_time_naming_the_key() -> None:
     for good in ("auto", "kafka-python", "confluent-kafka"):
-        assert _validate({**BASE, "client": good})["client"] == good
+        assert _validate({**BASE, "client": good}).client == good
     with pytest.raises(ConfigError, match=r"source\.client.*'librdkafka'") as exc:
         _validate({**BASE, "client": "librdkafka"})
     assert "confluent-kafka" in str(exc.value.fix)
@@ -43,7 +43,7 @@ def test_confluent_asked_for_but_missing_fails_at_config_time(monkeypatch: pytes
     with pytest.raises(ConfigError, match=r"source\.client.*not installed") as exc:
         _validate({**BASE, "client": "confluent-kafka"})
     assert "kafka-fast" in str(exc.value.fix)
-    assert _validate({**BASE, "client": "auto"})["client"] == "auto"  # auto falls back
+    assert _validate({**BASE, "client": "auto"}).client == "auto"  # auto falls back
     assert resolve_client("auto") == KAFKA_PYTHON
     with pytest.raises(ValueError, match="not installed"):
         resolve_client(CONFLUENT)
