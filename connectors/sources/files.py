@@ -58,6 +58,8 @@ from streamdq.connectors.sources.decode import (
     parse_schema,
 )
 
+from streamdq.errors import ConfigError
+
 FILE_COL = "_streamdq_file"
 LINE_COL = "_streamdq_line"
 HEADER_COL = "__sdq_header"
@@ -186,7 +188,7 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
             *no_drift_columns(),
             F.col("_metadata.file_path").alias(FILE_COL),
         )
-    raise ValueError(f"source.format: unknown file format {fmt!r}")  # validate_source_spec catches it first
+    raise ConfigError("source.format", f"unknown file format {fmt!r}")  # validate_source_spec catches it first
 
 
 def read_clf(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:

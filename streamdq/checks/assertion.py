@@ -90,7 +90,7 @@ class Comparison(Assertion):
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
-            raise ValueError(f"unknown comparison {self.op!r}; expected one of {', '.join(OPS)}")
+            raise ConfigError("assertion", f"unknown comparison {self.op!r}; expected one of {', '.join(OPS)}")
         object.__setattr__(self, "value", float(self.value))
 
     def test(self, value: Any) -> bool:
@@ -128,7 +128,9 @@ class Between(Assertion):
         object.__setattr__(self, "lower", float(self.lower))
         object.__setattr__(self, "upper", float(self.upper))
         if self.lower > self.upper:
-            raise ValueError(f"between: lower bound {self.lower} is above upper bound {self.upper}")
+            raise ConfigError(
+                "assertion.between", f"lower bound {self.lower} is above upper bound {self.upper}"
+            )
 
     def test(self, value: Any) -> bool:
         return self.lower <= float(value) <= self.upper

@@ -26,6 +26,7 @@ from typing import Any
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.constraint import Constraint
+from streamdq.errors import ConfigError
 from streamdq.report import SUCCESS, CheckResult, Window
 
 ROW_LEVEL_MODES = (None, "quarantine")
@@ -45,7 +46,7 @@ class Level(StrEnum):
             for level in cls:
                 if value.strip().lower() == level.value.lower():
                     return level
-        raise ValueError(f"got {value!r}; expected 'error' or 'warning'")
+        raise ConfigError("level", f"got {value!r}; expected 'error' or 'warning'")
 
     def __str__(self) -> str:
         return self.value
@@ -64,9 +65,9 @@ class Check:
 
     def __post_init__(self) -> None:
         if not isinstance(self.description, str) or not self.description.strip():
-            raise ValueError(f"check description: got {self.description!r}; expected a non-empty string")
+            raise ConfigError("description", f"got {self.description!r}; expected a non-empty string")
         if self.row_level not in ROW_LEVEL_MODES:
-            raise ValueError(f"row_level: got {self.row_level!r}; expected 'quarantine' (or leave it out)")
+            raise ConfigError("row_level", f"got {self.row_level!r}; expected 'quarantine' (or leave it out)")
         object.__setattr__(self, "level", Level.parse(self.level))
         object.__setattr__(self, "constraints", tuple(self.constraints))
 

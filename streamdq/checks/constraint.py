@@ -169,6 +169,8 @@ class Constraint:
         c = cls(kind, Params(out), parsed, where, hint, scope)
         try:
             object.__setattr__(c, "_analyzer", k.analyzer(c.params, where))
+        except ConfigError as exc:
+            raise ConfigError(f"{prefix}{exc.key}" if exc.key else path or kind, exc.problem, exc.fix, file) from None
         except (TypeError, ValueError, KeyError) as exc:
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise ConfigError(path or kind, f"cannot build the analyzer: {detail}", file=file) from None

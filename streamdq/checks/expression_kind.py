@@ -38,6 +38,7 @@ from streamdq.checks.expression import (
     evaluate_expression,
 )
 from streamdq.checks.vocabulary import ConstraintKind, Param, did_you_mean, register_constraint_kind
+from streamdq.errors import ConfigError
 from streamdq.report import FAILURE, SUCCESS
 
 KIND = "expression"
@@ -85,7 +86,9 @@ def _placeholder(params: Mapping[str, Any], where: str | None) -> Analyzer:
     from streamdq.checks.kinds import make
 
     if where is not None:
-        raise ValueError("an expression takes no where: filter inside a measure's SQL or a metric's where")
+        raise ConfigError(
+            "where", "an expression takes no where", "filter inside a measure's SQL or a metric's where"
+        )
 
     return make("Size")
 

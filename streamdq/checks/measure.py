@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from streamdq.errors import ConfigError
 from streamdq.measure_result import MeasureResult, json_value
 
 __all__ = ["RESULT_TYPES", "Measure", "MeasureResult", "MeasureScope", "ResultType", "json_value"]
@@ -48,13 +49,13 @@ class Measure:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"measure name: got {self.name!r}; expected a non-empty string")
+            raise ConfigError("name", f"got {self.name!r}; expected a non-empty measure name")
         if not isinstance(self.sql, str) or not self.sql.strip():
-            raise ValueError(f"measure {self.name!r}: sql: got {self.sql!r}; expected a SQL query")
+            raise ConfigError("sql", f"measure {self.name!r}: got {self.sql!r}; expected a SQL query")
         if self.result_type not in RESULT_TYPES:
-            raise ValueError(
-                f"measure {self.name!r}: result_type: got {self.result_type!r}; "
-                f"expected one of {', '.join(RESULT_TYPES)}"
+            raise ConfigError(
+                "result_type",
+                f"measure {self.name!r}: got {self.result_type!r}; expected one of {', '.join(RESULT_TYPES)}",
             )
 
     def to_dict(self) -> dict[str, str]:

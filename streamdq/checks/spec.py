@@ -222,8 +222,8 @@ def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0
         )
     try:
         level = Level.parse(item.get("level", "error"))
-    except ValueError as exc:
-        raise ConfigError(f"{path}.level", str(exc), file=file) from None
+    except ConfigError as exc:
+        raise ConfigError(f"{path}.level", exc.problem, exc.fix, file) from None
     raw = item.get("constraints")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(
@@ -240,8 +240,8 @@ def check_from_dict(item: Any, *, file: str | None = None, path: str = "checks[0
     row_level = item.get("row_level")
     try:
         return Check(level, description, tuple(c for c in constraints if c is not None), row_level=row_level)
-    except ValueError as exc:
-        raise ConfigError(f"{path}.row_level", str(exc), file=file) from None
+    except ConfigError as exc:
+        raise ConfigError(f"{path}.{exc.key}", exc.problem, exc.fix, file) from None
 
 
 def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "constraint") -> Constraint:

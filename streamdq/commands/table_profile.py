@@ -38,6 +38,7 @@ from streamdq.autovalidate.suggestion_rules import (
     SuggestionRule,
     TableProfile,
 )
+from streamdq.errors import ConfigError
 
 
 def profile_table(
@@ -47,7 +48,7 @@ def profile_table(
     histogram_threshold: int = DEFAULT_HISTOGRAM_THRESHOLD,
 ) -> TableProfile:
     """The profile of ``df`` (or of ``columns``): one fused pass, then one grouped pass per
-    low-cardinality String/Integral column (histogram). A ``ValueError`` names unknown columns."""
+    low-cardinality String/Integral column (histogram). A ``ConfigError`` names unknown columns."""
     from pyspark.sql.types import StructType
 
     from streamdq.checks.kinds import make
@@ -58,7 +59,7 @@ def profile_table(
     if columns is not None:
         unknown = sorted(set(columns) - {f.name for f in fields})
         if unknown:
-            raise ValueError(f"columns: unknown column(s) {', '.join(map(repr, unknown))}")
+            raise ConfigError("columns", f"unknown column(s) {', '.join(map(repr, unknown))}")
         wanted_names = set(columns)
         fields = [f for f in fields if f.name in wanted_names]
     per_column = profile_analyzers(StructType(fields))

@@ -30,6 +30,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from streamdq.errors import ConfigError
+
 ASSUMED_BYTES_PER_ROW = 40.0
 TINY_PLAN_BYTES = 4096
 _UNKNOWN_SIZE = 1 << 62  # Spark's "no idea" (defaultSizeInBytes is Long.MaxValue)
@@ -77,7 +79,9 @@ class BatchSizer:
 
     def __init__(self, *, small_batch_rows: int = 250_000, rows_cap: int | None = None) -> None:
         if small_batch_rows < 0:
-            raise ValueError(f"small_batch_rows must be >= 0, got {small_batch_rows}")
+            raise ConfigError(
+                "small_batch_rows", f"expected an integer >= 0, got {small_batch_rows}", "write small_batch_rows: 0"
+            )
         self.small_batch_rows = small_batch_rows
         self.rows_cap = rows_cap
         self.bytes_per_row: float | None = None

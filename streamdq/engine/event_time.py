@@ -34,6 +34,8 @@ from datetime import UTC, datetime, timedelta
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from streamdq.errors import ConfigError
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 HARD_MIN = datetime(1000, 1, 1, tzinfo=UTC)
 HARD_MAX = datetime(9000, 1, 1, tzinfo=UTC)
@@ -77,19 +79,26 @@ class EventTimeBounds:
         for name in ("past", "future"):
             value = getattr(self, name)
             if value is not None and value < timedelta(0):
-                raise ValueError(f"event_time_bounds.{name} must be >= 0, got {value}")
+                raise ConfigError(
+                    f"event_time_bounds.{name}", f"must be >= 0, got {value}", f"write e.g. {name}: 1 hour"
+                )
         for name in ("min", "max"):
             value = getattr(self, name)
             if value is not None:
                 if value.tzinfo is None:
                     object.__setattr__(self, name, value := value.replace(tzinfo=UTC))
                 if not HARD_MIN <= value <= HARD_MAX:
-                    raise ValueError(
-                        f"event_time_bounds.{name} {_iso(value)} is outside the supported range "
-                        f"[{_iso(HARD_MIN)}, {_iso(HARD_MAX)}]"
+                    raise ConfigError(
+                        f"event_time_bounds.{name}",
+                        f"{_iso(value)} is outside the supported range [{_iso(HARD_MIN)}, {_iso(HARD_MAX)}]",
+                        f"give an instant in that range, or {name}: none",
                     )
         if self.min is not None and self.max is not None and self.min >= self.max:
-            raise ValueError(f"event_time_bounds.min {_iso(self.min)} is not before max {_iso(self.max)}")
+            raise ConfigError(
+                "event_time_bounds.min",
+                f"{_iso(self.min)} is not before max {_iso(self.max)}",
+                "make min earlier than max",
+            )
 
     @property
     def lowest(self) -> datetime:

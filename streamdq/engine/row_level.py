@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 
 from streamdq.analyzers.metric import DATASET, Metric
 from streamdq.checks.row_level import RowLevelRule, row_level_rules
+from streamdq.errors import ConfigError
 from streamdq.report import ScopedMetric
 
 DEFAULT_MAX_ROWS = 1000
@@ -76,7 +77,11 @@ class RowLevelQuarantine:
 
     def __init__(self, checks: Iterable[Any], max_rows: int = DEFAULT_MAX_ROWS) -> None:
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
-            raise ValueError(f"row-level quarantine cap: got {max_rows!r}; expected an integer >= 0")
+            raise ConfigError(
+                "row_level_quarantine_max_rows",
+                f"got {max_rows!r}; expected an integer >= 0",
+                "write e.g. row_level_quarantine_max_rows: 1000",
+            )
         wanted = [c for c in checks if getattr(c, "row_level", None) == QUARANTINE]
         self.rules: list[RowLevelRule] = row_level_rules(wanted)
         self.max_rows = max_rows

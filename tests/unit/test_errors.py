@@ -246,3 +246,33 @@ def test_every_public_error_class_is_a_streamdq_error():
                     outside.append(f"{name}.{attr}")
     assert "streamdq.errors.ConfigError" in found and "streamdq.service.errors.NotFound" in found
     assert sorted(set(outside) - NOT_YET_STREAMDQ_ERRORS) == []
+
+
+def test_config_mistakes_made_in_code_are_config_errors_with_keys():
+    """The values the config builds (a check, a measure, an assertion, the event-time bounds)
+    refuse bad input with a keyed ConfigError too, not a bare ValueError."""
+    from datetime import UTC, datetime
+
+    from streamdq.checks.assertion import Between, Comparison
+    from streamdq.checks.check import Check, Level
+    from streamdq.checks.measure import Measure
+    from streamdq.engine.batch_size import BatchSizer
+    from streamdq.engine.event_time import EventTimeBounds
+    from streamdq.engine.row_level import RowLevelQuarantine
+
+    cases = [
+        (lambda: Level.parse("fatal"), "level"),
+        (lambda: Check(Level.ERROR, " "), "description"),
+        (lambda: Check(Level.ERROR, "d", row_level="drop"), "row_level"),
+        (lambda: Check(Level.ERROR, "d").expression("n", "true", where="x > 0"), "expression.where"),
+        (lambda: Measure("", "select 1 from data", "single_value"), "name"),
+        (lambda: Comparison("=~", 1), "assertion"),
+        (lambda: Between(2, 1), "assertion.between"),
+        (lambda: EventTimeBounds(max=datetime(9999, 12, 31, tzinfo=UTC)), "event_time_bounds.max"),
+        (lambda: RowLevelQuarantine([], max_rows=-1), "row_level_quarantine_max_rows"),
+        (lambda: BatchSizer(small_batch_rows=-1), "small_batch_rows"),
+    ]
+    for make, key in cases:
+        with pytest.raises(ConfigError) as info:
+            make()
+        assert info.value.key == key and isinstance(info.value, StreamdqError), (key, str(info.value))

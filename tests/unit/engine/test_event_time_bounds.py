@@ -143,7 +143,7 @@ def test_run_config_reads_event_time_bounds():
     [
         ({"past": "a month"}, "event_time_bounds.past", "positive duration"),
         ({"min": "yesterday"}, "event_time_bounds.min", "not an ISO-8601 instant"),
-        ({"max": "9999-12-31T00:00:00Z"}, "event_time_bounds", "outside the supported range"),
+        ({"max": "9999-12-31T00:00:00Z"}, "event_time_bounds.max", "outside the supported range"),
         ({"futur": "1h"}, "event_time_bounds.futur", "unknown key"),
         ("30d", "event_time_bounds", "expected a mapping"),
     ],
@@ -154,7 +154,7 @@ def test_run_config_rejects_bad_event_time_bounds(bounds, key, problem):
 
     with pytest.raises(ConfigError) as err:
         load_run_config(_config(bounds))
-    assert key in str(err.value) and problem in str(err.value), str(err.value)
+    assert err.value.key == key and problem in err.value.problem, str(err.value)
 
 
 def test_the_streaming_runner_hands_the_bounds_to_its_handler(spark, tmp_path):
