@@ -276,3 +276,12 @@ def test_config_mistakes_made_in_code_are_config_errors_with_keys():
         with pytest.raises(ConfigError) as info:
             make()
         assert info.value.key == key and isinstance(info.value, StreamdqError), (key, str(info.value))
+
+
+def test_the_documented_example_runs(capsys):
+    """docs/streaming.md, "The error contract": its Python example prints the keys it says."""
+    page = (ROOT / "docs" / "streaming.md").read_text(encoding="utf-8")
+    section = page.split("### The error contract", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/streaming.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == "['window', 'state.retention_hours']"
