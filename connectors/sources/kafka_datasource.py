@@ -83,6 +83,8 @@ from streamdq.connectors.sources.kafka_options import (
     parse_offsets,
 )
 
+from streamdq.errors import StreamdqError
+
 # the read tasks' parts and the option parsing live in kafka_clients and kafka_options; these names
 # stay importable from here
 __all__ = [
@@ -120,8 +122,9 @@ def parse_starting_offsets(raw: str | None) -> str | Offsets:
     return parse_offsets(raw, "starting_offsets")
 
 
-class BrokerUnreachable(RuntimeError):
-    """The broker did not answer an offset lookup in time."""
+class BrokerUnreachable(StreamdqError, RuntimeError):
+    """The broker did not answer an offset lookup in time (the driver side treats it as no new
+    data this trigger)."""
 
 
 # --------------------------------------------------------------------------- offset math

@@ -94,3 +94,11 @@ def test_batch_reads_take_their_end_from_the_spec():
     assert reader.ending == {"orders": {"0": 50}} and reader.stream.starting == spec.starting_offsets
     with pytest.raises(ConfigError, match="source.ending_offsets"):
         spec.with_ending("earliest")
+
+
+def test_an_unreachable_broker_is_an_error_streamdq_raises_on_purpose():
+    from streamdq.connectors.sources.kafka_datasource import BrokerUnreachable
+
+    from streamdq.errors import StreamdqError
+
+    assert issubclass(BrokerUnreachable, StreamdqError) and issubclass(BrokerUnreachable, RuntimeError)
