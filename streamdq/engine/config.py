@@ -624,7 +624,11 @@ def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]],
             ) from None
         checks = doc.get("checks") if isinstance(doc, dict) else doc
         if not isinstance(checks, list):
-            raise ConfigError("checks_file", f"{path}: expected a top-level 'checks:' list")
+            raise ConfigError(
+                "checks_file",
+                f"checks file {path} has no top-level 'checks:' list",
+                "start the file with checks: and a list of checks (docs/checks.md)",
+            )
         return checks, path
     checks = raw.get("checks") or []
     if not isinstance(checks, list):
