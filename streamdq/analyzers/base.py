@@ -46,6 +46,7 @@ from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
+from streamdq.errors import ConfigError
 
 _ANALYZERS: dict[str, type[Analyzer]] = {}
 
@@ -69,6 +70,11 @@ def analyzer_class(name: str) -> type[Analyzer]:
         return _ANALYZERS[name]
     except KeyError:
         raise KeyError(f"unknown analyzer {name!r}; known: {', '.join(sorted(_ANALYZERS))}") from None
+
+
+def _spec_value(value: Any) -> Any:
+    """A spec value as an analyzer field holds it (JSON/YAML lists become tuples)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def rows_in_scope(where: str | None) -> RowAggregate:
@@ -147,15 +153,34 @@ class Analyzer(ABC):
 
     @staticmethod
     def from_spec(spec: dict[str, Any]) -> Analyzer:
+        """The analyzer a ``to_spec`` dict names (lists become tuples).
+
+        A spec without ``analyzer``, with a parameter the analyzer does not have, or without
+        one it needs raises ``ConfigError`` whose ``key`` is that parameter; an unknown
+        analyzer name raises ``KeyError`` naming the known ones.
+
+        >>> Analyzer.from_spec({"analyzer": "Mean", "column": "price"})
+        Mean(column='price', where=None)
+        >>> try:
+        ...     Analyzer.from_spec({"analyzer": "Mean", "colum": "price"})
+        ... except ConfigError as exc:
+        ...     print(exc.key, "|", exc.problem, "|", exc.fix)
+        colum | analyzer Mean: unknown parameters ['colum'] | use the parameters of Mean: column, where
+        """
         data = dict(spec)
+        if "analyzer" not in data:
+            raise ConfigError("analyzer", f"missing in {spec!r}", "name the analyzer, e.g. analyzer: Mean")
         cls = analyzer_class(data.pop("analyzer"))
-        kwargs: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            if f.name in data:
-                v = data.pop(f.name)
-                kwargs[f.name] = tuple(v) if isinstance(v, list) else v
-        if data:
-            raise ValueError(f"analyzer {cls.NAME}: unknown parameters {sorted(data)}")
+        fields = dataclasses.fields(cls)
+        known = f"use the parameters of {cls.NAME}: {', '.join(f.name for f in fields)}"
+        if data.keys() - {f.name for f in fields}:
+            unknown = sorted(data.keys() - {f.name for f in fields})
+            raise ConfigError(unknown[0], f"analyzer {cls.NAME}: unknown parameters {unknown}", known)
+        kwargs = {f.name: _spec_value(data[f.name]) for f in fields if f.name in data}
+        for f in fields:
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if required and f.name not in kwargs:
+                raise ConfigError(f.name, f"analyzer {cls.NAME}: missing parameter {f.name!r}", known)
         return cls(**kwargs)
 
     def key(self) -> str:

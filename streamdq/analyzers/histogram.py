@@ -52,6 +52,7 @@ from streamdq.analyzers.base import (
 )
 from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, Metric
+from streamdq.errors import ConfigError
 
 MAX_DETAIL_BINS = 1000
 
@@ -92,8 +93,8 @@ class Histogram(GroupingAnalyzer):
         try:
             canonical = tuple(sorted((str(k), str(v)) for k, v in pairs))
         except (TypeError, ValueError):
-            raise ValueError(
-                f"Histogram binning: got {binning!r}; expected a mapping of value -> bin name"
+            raise ConfigError(
+                "binning", f"Histogram: got {binning!r}", "give a mapping of value -> bin name"
             ) from None
         object.__setattr__(self, "binning", canonical)
 

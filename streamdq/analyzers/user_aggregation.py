@@ -61,22 +61,39 @@ from streamdq.analyzers.base import (
 from streamdq.analyzers.metric import Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
+from streamdq.errors import ConfigError
 
 _SPARK_ARITY: dict[tuple[type[Aggregation], str], int] = {}
 _ARITY_LOCK = threading.Lock()
 
 
 def canonical_params(params: Any) -> str:
-    """Params (a mapping, or its JSON text) as canonical JSON text; ``ValueError`` otherwise."""
+    """Params (a mapping, or its JSON text) as canonical JSON text; ``ConfigError`` (key
+    ``params``) otherwise.
+
+    >>> canonical_params({"limit": 40, "bins": 2})
+    '{"bins":2,"limit":40}'
+    >>> try:
+    ...     canonical_params([1, 2])
+    ... except ConfigError as exc:
+    ...     print(exc.key, "|", exc.problem)
+    params | must be a mapping, got [1, 2]
+    """
     data = json.loads(params) if isinstance(params, str) else params
     if isinstance(data, tuple | list) and all(isinstance(p, tuple | list) and len(p) == 2 for p in data):
         data = dict(data)
     if not isinstance(data, Mapping):
-        raise ValueError(f"aggregation params must be a mapping, got {params!r}")
+        raise ConfigError(
+            "params", f"must be a mapping, got {params!r}", "give params as a mapping, e.g. {limit: 40}"
+        )
     try:
         return json.dumps(dict(data), sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"aggregation params must be plain JSON values: {exc}") from None
+        raise ConfigError(
+            "params",
+            f"must be plain JSON values: {exc}",
+            "use numbers, strings, booleans, lists and mappings",
+        ) from None
 
 
 @register_analyzer

@@ -43,6 +43,7 @@ from streamdq.analyzers.frequency.spark_settings import one_job
 from streamdq.analyzers.frequency.spec import NULL_VALUE, FrequencySpec
 from streamdq.analyzers.frequency.states import FrequencyState, SampledFrequencies, Sums
 from streamdq.analyzers.key_hash import key_hash
+from streamdq.errors import ConfigError
 
 TOP_EXTRA = 3  # rows fetched beyond k: up to two groups out of scope, and the (k+1)-th
 EXACT_EXTRA = 3  # rows fetched beyond max_groups: up to two groups out of scope, and one more
@@ -138,7 +139,11 @@ def compute_frequency_state(
     ``spark.sql.shuffle.partitions``; the partitioning changes the cost, never the state.
     """
     if max_groups is not None and max_groups < 1:
-        raise ValueError(f"max_groups must be >= 1 or None, got {max_groups}")
+        raise ConfigError(
+            "max_groups",
+            f"must be >= 1 or None, got {max_groups}",
+            "set max_groups to the number of groups a grouping keeps exactly (None: unbounded)",
+        )
     grouped, n_keys = grouped_counts(df, spec)
     if max_groups is None:
         arrow_all = collect_grouping(grouped, rows=None, limit=None)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from streamdq.analyzers import Analyzer, Compliance, StandardDeviation, Variance
+from streamdq.analyzers import (
+    AggregationAnalyzer,
+    Analyzer,
+    Compliance,
+    FrequencySpec,
+    Histogram,
+    StandardDeviation,
+    Variance,
+)
+from streamdq.errors import ConfigError
 from tests.unit.analyzers.test_analyzers_fused_jobs import ALL_SCAN
 
 
@@ -25,3 +34,47 @@ def test_where_is_part_of_identity_and_kinds_differ():
 def test_unknown_parameter_is_rejected():
     with pytest.raises(ValueError, match="unknown parameters"):
         Analyzer.from_spec({"analyzer": "Sum", "column": "x", "colum": "y"})
+
+
+# -- config mistakes are ConfigError(key, problem, fix): ``exc.key`` says which key (issue 21)
+
+
+def test_unknown_parameter_names_the_key_and_the_fix():
+    with pytest.raises(ConfigError) as info:
+        Analyzer.from_spec({"analyzer": "Sum", "column": "x", "colum": "y"})
+    assert info.value.key == "colum" and "unknown parameters ['colum']" in info.value.problem
+    assert info.value.fix == "use the parameters of Sum: column, where"
+
+
+def test_missing_parameter_and_missing_analyzer_name_the_key():
+    with pytest.raises(ConfigError) as info:
+        Analyzer.from_spec({"analyzer": "Compliance", "name": "positive"})
+    assert info.value.key == "predicate" and "missing parameter 'predicate'" in info.value.problem
+    with pytest.raises(ConfigError) as info:
+        Analyzer.from_spec({"column": "x"})
+    assert info.value.key == "analyzer" and info.value.fix
+    with pytest.raises(KeyError, match="unknown analyzer 'Meen'"):  # the checks layer reports these
+        Analyzer.from_spec({"analyzer": "Meen", "column": "x"})
+
+
+def test_histogram_binning_that_is_not_a_mapping_names_the_key():
+    with pytest.raises(ConfigError) as info:
+        Histogram("c", binning=[1, 2])  # type: ignore[arg-type]
+    assert info.value.key == "binning" and info.value.fix == "give a mapping of value -> bin name"
+
+
+def test_aggregation_params_that_are_not_a_mapping_name_the_key():
+    with pytest.raises(ConfigError) as info:
+        AggregationAnalyzer("median", "x", params=[1, 2])
+    assert info.value.key == "params" and "must be a mapping" in info.value.problem
+    with pytest.raises(ConfigError) as info:
+        AggregationAnalyzer("median", "x", params={"k": object()})
+    assert info.value.key == "params" and "plain JSON" in info.value.problem
+
+
+def test_a_bad_max_groups_is_a_config_error_before_any_spark_work():
+    from streamdq.analyzers.frequency.query import compute_frequency_state
+
+    with pytest.raises(ConfigError) as info:
+        compute_frequency_state(None, FrequencySpec(("k",)), max_groups=0)  # type: ignore[arg-type]
+    assert info.value.key == "max_groups" and "got 0" in info.value.problem
