@@ -52,11 +52,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -122,6 +123,23 @@ class DeltaStateStore:
     table write after concurrent-commit conflicts. ``history_scan`` is how many recent
     commits of a snapshot table are inspected for an uncommitted tail.
     """
+
+    PERSISTENT: ClassVar[bool] = True
+    """A new store on the same root sees every committed batch (a restarted driver)."""
+
+    @classmethod
+    def _unit_test_params(cls, root: Path) -> Iterator[dict[str, Any]]:
+        """Stores for the conformance laws (streamdq.testing.store_checks), on ``root``: the
+        defaults, and one that snapshots, checkpoints and compacts at every commit and writes
+        its tables one after the other."""
+        yield {"root": str(root / "default")}
+        yield {
+            "root": str(root / "eager"),
+            "snapshot_every": 1,
+            "checkpoint_every": 1,
+            "compact_every": 1,
+            "parallel_writes": False,
+        }
 
     def __init__(
         self,

@@ -44,10 +44,11 @@ True
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -81,6 +82,15 @@ class InMemoryStateStore:
     rows (default: now, UTC). The committed rows are kept as Arrow tables in the Delta
     store's schemas: ``tables[name]`` (``schemas.STATES``, ``METRICS``, ...).
     """
+
+    PERSISTENT: ClassVar[bool] = False
+    """Nothing survives the instance: a restarted driver starts empty."""
+
+    @classmethod
+    def _unit_test_params(cls, root: Path) -> Iterator[dict[str, Any]]:
+        """Stores for the conformance laws (streamdq.testing.store_checks); ``root`` is unused."""
+        yield {}
+        yield {"clock": lambda: datetime(2026, 1, 1, tzinfo=UTC)}
 
     def __init__(self, *, clock: Any = None) -> None:
         self._clock = clock or (lambda: datetime.now(UTC))

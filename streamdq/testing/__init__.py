@@ -11,6 +11,9 @@
 * ``check_constraint_kind(name, cases)``: a registered constraint kind on ``KindCase`` values:
   YAML/JSON/flat/check-file round trips with a stable id, evaluation without error
   (``constraint_checks``).
+* ``streamdq.testing.store_checks.check_store(cls)``: a ``StateStore`` class from its
+  ``_unit_test_params(root)``: commit then restore, exactly once per batch id, ordering (not
+  imported here: it loads the Delta store).
 
 Users run it in their own tests (``from streamdq.testing import check_aggregation``); the suite
 runs it on every registered aggregation and state (tests/laws/test_contract_kit.py). Pure Python
