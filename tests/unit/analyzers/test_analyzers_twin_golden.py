@@ -17,6 +17,8 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from streamdq.analyzers import (
     Analyzer,
+    Completeness,
+    Compliance,
     CountDistinct,
     Distinctness,
     Maximum,
@@ -24,12 +26,13 @@ from streamdq.analyzers import (
     Mean,
     Minimum,
     MinLength,
+    PatternMatch,
     Sum,
     Uniqueness,
     UniqueValueRatio,
     state_from_bytes,
 )
-from streamdq.analyzers.basic_states import MaxState, MinState
+from streamdq.analyzers.basic_states import MaxState, MinState, NumMatchesAndCount
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -72,6 +75,37 @@ SCAN_TWINS = [
         10.0,
     ),
 ]
+
+
+# the share of rows in scope that match: one stored NumMatchesAndCount(matches=3, count=5, evaluated=4)
+MATCHES = (
+    "5344515300124e756d4d617463686573416e64436f756e7400017b22636f756e74223a352c226576616c7561746564"
+    "223a342c226d617463686573223a337d"
+)
+SCAN_TWINS += [
+    (Completeness("c"), '{"analyzer":"Completeness","column":"c"}', MATCHES, 0.6),
+    (
+        PatternMatch("c", "^a", where="n > 1"),
+        '{"analyzer":"PatternMatch","column":"c","pattern":"^a","where":"n > 1"}',
+        MATCHES,
+        0.6,
+    ),
+    (
+        Compliance("pos", "x > 0", ("x",)),
+        '{"analyzer":"Compliance","columns":["x"],"name":"pos","predicate":"x > 0"}',
+        MATCHES,
+        0.6,
+    ),
+]
+
+
+def test_share_of_rows_when_nothing_matched_or_nothing_was_evaluated() -> None:
+    nothing_evaluated = NumMatchesAndCount(0, 2, 0)
+    assert Completeness("c").metric(nothing_evaluated).value == 0.0
+    assert PatternMatch("c", "EMAIL").metric(nothing_evaluated).value == 0.0
+    failed = Compliance("pos", "x > 0", ("x",)).metric(nothing_evaluated)
+    assert failed.failure == "Compliance 'pos': predicate 'x > 0' is NULL on every row in scope"
+    assert not failed.empty
 
 
 @pytest.mark.parametrize("analyzer,key,hex_bytes,value", SCAN_TWINS, ids=lambda v: getattr(v, "NAME", ""))
