@@ -33,7 +33,13 @@ PASS_ID_PREFIX = "pass:"
 
 
 def step_key(scope: str, window: Window | None) -> datetime | None:
-    """The step an observation belongs to: its window's start at window scope, else None."""
+    """The step an observation belongs to: its window's start at window scope, else None.
+
+    >>> from datetime import UTC, datetime
+    >>> w = Window(datetime(2026, 11, 22, 12, tzinfo=UTC), datetime(2026, 11, 22, 13, tzinfo=UTC))
+    >>> step_key("window", w).hour, step_key("total", w)
+    (12, None)
+    """
     return window.start if scope == "window" and window is not None else None
 
 
@@ -73,7 +79,15 @@ def anomaly_key(anomaly: Anomaly) -> str:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A failing constraint (possibly with its anomaly), or a free-standing anomaly."""
+    """A failing constraint (possibly with its anomaly), or a free-standing anomaly.
+
+    >>> from streamdq.metric import Metric
+    >>> r = ConstraintResult("orders", "Error", "Size", "c1", FAILURE, bound=">= 1000.0", lower=1000.0,
+    ...                      metric=Metric("Dataset", "Size", "*", value=995.0))
+    >>> c = Candidate("c1", "orders", "Error", "Size", r, None)
+    >>> c.kind, c.expected, c.distance_outside()
+    ('violation', '>= 1000.0', 5.0)
+    """
 
     constraint_id: str
     check: str

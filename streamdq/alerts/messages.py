@@ -32,14 +32,24 @@ def _event_time(report: BatchReport, window: Window | None) -> datetime | None:
 
 
 def metric_text(metric: Any, value: Any) -> str:
-    """``Completeness(email) = 0.5`` (or ``... = failed: <reason>``); the value alone without a metric."""
+    """``Completeness(email) = 0.5`` (or ``... = failed: <reason>``); the value alone without a metric.
+
+    >>> from streamdq.metric import Metric
+    >>> metric_text(Metric("Column", "Completeness", "email", value=0.5), 0.5), metric_text(None, 1 / 3)
+    ('Completeness(email) = 0.5', '0.333333')
+    """
     if metric is None:
         return _fmt(value)
     return f"{metric.name}({metric.instance}) = {_fmt(value) if metric.failure is None else 'failed: ' + metric.failure}"
 
 
 def where_text(scope: str, window: Window | None) -> str:
-    """``batch scope`` or ``window scope, window 2026-11-22 12:00:00..13:00:00``."""
+    """``batch scope`` or ``window scope, window 2026-11-22 12:00:00..13:00:00``.
+
+    >>> from datetime import UTC, datetime
+    >>> where_text("window", Window(datetime(2026, 11, 22, 12, tzinfo=UTC), datetime(2026, 11, 22, 13, tzinfo=UTC)))
+    'window scope, window 2026-11-22 12:00:00..13:00:00'
+    """
     if window is not None:
         return f"{scope} scope, window {window_text(window.start, window.end)}"
     return f"{scope} scope"

@@ -92,6 +92,15 @@ class AlertPolicy:
     None means ``min_rows_floor``.
     ``renotify_seconds``: repeat the alert of a constraint failing this long (None: never).
     ``alert_on_anomalies``: also alert on anomalies that belong to no constraint.
+
+    >>> policy = AlertPolicy.from_spec({"cooldown_seconds": 300, "rate_limit_per_minute": 30})
+    >>> policy.throttle
+    Throttle(cooldown_seconds=300, rate_limit_per_minute=30)
+    >>> try:
+    ...     AlertPolicy.from_spec({"cooldown": 300})
+    ... except ConfigError as e:
+    ...     print(e.key, "|", e.problem)
+    alerts.cooldown | unknown key
     """
 
     cooldown_seconds: float = 0.0
