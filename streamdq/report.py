@@ -120,11 +120,11 @@ class Bounds:
         return self.lower is not None or self.upper is not None
 
     def contains(self, value: float) -> bool:
-        if self.lower is not None and (value < self.lower or (value == self.lower and not self.lower_inclusive)):
-            return False
-        return not (
-            self.upper is not None and (value > self.upper or (value == self.upper and not self.upper_inclusive))
-        )
+        """True if ``value`` passes: inside, or on an inclusive end."""
+        lo, hi = self.lower, self.upper
+        above = lo is None or value > lo or (value == lo and self.lower_inclusive)
+        below = hi is None or value < hi or (value == hi and self.upper_inclusive)
+        return above and below
 
     def distance(self, value: float) -> float:
         """How far ``value`` lies outside the interval (0.0 inside or on an end)."""
