@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamdq.alerts import AlertPolicy
 from streamdq.analyzers.metric import Metric
 from streamdq.checks import Check, Level
-from streamdq.checks.assertion import PyAssertion
+from streamdq.checks.assertion import Between, Comparison, PyAssertion
 from streamdq.report import BatchReport, Bounds, ConstraintResult
 from tests.unit.alerts.conftest import report
 
@@ -97,3 +99,21 @@ def test_strict_bounds_are_kept_for_the_distance():
 
 def _fields(r: ConstraintResult) -> dict:
     return {f: getattr(r, f) for f in r.__dataclass_fields__}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    op=st.sampled_from([">=", ">", "<=", "<", "=="]),
+    expected=st.floats(-1e6, 1e6, allow_nan=False),
+    lo=st.floats(-1e6, 1e6, allow_nan=False),
+    width=st.floats(0, 1e6, allow_nan=False),
+    value=st.floats(-2e6, 2e6, allow_nan=False),
+)
+def test_the_numbers_say_what_the_assertion_does(op, expected, lo, width, value):
+    """For every interval assertion, a value passes exactly when it lies inside its bounds, and
+    a failing value lies a positive distance outside them."""
+    for assertion in (Comparison(op, expected), Between(lo, lo + width)):
+        bounds = assertion.bounds()
+        assert bounds.contains(value) == assertion.test(value)
+        if not assertion.test(value) and bounds.distance(value) == 0.0:
+            assert value in (bounds.lower, bounds.upper)  # only an excluded end is 0 away
