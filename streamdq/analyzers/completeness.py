@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import (
-    ScanShareableAnalyzer,
-    col,
-    in_scope,
-    register_analyzer,
-    rows_in_scope,
-)
-from streamdq.analyzers.basic_states import NumMatchesAndCount
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.base import col, in_scope, register_analyzer, rows_in_scope
+from streamdq.analyzers.match_ratio import MatchRatio
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
-from streamdq.analyzers.state import State
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class Completeness(ScanShareableAnalyzer):
+class Completeness(MatchRatio):
     """non-NULL / rows in scope. No rows in scope (e.g. a where-filter keeps none) -> Failure.
 
     Examples
@@ -43,16 +33,3 @@ class Completeness(ScanShareableAnalyzer):
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         return [count_if(in_scope(self.where) & col(self.column).isNotNull()), rows_in_scope(self.where)]
-
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        matches, count = int(row[offset] or 0), int(row[offset + 1] or 0)
-        return NumMatchesAndCount(matches, count, count)
-
-    def empty_state(self) -> State:
-        return NumMatchesAndCount.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, NumMatchesAndCount)
-        if state.count == 0:
-            return self.empty_failure()
-        return self.ok(state.matches / state.count)

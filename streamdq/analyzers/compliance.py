@@ -18,8 +18,9 @@ from typing import Any
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, in_scope, register_analyzer, rows_in_scope
+from streamdq.analyzers.base import in_scope, register_analyzer, rows_in_scope
 from streamdq.analyzers.basic_states import NumMatchesAndCount
+from streamdq.analyzers.match_ratio import MatchRatio
 from streamdq.analyzers.metric import COLUMN, Metric
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State
@@ -27,7 +28,7 @@ from streamdq.analyzers.state import State
 
 @register_analyzer
 @dataclass(frozen=True)
-class Compliance(ScanShareableAnalyzer):
+class Compliance(MatchRatio):
     """#rows with ``predicate`` TRUE / #rows in scope; instance = ``name``.
 
     Examples
@@ -68,15 +69,10 @@ class Compliance(ScanShareableAnalyzer):
     def state_from(self, row: Sequence[Any], offset: int) -> State:
         return NumMatchesAndCount(*(int(row[offset + i] or 0) for i in range(3)))
 
-    def empty_state(self) -> State:
-        return NumMatchesAndCount.empty()
-
     def metric(self, state: State) -> Metric:
         assert isinstance(state, NumMatchesAndCount)
-        if state.count == 0:
-            return self.empty_failure()
-        if state.evaluated == 0:
+        if state.count and not state.evaluated:
             return self.failed(
                 f"Compliance {self.name!r}: predicate {self.predicate!r} is NULL on every row in scope"
             )
-        return self.ok(state.matches / state.count)
+        return super().metric(state)

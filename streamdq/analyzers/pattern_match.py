@@ -11,25 +11,15 @@ pass runs (the plan isolates it). Runs in the fused scan as two conditional coun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import (
-    ScanShareableAnalyzer,
-    col,
-    in_scope,
-    register_analyzer,
-    rows_in_scope,
-)
-from streamdq.analyzers.basic_states import NumMatchesAndCount
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.base import col, in_scope, register_analyzer, rows_in_scope
+from streamdq.analyzers.match_ratio import MatchRatio
 from streamdq.analyzers.numeric import string_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
-from streamdq.analyzers.state import State
 
 # The reference's built-in patterns (Java regex syntax, as regexp_extract evaluates them).
 PATTERNS: dict[str, str] = {
@@ -59,7 +49,7 @@ def resolve_pattern(pattern: str) -> str:
 
 @register_analyzer
 @dataclass(frozen=True)
-class PatternMatch(ScanShareableAnalyzer):
+class PatternMatch(MatchRatio):
     """#rows whose value contains a match of ``pattern`` / #rows in scope.
 
     Examples
@@ -89,16 +79,3 @@ class PatternMatch(ScanShareableAnalyzer):
         found = F.regexp_extract(col(self.column), resolve_pattern(self.pattern), 0) != F.lit("")
         hit = in_scope(self.where) & F.coalesce(found, F.lit(False))
         return [count_if(hit), rows_in_scope(self.where)]
-
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        matches, count = int(row[offset] or 0), int(row[offset + 1] or 0)
-        return NumMatchesAndCount(matches, count, count)
-
-    def empty_state(self) -> State:
-        return NumMatchesAndCount.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, NumMatchesAndCount)
-        if state.count == 0:
-            return self.empty_failure()
-        return self.ok(state.matches / state.count)
