@@ -17,6 +17,7 @@ state header. Sizes are bounded by lgConfigK / k, independent of the input size.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Self
 
@@ -28,9 +29,50 @@ HLL_LG_K = 12
 HLL_CONFIDENCE_STDDEVS = 2  # error_bound of distinct counts: ~95% two-sided interval
 
 
+@dataclass(frozen=True)
+class SketchState(State):
+    """A serialized DataSketches sketch, immutable bytes (``b""`` = no value seen): the shared
+    part of ``HllState`` and ``KllState``.
+
+    The empty state is the merge identity, so ``merge`` unites two sketches only when both
+    saw a value (``union``, the subclass's DataSketches merge); the payload is the sketch's
+    own serialization, read back through ``from_sketch_bytes``, which normalises a sketch
+    that saw nothing to the empty state.
+    """
+
+    sketch: bytes = b""
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls(b"")
+
+    @classmethod
+    @abstractmethod
+    def from_sketch_bytes(cls, data: bytes | bytearray | None) -> Self:
+        """State of sketch bytes produced by Spark or datasketches (None / empty sketch -> empty)."""
+
+    @abstractmethod
+    def union(self, other: Self) -> Self:
+        """The DataSketches merge of two states that both saw a value."""
+
+    def merge(self, other: Self) -> Self:
+        if not other.sketch:
+            return self
+        if not self.sketch:
+            return other
+        return self.union(other)
+
+    def payload(self) -> bytes:
+        return self.sketch
+
+    @classmethod
+    def from_payload(cls, payload: bytes, version: int) -> Self:
+        return cls.from_sketch_bytes(payload)
+
+
 @register_state
 @dataclass(frozen=True)
-class HllState(State):
+class HllState(SketchState):
     """A serialized HLL sketch (``b""`` = no value seen).
 
     Examples
@@ -50,11 +92,6 @@ class HllState(State):
     """
 
     TYPE_TAG = "HllSketch"
-    sketch: bytes = b""
-
-    @classmethod
-    def empty(cls) -> Self:
-        return cls(b"")
 
     @classmethod
     def from_sketch_bytes(cls, data: bytes | bytearray | None) -> Self:
@@ -76,11 +113,7 @@ class HllState(State):
             return ds.hll_sketch(HLL_LG_K)
         return ds.hll_sketch.deserialize(self.sketch)
 
-    def merge(self, other: Self) -> Self:
-        if not other.sketch:
-            return self
-        if not self.sketch:
-            return other
+    def union(self, other: Self) -> Self:
         a, b = self.hll(), other.hll()
         union = ds.hll_union(max(a.lg_config_k, b.lg_config_k))
         union.update(a)
@@ -109,17 +142,10 @@ class HllState(State):
         sk = self.hll()
         return sk.get_lower_bound(num_std_devs), sk.get_upper_bound(num_std_devs)
 
-    def payload(self) -> bytes:
-        return self.sketch
-
-    @classmethod
-    def from_payload(cls, payload: bytes, version: int) -> Self:
-        return cls.from_sketch_bytes(payload)
-
 
 @register_state
 @dataclass(frozen=True)
-class KllState(State):
+class KllState(SketchState):
     """A serialized KLL doubles sketch (``b""`` = no value seen).
 
     Examples
@@ -138,11 +164,6 @@ class KllState(State):
     """
 
     TYPE_TAG = "KllDoublesSketch"
-    sketch: bytes = b""
-
-    @classmethod
-    def empty(cls) -> Self:
-        return cls(b"")
 
     @classmethod
     def from_sketch_bytes(cls, data: bytes | bytearray | None) -> Self:
@@ -162,11 +183,7 @@ class KllState(State):
             return ds.kll_doubles_sketch()
         return ds.kll_doubles_sketch.deserialize(self.sketch)
 
-    def merge(self, other: Self) -> Self:
-        if not other.sketch:
-            return self
-        if not self.sketch:
-            return other
+    def union(self, other: Self) -> Self:
         merged = self.kll()
         merged.merge(other.kll())
         return type(self).of_sketch(merged)
@@ -184,10 +201,3 @@ class KllState(State):
         if not self.sketch:
             return 0.0
         return float(self.kll().normalized_rank_error(False))
-
-    def payload(self) -> bytes:
-        return self.sketch
-
-    @classmethod
-    def from_payload(cls, payload: bytes, version: int) -> Self:
-        return cls.from_sketch_bytes(payload)
