@@ -27,6 +27,7 @@ only; no non-NULL value in scope -> Failure (empty). ApproxQuantiles' value is
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -51,7 +52,8 @@ def _quantile_problem(q: Any) -> str | None:
     return None
 
 
-def _k_problem(k: Any) -> str | None:
+def k_problem(k: Any) -> str | None:
+    """The failure for a KLL ``k`` outside [8, 65535] (None when it is fine)."""
     if isinstance(k, bool) or not isinstance(k, int) or not MIN_K <= k <= MAX_K:
         return f"KLL parameter k must be an integer in [{MIN_K}, {MAX_K}]. Currently, the value is: {k!r}"
     return None
@@ -102,9 +104,36 @@ def _kll_aggregation(schema: StructType, column: str, k: int, where: str | None)
     return of("kll", conditional(finite_value(schema, column), where), k)
 
 
+@dataclass(frozen=True)
+class KllAnalyzer(ScanShareableAnalyzer):
+    """A statistic of a numeric column's KLL sketch: ApproxQuantile, ApproxQuantiles and
+    ``interquartile_range.InterquartileRange``.
+
+    The sketch the scan's ``kll_sketch_agg_double`` returns is the state (``KllState``,
+    merged by the sketch's own merge); no value in scope -> Failure (empty); a subclass reads
+    its metric off a sketch that saw a value (``sketch_metric``).
+    """
+
+    def state_from(self, row: Sequence[Any], offset: int) -> State:
+        return KllState.from_sketch_bytes(row[offset])
+
+    def empty_state(self) -> State:
+        return KllState.empty()
+
+    def metric(self, state: State) -> Metric:
+        assert isinstance(state, KllState)
+        if not state.sketch:
+            return self.empty_failure()
+        return self.sketch_metric(state)
+
+    @abstractmethod
+    def sketch_metric(self, state: KllState) -> Metric:
+        """The metric of a sketch that saw at least one value."""
+
+
 @register_analyzer
 @dataclass(frozen=True)
-class ApproxQuantile(ScanShareableAnalyzer):
+class ApproxQuantile(KllAnalyzer):
     """The q-quantile of a numeric column (KLL; approximate, with its rank error bound).
 
     Examples
@@ -137,7 +166,7 @@ class ApproxQuantile(ScanShareableAnalyzer):
         return (
             _quantile_problem(self.quantile)
             or relative_error_problem(self.relative_error)
-            or _k_problem(self.k)
+            or k_problem(self.k)
             or super().preconditions(schema)
             or numeric_precondition(self, schema, self.column)
         )
@@ -146,22 +175,13 @@ class ApproxQuantile(ScanShareableAnalyzer):
         k = _effective_k(self.k, self.relative_error)
         return [_kll_aggregation(schema, self.column, k, self.where)]
 
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        return KllState.from_sketch_bytes(row[offset])
-
-    def empty_state(self) -> State:
-        return KllState.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, KllState)
-        if not state.sketch:
-            return self.empty_failure()
+    def sketch_metric(self, state: KllState) -> Metric:
         return self.ok(state.quantile(float(self.quantile)), approximate=True, error_bound=state.rank_error())
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class ApproxQuantiles(ScanShareableAnalyzer):
+class ApproxQuantiles(KllAnalyzer):
     """Several quantiles of a numeric column from one KLL sketch: ``{repr(q): value}``.
 
     Examples
@@ -196,7 +216,7 @@ class ApproxQuantiles(ScanShareableAnalyzer):
                 return problem
         return (
             relative_error_problem(self.relative_error)
-            or _k_problem(self.k)
+            or k_problem(self.k)
             or super().preconditions(schema)
             or numeric_precondition(self, schema, self.column)
         )
@@ -205,16 +225,7 @@ class ApproxQuantiles(ScanShareableAnalyzer):
         k = _effective_k(self.k, self.relative_error)
         return [_kll_aggregation(schema, self.column, k, self.where)]
 
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        return KllState.from_sketch_bytes(row[offset])
-
-    def empty_state(self) -> State:
-        return KllState.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, KllState)
-        if not state.sketch:
-            return self.empty_failure()
+    def sketch_metric(self, state: KllState) -> Metric:
         sk = state.kll()
         values = {repr(float(q)): float(sk.get_quantile(float(q), True)) for q in self.quantiles}
         return self.ok(values, approximate=True, error_bound=state.rank_error())

@@ -17,20 +17,17 @@ Numeric columns only; no finite value in scope -> Failure (empty); bad k -> Fail
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.approx_quantile import MAX_K, MIN_K
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.approx_quantile import KllAnalyzer, k_problem
+from streamdq.analyzers.base import conditional, register_analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import KllState
-from streamdq.analyzers.state import State
 
 
 def interpolated_quantile(state: KllState, q: float) -> float:
@@ -50,7 +47,7 @@ def interpolated_quantile(state: KllState, q: float) -> float:
 
 @register_analyzer
 @dataclass(frozen=True)
-class InterquartileRange(ScanShareableAnalyzer):
+class InterquartileRange(KllAnalyzer):
     """Q3 - Q1 (interpolated quartiles from a KLL sketch; exact while the sketch is).
 
     Examples
@@ -76,24 +73,16 @@ class InterquartileRange(ScanShareableAnalyzer):
     where: str | None = None
 
     def preconditions(self, schema: StructType) -> str | None:
-        k = self.k
-        if isinstance(k, bool) or not isinstance(k, int) or not MIN_K <= k <= MAX_K:
-            return f"KLL parameter k must be an integer in [{MIN_K}, {MAX_K}]. Currently, the value is: {k!r}"
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
+        return (
+            k_problem(self.k)
+            or super().preconditions(schema)
+            or numeric_precondition(self, schema, self.column)
+        )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         return [of("kll", conditional(finite_value(schema, self.column), self.where), self.k)]
 
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        return KllState.from_sketch_bytes(row[offset])
-
-    def empty_state(self) -> State:
-        return KllState.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, KllState)
-        if not state.sketch:
-            return self.empty_failure()
+    def sketch_metric(self, state: KllState) -> Metric:
         iqr = interpolated_quantile(state, 0.75) - interpolated_quantile(state, 0.25)
         if not state.kll().is_estimation_mode():
             return self.ok(iqr)
