@@ -26,13 +26,16 @@ from streamdq.analyzers import (
     Mean,
     Minimum,
     MinLength,
+    NonFinite,
     PatternMatch,
+    Size,
     Sum,
     Uniqueness,
     UniqueValueRatio,
+    ZerosCount,
     state_from_bytes,
 )
-from streamdq.analyzers.basic_states import MaxState, MinState, NumMatchesAndCount
+from streamdq.analyzers.basic_states import MaxState, MinState, NumMatches, NumMatchesAndCount
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -128,6 +131,26 @@ def test_min_and_max_states_stay_distinct_types() -> None:
     high = state_from_bytes(bytes.fromhex(SCAN_TWINS[1][2]))
     assert isinstance(low, MinState) and isinstance(high, MaxState)
     assert low != high and MinState(7.0) != high  # same value, other tag: not equal
+
+
+# counts of rows: one stored NumMatches(matches=7); zero rows is 0.0, a success
+SEVEN = "53445153000a4e756d4d61746368657300017b226d617463686573223a377d"
+COUNTS = [
+    (Size(), '{"analyzer":"Size"}'),
+    (Size(where="n > 1"), '{"analyzer":"Size","where":"n > 1"}'),
+    (ZerosCount("x"), '{"analyzer":"ZerosCount","column":"x"}'),
+    (NonFinite("x", where="n > 1"), '{"analyzer":"NonFinite","column":"x","where":"n > 1"}'),
+]
+
+
+@pytest.mark.parametrize("analyzer,key", COUNTS, ids=lambda v: getattr(v, "NAME", ""))
+def test_count_reads_its_stored_state(analyzer: Analyzer, key: str) -> None:
+    assert analyzer.key() == key and analyzer.state_key() == key
+    state = state_from_bytes(bytes.fromhex(SEVEN))
+    assert isinstance(state, NumMatches) and state.to_bytes().hex() == SEVEN
+    assert analyzer.metric(state.merge(analyzer.empty_state())).value == 7.0
+    empty = analyzer.metric(analyzer.empty_state())
+    assert (empty.value, empty.failure, empty.empty) == (0.0, None, False)
 
 
 FREQ_KEY = 'frequency:{"columns":["k"],"histogram":false,"where":null}'
