@@ -148,7 +148,7 @@ def test_count_reads_its_stored_state(analyzer: Analyzer, key: str) -> None:
     assert analyzer.key() == key and analyzer.state_key() == key
     state = state_from_bytes(bytes.fromhex(SEVEN))
     assert isinstance(state, NumMatches) and state.to_bytes().hex() == SEVEN
-    assert analyzer.metric(state.merge(analyzer.empty_state())).value == 7.0
+    assert analyzer.metric(analyzer.empty_state().merge(state)).value == 7.0
     empty = analyzer.metric(analyzer.empty_state())
     assert (empty.value, empty.failure, empty.empty) == (0.0, None, False)
 
