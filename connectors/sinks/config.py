@@ -1,8 +1,8 @@
 """Sink specs from the run config: validation (fail fast) and construction.
 
 ``validate_sink_specs(specs, where="sinks")`` checks every spec without side effects and
-raises ``streamdq.errors.ConfigError`` naming the key path, e.g.
-``sinks[2].port: expected an integer 0-65535, got 'abc'``; several mistakes (in one sink or in
+raises ``streamdq.errors.ConfigError`` whose ``key`` is the key path, e.g.
+``sinks[2].port: expected an integer 0-65535, got 'abc'`` (numbers must be finite); several mistakes (in one sink or in
 several) are raised together as one ``ConfigErrors``.
 ``build_sinks(specs, *, dataset, state_dir)`` validates, then constructs the sinks (the
 Prometheus exporter starts listening here: a port in use is reported as a ConfigError
@@ -27,6 +27,7 @@ sinks kafka, webhook and email also take ``min_severity: Warning|Error`` and ``k
 
 from __future__ import annotations
 
+import math
 import sys
 import urllib.parse
 from collections.abc import Callable
@@ -43,66 +44,66 @@ Check = Callable[[str, Any], Any]
 
 def _str(path: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{path}: expected a non-empty string, got {value!r}")
+        raise ConfigError(path, f"expected a non-empty string, got {value!r}")
     return value
 
 
 def _bool(path: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{path}: expected true or false, got {value!r}")
+        raise ConfigError(path, f"expected true or false, got {value!r}", "write true or false")
     return value
 
 
 def _port(path: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise ConfigError(f"{path}: expected an integer 0-65535, got {value!r}")
+        raise ConfigError(path, f"expected an integer 0-65535, got {value!r}", "give a port number")
     return value
 
 
 def _positive_int(path: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{path}: expected an integer >= 1, got {value!r}")
+        raise ConfigError(path, f"expected an integer >= 1, got {value!r}")
     return value
 
 
 def _positive_number(path: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"{path}: expected a number > 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigError(path, f"expected a finite number > 0, got {value!r}")
     return float(value)
 
 
 def _servers(path: str, value: Any) -> str | list[str]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list) or not items:
-        raise ConfigError(f"{path}: expected 'host:port' or a list of them, got {value!r}")
+        raise ConfigError(path, f"expected 'host:port' or a list of them, got {value!r}")
     for i, item in enumerate(items):
         host, sep, port = str(item).strip().rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) <= 65535:
             where = path if isinstance(value, str) else f"{path}[{i}]"
-            raise ConfigError(f"{where}: expected 'host:port', got {item!r}")
+            raise ConfigError(where, f"expected 'host:port', got {item!r}")
     return value
 
 
 def _url(path: str, value: Any) -> str:
     parsed = urllib.parse.urlparse(value) if isinstance(value, str) else None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise ConfigError(f"{path}: expected an http:// or https:// URL, got {value!r}")
+        raise ConfigError(path, f"expected an http:// or https:// URL, got {value!r}")
     return str(value)
 
 
 def _emails(path: str, value: Any) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items:
-        raise ConfigError(f"{path}: expected an address or a list of addresses, got {value!r}")
+        raise ConfigError(path, f"expected an address or a list of addresses, got {value!r}")
     for i, item in enumerate(items):
         if not isinstance(item, str) or "@" not in item:
-            raise ConfigError(f"{path}[{i}]: expected an e-mail address, got {item!r}")
+            raise ConfigError(f"{path}[{i}]", f"expected an e-mail address, got {item!r}")
     return list(items)
 
 
 def _email(path: str, value: Any) -> str:
     if not isinstance(value, str) or "@" not in value:
-        raise ConfigError(f"{path}: expected an e-mail address, got {value!r}")
+        raise ConfigError(path, f"expected an e-mail address, got {value!r}")
     return value
 
 
@@ -110,8 +111,9 @@ def _local_file(path: str, value: Any) -> str:
     text = _str(path, value)
     if local_path(text) is None:
         raise ConfigError(
-            f"{path}: {text!r} is an object-store URI; the jsonl sink appends to a file on the driver: "
-            "give a local path (or a file:// URI)"
+            path,
+            f"{text!r} is an object-store URI; the jsonl sink appends to a file on the driver",
+            "give a local path (or a file:// URI)",
         )
     return text
 
@@ -120,20 +122,20 @@ def _str_map(path: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
-        raise ConfigError(f"{path}: expected a mapping of strings, got {value!r}")
+        raise ConfigError(path, f"expected a mapping of strings, got {value!r}")
     return dict(value)
 
 
 def _mapping(path: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{path}: expected a mapping, got {value!r}")
+        raise ConfigError(path, f"expected a mapping, got {value!r}")
     return dict(value)
 
 
 def _one_of(*choices: str) -> Check:
     def check(path: str, value: Any) -> str:
         if value not in choices:
-            raise ConfigError(f"{path}: expected one of {', '.join(choices)}, got {value!r}")
+            raise ConfigError(path, f"expected one of {', '.join(choices)}, got {value!r}")
         return str(value)
 
     return check
@@ -141,13 +143,13 @@ def _one_of(*choices: str) -> Check:
 
 def _kinds(path: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not value:
-        raise ConfigError(f"{path}: expected a list of violation, anomaly, resolved, got {value!r}")
+        raise ConfigError(path, f"expected a list of violation, anomaly, resolved, got {value!r}")
     return [_one_of("violation", "anomaly", "resolved")(f"{path}[{i}]", v) for i, v in enumerate(value)]
 
 
 def _non_negative(path: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ConfigError(f"{path}: expected a number >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        raise ConfigError(path, f"expected a finite number >= 0, got {value!r}")
     return float(value)
 
 
@@ -201,10 +203,10 @@ SCHEMAS: dict[str, dict[str, tuple[bool, Check]]] = {
 def validate_sink_spec(spec: Any, where: str) -> dict[str, Any]:
     """One spec checked and normalised; raises ConfigError naming ``where.key``."""
     if not isinstance(spec, dict):
-        raise ConfigError(f"{where}: expected a mapping such as {{type: console}}, got {spec!r}")
+        raise ConfigError(where, f"expected a mapping such as {{type: console}}, got {spec!r}")
     kind = spec.get("type")
     if not isinstance(kind, str) or kind not in SCHEMAS:
-        raise ConfigError(f"{where}.type: expected one of {', '.join(SCHEMAS)}, got {kind!r}")
+        raise ConfigError(f"{where}.type", f"expected one of {', '.join(SCHEMAS)}, got {kind!r}")
     schema = SCHEMAS[kind]
     out: dict[str, Any] = {"type": kind}
     errs = ErrorCollector()
@@ -216,19 +218,25 @@ def validate_sink_spec(spec: Any, where: str) -> dict[str, Any]:
             continue
         if key not in schema:
             known = ", ".join(["name", *schema])
-            errs.add(ConfigError(f"{where}.{key}: unknown key for a {kind} sink (known: {known})"))
+            errs.add(ConfigError(f"{where}.{key}", f"unknown key for a {kind} sink", f"use one of {known}"))
             continue
         with errs.catch():
             out[key] = schema[key][1](f"{where}.{key}", value)
     for key, (required, _check) in schema.items():
         if required and key not in spec:
-            errs.add(ConfigError(f"{where}.{key}: required for a {kind} sink"))
+            errs.add(ConfigError(f"{where}.{key}", f"required for a {kind} sink"))
     errs.raise_if_any()
     if kind == "email":
         if out.get("starttls") and out.get("ssl"):
-            raise ConfigError(f"{where}.starttls: choose starttls or ssl, not both")
+            raise ConfigError(
+                f"{where}.starttls", "starttls and ssl are both set", "choose starttls or ssl, not both"
+            )
         if "password" in out and "password_env" in out:
-            raise ConfigError(f"{where}.password: give password or password_env, not both")
+            raise ConfigError(
+                f"{where}.password",
+                "password and password_env are both set",
+                "give password or password_env, not both",
+            )
     return out
 
 
@@ -236,7 +244,7 @@ def validate_sink_specs(specs: Any, where: str = "sinks") -> list[dict[str, Any]
     """All specs checked (ConfigError on the first mistake); returns normalised copies."""
     if not isinstance(specs, list):
         raise ConfigError(
-            f"{where}: expected a list of sink mappings such as [{{type: console}}], got {specs!r}"
+            where, f"expected a list of sink mappings such as [{{type: console}}], got {specs!r}"
         )
     errs = ErrorCollector()
     checked = [
@@ -247,7 +255,7 @@ def validate_sink_specs(specs: Any, where: str = "sinks") -> list[dict[str, Any]
         if name is not None and name in names[:i]:
             errs.add(
                 ConfigError(
-                    f"{where}[{i}].name: duplicate sink name {name!r} (give each sink a distinct name)"
+                    f"{where}[{i}].name", f"duplicate sink name {name!r}", "give each sink a distinct name"
                 )
             )
     errs.raise_if_any()
@@ -274,7 +282,7 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
         try:
             return JsonLinesSink(local_path(spec["path"]) or spec["path"], name)
         except OSError as exc:
-            raise ConfigError(f"{where}.path: cannot open {spec['path']!r} for appending: {exc}") from exc
+            raise ConfigError(f"{where}.path", f"cannot open {spec['path']!r} for appending: {exc}") from exc
     if kind == "prometheus":
         from streamdq.connectors.sinks.prometheus import PrometheusSink
 
@@ -282,15 +290,18 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
         try:
             return PrometheusSink(host, port, name)
         except OSError as exc:
-            raise ConfigError(f"{where}.port: cannot listen on {host}:{port}: {exc}") from exc
+            raise ConfigError(
+                f"{where}.port", f"cannot listen on {host}:{port}: {exc}", "choose a free port, or 0 for any"
+            ) from exc
     if kind == "kafka":
         from streamdq.connectors.sinks.kafka_alerts import KafkaAlertSink
 
         outbox_dir = local_path(state_dir)
         if outbox_dir is None:
             raise ConfigError(
-                f"{where}: the alert outbox lives on the driver's disk, not under {state_dir!r}: "
-                "give state.path or checkpoint a local path, or set STREAMDQ_LOCAL_DIR"
+                where,
+                f"the alert outbox lives on the driver's disk, not under {state_dir!r}",
+                "give state.path or checkpoint a local path, or set STREAMDQ_LOCAL_DIR",
             )
 
         return KafkaAlertSink(
@@ -337,7 +348,7 @@ def _build_one(spec: dict[str, Any], *, dataset: str, state_dir: str, where: str
             rate_limit_per_minute=spec.get("rate_limit_per_minute"),
             **alert_opts,
         )
-    raise ConfigError(f"{where}.type: unknown sink type {kind!r}")  # unreachable after validation
+    raise ConfigError(f"{where}.type", f"unknown sink type {kind!r}")  # unreachable after validation
 
 
 def build_sinks(specs: list[dict[str, Any]], *, dataset: str, state_dir: str) -> list[Sink]:

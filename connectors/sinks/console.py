@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TextIO
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from streamdq.connectors.sinks.base import SeenBatches
 from streamdq.connectors.sinks.series import series_identity
@@ -156,6 +157,12 @@ def format_report(
 class ConsoleSink:
     """Prints ``format_report`` for every new batch; ``only_changes`` skips quiet batches
     (no closed window, no failure, no anomaly, no alert)."""
+
+    @classmethod
+    def _unit_test_params(cls, targets: Any) -> Iterator[dict[str, Any]]:
+        """Specs for the conformance laws (streamdq.testing.sink_checks)."""
+        yield {"type": "console"}
+        yield {"type": "console", "stream": "stderr", "verbose": True, "only_changes": True, "name": "quiet"}
 
     def __init__(
         self,

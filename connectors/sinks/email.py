@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 import smtplib
 import ssl as ssl_lib
+from collections.abc import Iterator
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
+from typing import Any
 
 from streamdq.connectors.sinks.base import (
     AlertThrottle,
@@ -74,6 +76,29 @@ def body_for(report: BatchReport, alerts: list[Alert]) -> str:
 
 
 class EmailSink:
+    @classmethod
+    def _unit_test_params(cls, targets: Any) -> Iterator[dict[str, Any]]:
+        """Specs for the conformance laws (streamdq.testing.sink_checks): the SMTP server of ``targets``."""
+        base = {
+            "type": "email",
+            "host": targets.smtp_host,
+            "port": targets.smtp_port,
+            "from": "dq@example.com",
+        }
+        yield {**base, "to": ["oncall@example.com"]}
+        yield {
+            **base,
+            "to": "team@example.com",
+            "starttls": False,
+            "subject_prefix": "[kit]",
+            "timeout_seconds": 5,
+            "min_severity": "Error",
+            "kinds": ["violation"],
+            "cooldown_seconds": 1,
+            "rate_limit_per_minute": 10,
+            "name": "mail",
+        }
+
     def __init__(
         self,
         host: str,

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,12 @@ def read_lines(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 class JsonLinesSink:
+    @classmethod
+    def _unit_test_params(cls, targets: Any) -> Iterator[dict[str, Any]]:
+        """Specs for the conformance laws (streamdq.testing.sink_checks): files under ``targets.dir``."""
+        yield {"type": "jsonl", "path": str(targets.dir / "kit.jsonl")}
+        yield {"type": "jsonl", "path": (targets.dir / "uri.jsonl").as_uri(), "name": "by-uri"}
+
     def __init__(self, path: str | os.PathLike[str], name: str = "jsonl") -> None:
         self.name = name
         self.path = Path(require_local(path, "jsonl sink path"))  # never a folder named 's3a:'

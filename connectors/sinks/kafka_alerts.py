@@ -30,6 +30,7 @@ import contextlib
 import logging
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,23 @@ def journal_path(state_dir: str | Path, topic: str) -> Path:
 
 
 class KafkaAlertSink:
+    @classmethod
+    def _unit_test_params(cls, targets: Any) -> Iterator[dict[str, Any]]:
+        """Specs for the conformance laws (streamdq.testing.sink_checks): the broker and topic of
+        ``targets``."""
+        servers, topic = targets.kafka_bootstrap, targets.kafka_topic
+        yield {"type": "kafka", "bootstrap_servers": servers, "topic": topic}
+        yield {
+            "type": "kafka",
+            "bootstrap_servers": [servers],
+            "topic": topic,
+            "max_buffer": 100,
+            "producer": {"acks": "all"},
+            "min_severity": "Warning",
+            "kinds": ["violation", "anomaly"],
+            "name": "alerts",
+        }
+
     def __init__(
         self,
         bootstrap_servers: str | list[str],

@@ -386,6 +386,12 @@ class ReportCollector(Collector):
 class PrometheusSink:
     """Serves ``ReportCollector`` on ``http://host:port/metrics`` from a private registry."""
 
+    @classmethod
+    def _unit_test_params(cls, targets: Any) -> Iterator[dict[str, Any]]:
+        """Specs for the conformance laws (streamdq.testing.sink_checks): any free loopback port."""
+        yield {"type": "prometheus", "port": 0}
+        yield {"type": "prometheus", "host": "127.0.0.1", "port": 0, "name": "metrics"}
+
     def __init__(self, host: str = "127.0.0.1", port: int = 9108, name: str = "prometheus") -> None:
         self.name = name
         self.collector = ReportCollector()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 from streamdq.connectors.sinks.base import (
@@ -34,6 +35,24 @@ RETRYABLE_STATUS = {408, 425, 429}
 
 
 class WebhookSink:
+    @classmethod
+    def _unit_test_params(cls, targets: Any) -> Iterator[dict[str, Any]]:
+        """Specs for the conformance laws (streamdq.testing.sink_checks): the HTTP server of ``targets``."""
+        yield {"type": "webhook", "url": targets.http_url}
+        yield {
+            "type": "webhook",
+            "url": targets.http_url,
+            "send": "reports",
+            "headers": {"X-Kit": "1"},
+            "timeout_seconds": 5,
+            "max_attempts": 3,
+            "cooldown_seconds": 0,
+            "rate_limit_per_minute": 100,
+            "min_severity": "Warning",
+            "kinds": ["violation", "resolved"],
+            "name": "reports",
+        }
+
     def __init__(
         self,
         url: str,
