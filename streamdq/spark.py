@@ -3,7 +3,9 @@
 ``get_spark()`` returns the active session if there is one, else builds a local one with:
 ANSI mode off (so ``CAST('abc' AS DOUBLE)`` is NULL, as the Deequ semantics assume), UTC
 session time zone, few shuffle partitions (the aggregated states are tiny), Arrow enabled,
-and the executors' Python set to this interpreter (``PYSPARK_PYTHON``).
+and the executors' Python set to this interpreter (``PYSPARK_PYTHON``). streamdq's own jar
+(``streamdq.jvm``: the single-pass JSON decoder) is put on ``spark.jars`` when this machine can
+build it (a JDK's ``javac``); without it the decoders use Spark's built-ins.
 
 Start-up (docs/streaming.md, "Start-up"): the first task that needs a Python worker (a Python
 data source such as the generator or the Python Kafka source, a ``mapInArrow``) pays for the
@@ -145,11 +147,22 @@ def get_spark(
         builder = builder.config(k, v)
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
     builder = builder.config("spark.driver.memory", os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g"))
+    jar = _streamdq_jar()
+    if jar is not None:
+        builder = builder.config("spark.jars", jar)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("STREAMDQ_SPARK_LOG_LEVEL", "ERROR"))
     if _prewarm_wanted(prewarm):
         prewarm_python_workers(spark, prewarm_modules)
     return spark
+
+
+def _streamdq_jar() -> str | None:
+    """The path of streamdq's jar (``streamdq.jvm.jar``, built on first use), or None."""
+    from streamdq.jvm.jar import ensure_jar
+
+    jar = ensure_jar()
+    return None if jar is None else str(jar)
 
 
 def set_jvm_log_level(spark: SparkSession, logger: str, level: str) -> None:

@@ -65,6 +65,9 @@ TYPE_ERRORS_COL = "_streamdq_type_errors"
 INVALID_UTF8_COL = "_streamdq_invalid_utf8"
 INVALID_UTF8 = "invalid UTF-8"
 UTF8_POLICIES = ("quarantine", "flag")
+# How decode_json reads JSON: "auto" (the single-pass JVM decoder when the session has
+# streamdq's jar, else Spark's built-ins), "jvm" (that decoder, or a ConfigError), "spark".
+JSON_DECODERS = ("auto", "jvm", "spark")
 METADATA_PREFIX = "_streamdq_"
 DRIFT_COLS = (UNKNOWN_FIELDS_COL, MISSING_FIELDS_COL, TYPE_ERRORS_COL)
 
@@ -226,6 +229,13 @@ def _internal_names(struct: StructType, *roles: str) -> dict[str, str]:
     return {r: f"__sdq_{r}{suffix}" for r in roles}
 
 
+def json_decoder(decoder: str, key: str = "source.decoder") -> str:
+    """The validated JSON decoder choice (one of ``JSON_DECODERS``)."""
+    if decoder not in JSON_DECODERS:
+        raise ConfigError(key, f"unknown decoder {decoder!r}", f"use one of {', '.join(JSON_DECODERS)}")
+    return decoder
+
+
 def decode_json(
     df: DataFrame,
     schema: str | StructType,
@@ -233,13 +243,19 @@ def decode_json(
     required: Sequence[str] = (),
     keep: Sequence[tuple[str, str]] = (),
     invalid_utf8: str = "quarantine",
+    decoder: str = "auto",
 ) -> DataFrame:
     """Decode JSON payloads in ``value_col`` into the schema's typed columns plus metadata columns.
 
     ``keep`` lists ``(input column, output name)`` pairs passed through unchanged (e.g. Kafka's
     offset as ``_streamdq_kafka_offset``). See the module docstring for the output contract.
 
-    How (one full parse per good record): a typed ``from_json`` whose corrupt-record column
+    ``decoder`` (``JSON_DECODERS``): ``auto`` reads each record in ONE pass with streamdq's JVM
+    decoder (``decode_jvm``) when the session has streamdq's jar, else with the built-ins below;
+    ``jvm`` insists on the JVM decoder (ConfigError ``source.decoder`` naming why it is missing);
+    ``spark`` always uses the built-ins. Both give the same output for every payload.
+
+    How the built-in form works (one full parse per good record): a typed ``from_json`` whose corrupt-record column
     flags any top-level field that did not convert (Spark keeps the partial row), and
     ``json_object_keys`` for the key set (a token scan: values are skipped, not converted).
     A record is *clean* when its keys are known and nothing failed to convert; a clean record
@@ -254,6 +270,7 @@ def decode_json(
     struct = parse_schema(schema)
     _check_required(struct, required)
     utf8_policy(invalid_utf8)
+    json_decoder(decoder)
     raw = payload_as_string(df, value_col)
     base = df.select(
         *[F.col(src).alias(dst) for src, dst in keep],
@@ -261,8 +278,20 @@ def decode_json(
         payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
     )
     raw_c = F.col(RAW_COL)
-    col = _internal_names(struct, "typed", "keys", "clean", "map", "tnull", "corrupt")
+    col = _internal_names(struct, "typed", "keys", "clean", "map", "tnull", "corrupt", "decoded")
     corrupt = col["corrupt"]
+    if decoder != "spark":
+        from streamdq.connectors.sources.decode_jvm import json_decode_function, unavailable_reason
+
+        function = json_decode_function(df.sparkSession, struct, required, corrupt)
+        if function is not None:
+            return _decode_json_jvm(base, struct, function, col["decoded"], keep, invalid_utf8)
+        if decoder == "jvm":
+            raise ConfigError(
+                "source.decoder",
+                f"the JVM decoder is not available: {unavailable_reason(df.sparkSession)}",
+                "install a JDK (javac) so streamdq can build its jar, or use decoder: auto",
+            )
     typed_schema = StructType([*struct.fields, StructField(corrupt, StringType(), True)])
     typed_opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": corrupt}
     base = base.select(
@@ -357,6 +386,31 @@ def decode_json(
         F.when(exact_keys, empty_arr).otherwise(F.array_except(keys, names)).alias(UNKNOWN_FIELDS_COL),
         F.when(exact_keys, empty_arr).otherwise(F.array_except(names, keys)).alias(MISSING_FIELDS_COL),
         type_errors.alias(TYPE_ERRORS_COL),
+        F.col(INVALID_UTF8_COL),
+        *[F.col(dst) for _, dst in keep],
+    )
+
+
+def _decode_json_jvm(
+    base: DataFrame,
+    struct: StructType,
+    function: str,
+    decoded: str,
+    keep: Sequence[tuple[str, str]],
+    invalid_utf8: str,
+) -> DataFrame:
+    """decode_json's output through the JVM decoder ``function`` (see ``decode_jvm``)."""
+    from streamdq.connectors.sources.decode_jvm import decoded_struct
+
+    staged = base.select("*", decoded_struct(function, F.col(RAW_COL)).alias(decoded))
+    d = F.col(decoded)
+    return staged.select(
+        *[d.getField(f"_{i}").alias(name) for i, name in enumerate(struct.fieldNames())],
+        with_utf8_reason(d.getField("error"), invalid_utf8).alias(ERROR_COL),
+        F.col(RAW_COL),
+        d.getField("unknown").alias(UNKNOWN_FIELDS_COL),
+        d.getField("missing").alias(MISSING_FIELDS_COL),
+        d.getField("type_errors").alias(TYPE_ERRORS_COL),
         F.col(INVALID_UTF8_COL),
         *[F.col(dst) for _, dst in keep],
     )

@@ -188,6 +188,20 @@ PAYLOADS = [
 ]
 
 
+@pytest.fixture(params=["spark", "jvm"])
+def decoder(request, spark):
+    """Each test runs on both decoders: the built-in expressions and the JVM single pass."""
+    if request.param == "jvm":
+        from pyspark.sql.types import StructType as _ST
+        from streamdq.connectors.sources.decode_jvm import json_decode_function, unavailable_reason
+
+        if json_decode_function(spark, _ST([]), (), "__probe") is None:
+            from tests.conftest import require_integration
+
+            require_integration("streamdq's jar (javac)", str(unavailable_reason(spark)))
+    return request.param
+
+
 def _collect(df: DataFrame) -> list[dict[str, object]]:
     def norm(v: object) -> object:
         if isinstance(v, float) and math.isnan(v):
@@ -202,23 +216,23 @@ def _collect(df: DataFrame) -> list[dict[str, object]]:
     [(), ("id",), ("id", "amount", "n", "ts", "s")],
     ids=["none", "one", "several"],
 )
-def test_decode_json_equals_reference(spark, required):
+def test_decode_json_equals_reference(spark, required, decoder):
     df = spark.createDataFrame(
         [(i, p) for i, p in enumerate(PAYLOADS)] + [(len(PAYLOADS), None)], "i INT, value STRING"
     )
     keep = [("i", "_streamdq_i")]
-    got = decode_json(df, SCHEMA, required=required, keep=keep).orderBy("_streamdq_i")
+    got = decode_json(df, SCHEMA, required=required, keep=keep, decoder=decoder).orderBy("_streamdq_i")
     want = reference_decode_json(df, SCHEMA, required=required, keep=keep).orderBy("_streamdq_i")
     assert got.schema == want.schema
     for g, w in zip(_collect(got), _collect(want), strict=True):
         assert g == w, (w[RAW_COL], g, w)
 
 
-def test_schema_with_the_internal_column_names_decodes(spark):
+def test_schema_with_the_internal_column_names_decodes(spark, decoder):
     schema = "__sdq_corrupt STRING, __SDQ_MAP STRING, __sdq_keys INT, __sdq_typed STRING"
     payloads = ['{"__sdq_corrupt":"a","__SDQ_MAP":"b","__sdq_keys":1}', '{"__sdq_keys":"x","y":1}']
     df = spark.createDataFrame([(p,) for p in payloads], "value STRING")
-    got = _collect(decode_json(df, schema))
+    got = _collect(decode_json(df, schema, decoder=decoder))
     assert [(r["__sdq_corrupt"], r["__SDQ_MAP"], r["__sdq_keys"]) for r in got] == [
         ("a", "b", 1),
         (None, None, None),
@@ -228,17 +242,17 @@ def test_schema_with_the_internal_column_names_decodes(spark):
     assert [r[TYPE_ERRORS_COL] for r in got] == [[], ["__sdq_keys"]]
 
 
-def test_empty_schema_decodes(spark):
+def test_empty_schema_decodes(spark, decoder):
     df = spark.createDataFrame([('{"a":1}',), ("{}",), ("x",)], "value STRING")
-    assert _collect(decode_json(df, StructType([]))) == _collect(reference_decode_json(df, StructType([])))
+    assert _collect(decode_json(df, StructType([]), decoder=decoder)) == _collect(reference_decode_json(df, StructType([])))
 
 
-def test_duplicate_key_last_value_wins_without_a_false_type_error(spark):
+def test_duplicate_key_last_value_wins_without_a_false_type_error(spark, decoder):
     # The one place the decoder departs from its reference: there a duplicate key's first raw
     # value was compared with the typed parse's last one, so '{"id":1,"id":null}' reported
     # "field id: expected BIGINT got '1'". Spark's JSON reader keeps the last value; so does
     # the decoder, with no reason.
     df = spark.createDataFrame([('{"id":1,"id":null}',)], "value STRING")
-    (row,) = decode_json(df, "id BIGINT").collect()
+    (row,) = decode_json(df, "id BIGINT", decoder=decoder).collect()
     assert row["id"] is None and row[ERROR_COL] is None
     assert row[TYPE_ERRORS_COL] == [] and row[UNKNOWN_FIELDS_COL] == [] and row[MISSING_FIELDS_COL] == []

@@ -1,0 +1,93 @@
+"""The JSON decoder's single-pass form: streamdq's JVM function ``io.streamdq.JsonDecode``.
+
+Where it runs: inside the Spark plan, as one Java UDF per record (a ``ScalaUDF``, compiled into
+the stage's generated code), on batch and streaming DataFrames alike. It needs streamdq's jar on
+the session's classpath (``streamdq.spark.get_spark`` puts it there when the machine has a JDK;
+``streamdq.jvm.jar``); :func:`json_decode_function` says whether the session has it.
+
+Why hand-written: the expression decoder (``decode.decode_json`` with ``decoder="spark"``) must
+read every good record twice, once typed (``from_json``) and once for its key set
+(``json_object_keys``), because no Spark built-in gives both; that second token scan alone costs
+as much as Spark's whole JSON reader (bench/streaming/decode_part.py). No library does it in
+one pass either. The Java code does, and reuses Spark's own JSON parser for the values
+(``JacksonParser`` and ``FailureSafeParser`` with from_json's options, session time zone and
+corrupt-record handling), listening to the tokens on their way to it for the keys, so that the
+typed values are exactly ``from_json``'s. Records that are not clean (anything that failed to
+convert, undecodable text, NaN tokens) take the same exact path as the expression decoder,
+through Spark's own ``from_json`` to ``MAP<STRING,STRING>``. The two decoders are held equal by
+tests/unit/sources/test_sources_decode_jvm.py (edge cases and a hypothesis property).
+
+Empty input gives an empty output; a NULL payload is an ``"empty payload"``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+JAVA_CLASS = "io.streamdq.JsonDecode"
+FUNCTION_PREFIX = "streamdq_decode_json_"
+
+_lock = threading.Lock()
+_registered: dict[tuple[int, str], str] = {}
+_problems: dict[int, str] = {}
+
+
+def unavailable_reason(spark: SparkSession) -> str | None:
+    """Why the last :func:`json_decode_function` call on this session found no JVM decoder."""
+    return _problems.get(_session_key(spark))
+
+
+def _session_key(spark: SparkSession) -> int:
+    try:
+        return int(spark._jsparkSession.hashCode())  # type: ignore[attr-defined]
+    except Exception:
+        return id(spark)
+
+
+def function_name(struct: StructType, required: Sequence[str], corrupt: str) -> str:
+    """The session function's name for one decoder configuration (a digest of it)."""
+    key = "\x1f".join([struct.json(), *sorted(required), corrupt])
+    return FUNCTION_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def json_decode_function(
+    spark: SparkSession, struct: StructType, required: Sequence[str], corrupt: str
+) -> str | None:
+    """Registers the JVM decoder for ``struct`` in ``spark`` and returns its SQL function name, or
+    ``None`` when the session cannot run it (no jar on its classpath, a Spark Connect session, a
+    jar that does not link against this Spark: see :func:`unavailable_reason`). Registration and
+    a driver-side self-test run once per session and configuration."""
+    name = function_name(struct, required, corrupt)
+    key = (_session_key(spark), name)
+    with _lock:
+        if key in _registered:
+            return _registered[key]
+        jvm = getattr(spark, "_jvm", None)
+        jss = getattr(spark, "_jsparkSession", None)
+        if jvm is None or jss is None:
+            _problems[key[0]] = "not a classic Spark session (no JVM gateway)"
+            return None
+        try:
+            cls = jvm.io.streamdq.JsonDecode
+            tz = jss.conf().get("spark.sql.session.timeZone")
+            cls.selfTest(struct.json(), corrupt, tz)
+            cls.register(jss, name, struct.json(), list(required), corrupt)
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            _problems[key[0]] = f"{JAVA_CLASS} is not loadable in this session: {first[:300]}"
+            return None
+        _problems.pop(key[0], None)
+        _registered[key] = name
+        return name
+
+
+def decoded_struct(function: str, raw: Column) -> Column:
+    """The decoder's output struct for the (valid UTF-8) payload ``raw``: fields ``_0.._n-1``
+    (the schema's typed values), ``error``, ``unknown``, ``missing``, ``type_errors``."""
+    return F.call_function(function, raw.cast("binary"))
