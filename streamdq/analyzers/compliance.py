@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import in_scope, register_analyzer, rows_in_scope
 from streamdq.analyzers.basic_states import NumMatchesAndCount
-from streamdq.analyzers.match_ratio import MatchRatio
+from streamdq.analyzers.matches import MatchRatio
 from streamdq.analyzers.metric import COLUMN, Metric
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State

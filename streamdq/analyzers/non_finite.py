@@ -15,24 +15,20 @@ columns only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, register_analyzer
-from streamdq.analyzers.basic_states import NumMatches
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.base import col, in_scope, register_analyzer
+from streamdq.analyzers.matches import MatchCount
 from streamdq.analyzers.numeric import can_be_non_finite, is_finite, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
-from streamdq.analyzers.state import State
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class NonFinite(ScanShareableAnalyzer):
+class NonFinite(MatchCount):
     """Count of NaN / +Infinity / -Infinity values in scope (NULL is not counted).
 
     Examples
@@ -56,13 +52,3 @@ class NonFinite(ScanShareableAnalyzer):
             return [count_if(F.lit(False))]
         value = col(self.column).cast("double")
         return [count_if(in_scope(self.where) & value.isNotNull() & ~is_finite(value))]
-
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        return NumMatches(int(row[offset] or 0))
-
-    def empty_state(self) -> State:
-        return NumMatches.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, NumMatches)
-        return self.ok(float(state.matches))

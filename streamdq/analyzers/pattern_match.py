@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import col, in_scope, register_analyzer, rows_in_scope
-from streamdq.analyzers.match_ratio import MatchRatio
+from streamdq.analyzers.matches import MatchRatio
 from streamdq.analyzers.numeric import string_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 

@@ -7,24 +7,20 @@ statistics). Numeric columns only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, in_scope, register_analyzer
-from streamdq.analyzers.basic_states import NumMatches
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.base import col, in_scope, register_analyzer
+from streamdq.analyzers.matches import MatchCount
 from streamdq.analyzers.numeric import numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
-from streamdq.analyzers.state import State
 
 
 @register_analyzer
 @dataclass(frozen=True)
-class ZerosCount(ScanShareableAnalyzer):
+class ZerosCount(MatchCount):
     """Count of values == 0 in scope (NULL is not zero).
 
     Examples
@@ -47,13 +43,3 @@ class ZerosCount(ScanShareableAnalyzer):
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
         return [count_if(in_scope(self.where) & (col(self.column) == F.lit(0)))]
-
-    def state_from(self, row: Sequence[Any], offset: int) -> State:
-        return NumMatches(int(row[offset] or 0))
-
-    def empty_state(self) -> State:
-        return NumMatches.empty()
-
-    def metric(self, state: State) -> Metric:
-        assert isinstance(state, NumMatches)
-        return self.ok(float(state.matches))
