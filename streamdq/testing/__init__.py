@@ -14,10 +14,17 @@
 * ``streamdq.testing.store_checks.check_store(cls)``: a ``StateStore`` class from its
   ``_unit_test_params(root)``: commit then restore, exactly once per batch id, ordering (not
   imported here: it loads the Delta store).
+* ``streamdq.testing.sink_checks.check_sink(cls, targets)``: a sink class from its
+  ``_unit_test_params(targets)``: table-driven config laws (the ``ConfigError`` key is the bad
+  key's path), an empty alert list delivers no alert, a replayed batch is not delivered again.
+
+Every ``_unit_test_params`` must be defined by the class itself (an inherited one does not count),
+and the suites find the classes through the registries or by walking the packages
+(``laws.classes_in``): a new class cannot skip its laws.
 
 Users run it in their own tests (``from streamdq.testing import check_aggregation``); the suite
-runs it on every registered aggregation and state (tests/laws/test_contract_kit.py). Pure Python
-and pyarrow: no Spark.
+runs it on every registered aggregation and state (tests/laws/test_contract_kit.py), detector,
+constraint kind, store and sink (tests/laws/test_*_conformance.py). No Spark.
 """
 
 from streamdq.testing.aggregations import batches, check_aggregation

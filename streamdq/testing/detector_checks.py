@@ -54,7 +54,7 @@ from streamdq.detectors.base import (
     dump_state,
     load_state,
 )
-from streamdq.testing.laws import ContractReport, ContractViolation
+from streamdq.testing.laws import ContractReport, ContractViolation, unit_test_params
 
 HOUR = 3600.0
 
@@ -81,17 +81,7 @@ def points(values: Sequence[float | None], start_seq: int = 0) -> list[Point]:
 
 
 def _params(cls: type[Detector]) -> list[dict[str, Any]]:
-    name = cls.__name__
-    own = cls.__dict__.get("_unit_test_params")
-    if own is None:
-        raise ContractViolation(
-            f"{name} defines no _unit_test_params: give a classmethod yielding the keyword arguments "
-            "of one or more configurations to check (streamdq.testing.detector_checks)"
-        )
-    param_sets = [dict(p) for p in cls._unit_test_params()]  # type: ignore[attr-defined]
-    if not param_sets:
-        raise ContractViolation(f"{name}._unit_test_params() yields no params")
-    return param_sets
+    return unit_test_params(cls, gives="the keyword arguments of one or more configurations to check")
 
 
 def _bytes(state: DetectorState, where: str) -> bytes:

@@ -13,9 +13,13 @@ False
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import math
-from collections.abc import Mapping
+import pkgutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from streamdq.analyzers.state import State
@@ -63,4 +67,30 @@ def close(a: Any, b: Any, rel: float = 1e-9) -> bool:
     return bool(a == b)
 
 
-__all__ = ["ContractReport", "ContractViolation", "close", "same"]
+def classes_in(package: ModuleType, implements: Callable[[type], bool]) -> dict[str, type]:
+    """Every class defined in a module of ``package`` (walked, so a new module is found) for which
+    ``implements(cls)`` holds, by qualified name (``module.Class``)."""
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and implements(cls):
+                found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    return found
+
+
+def unit_test_params(cls: type, *args: Any, gives: str) -> list[dict[str, Any]]:
+    """The parameter sets ``cls._unit_test_params(*args)`` yields; a ``ContractViolation`` when the
+    class does not define it itself (an inherited one does not count: every class states its own)
+    or yields nothing. ``gives`` says what the method must yield, for the message."""
+    if "_unit_test_params" not in cls.__dict__:
+        raise ContractViolation(
+            f"{cls.__name__} defines no _unit_test_params: give a classmethod yielding {gives}"
+        )
+    params = [dict(p) for p in cls._unit_test_params(*args)]  # type: ignore[attr-defined]
+    if not params:
+        raise ContractViolation(f"{cls.__name__}._unit_test_params() yields no params")
+    return params
+
+
+__all__ = ["ContractReport", "ContractViolation", "classes_in", "close", "same", "unit_test_params"]

@@ -35,11 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib
-import inspect
 import io
 import math
-import pkgutil
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,7 +50,7 @@ from streamdq.connectors.sinks.base import Sink
 from streamdq.connectors.sinks.config import SCHEMAS, build_sinks, validate_sink_spec
 from streamdq.errors import ConfigError
 from streamdq.report import BatchReport, CheckResult, ConstraintResult, ScopedMetric
-from streamdq.testing.laws import ContractReport, ContractViolation
+from streamdq.testing.laws import ContractReport, ContractViolation, classes_in, unit_test_params
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 WHERE = "sinks[0]"
@@ -94,27 +91,16 @@ def sink_classes() -> dict[str, type]:
     """Every class in ``streamdq.connectors.sinks`` with ``emit`` and ``close`` (the Sink protocol)."""
     import streamdq.connectors.sinks as package
 
-    found: dict[str, type] = {}
-    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-        module = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls is Sink or cls.__module__ != module.__name__:
-                continue
-            if callable(getattr(cls, "emit", None)) and callable(getattr(cls, "close", None)):
-                found[f"{cls.__module__}.{cls.__qualname__}"] = cls
-    return found
+    return classes_in(
+        package,
+        lambda cls: (
+            cls is not Sink and callable(getattr(cls, "emit", None)) and callable(getattr(cls, "close", None))
+        ),
+    )
 
 
 def _params(cls: type, targets: SinkTargets) -> list[dict[str, Any]]:
-    if "_unit_test_params" not in cls.__dict__:
-        raise ContractViolation(
-            f"{cls.__name__} defines no _unit_test_params: give a classmethod taking SinkTargets and "
-            "yielding one or more sink specs (streamdq.testing.sink_checks)"
-        )
-    specs = [dict(s) for s in cls._unit_test_params(targets)]  # type: ignore[attr-defined]
-    if not specs:
-        raise ContractViolation(f"{cls.__name__}._unit_test_params() yields no specs")
-    return specs
+    return unit_test_params(cls, targets, gives="sink specs pointing at the SinkTargets it is given")
 
 
 def uncovered_types(classes: Iterable[type], targets: SinkTargets) -> list[str]:

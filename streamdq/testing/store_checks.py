@@ -28,9 +28,7 @@ True
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -43,7 +41,7 @@ from streamdq.analyzers.metric import Metric
 from streamdq.report import BatchReport, CheckResult, ConstraintResult, ScopedMetric, Window
 from streamdq.state.protocol import StateStore
 from streamdq.state.records import DetectorStateRecord, StateRecord, metric_records, result_records
-from streamdq.testing.laws import ContractReport, ContractViolation
+from streamdq.testing.laws import ContractReport, ContractViolation, classes_in, unit_test_params
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DATASET = "orders"
@@ -57,15 +55,10 @@ def store_classes() -> dict[str, type]:
     ``StateStore`` protocol, by qualified name."""
     import streamdq.state as package
 
-    found: dict[str, type] = {}
-    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-        module = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls is StateStore or cls.__module__ != module.__name__:
-                continue
-            if all(callable(getattr(cls, name, None)) for name in PROTOCOL_METHODS):
-                found[f"{cls.__module__}.{cls.__qualname__}"] = cls
-    return found
+    return classes_in(
+        package,
+        lambda cls: cls is not StateStore and all(callable(getattr(cls, m, None)) for m in PROTOCOL_METHODS),
+    )
 
 
 def _window(i: int) -> Window:
@@ -129,21 +122,13 @@ class _Batch:
 
 
 def _params(cls: type, root: Path) -> list[dict[str, Any]]:
-    name = cls.__name__
-    if "_unit_test_params" not in cls.__dict__:
-        raise ContractViolation(
-            f"{name} defines no _unit_test_params: give a classmethod taking a fresh directory and "
-            "yielding the keyword arguments of one or more stores to check (streamdq.testing.store_checks)"
-        )
+    params = unit_test_params(cls, root, gives="the keyword arguments of stores on the directory it is given")
     if not isinstance(cls.__dict__.get("PERSISTENT"), bool):
         raise ContractViolation(
-            f"{name} does not say whether it persists: set PERSISTENT = True (a new store on the same "
-            "params sees the commits) or False (in memory)"
+            f"{cls.__name__} does not say whether it persists: set PERSISTENT = True (a new store on "
+            "the same params sees the commits) or False (in memory)"
         )
-    param_sets = [dict(p) for p in cls._unit_test_params(root)]  # type: ignore[attr-defined]
-    if not param_sets:
-        raise ContractViolation(f"{name}._unit_test_params() yields no params")
-    return param_sets
+    return params
 
 
 def _state_bytes(states: Mapping[Any, Any]) -> dict[Any, bytes]:
