@@ -7,6 +7,15 @@ pair; ``format_report`` renders the flagged points (and optionally all of them) 
 Points are sorted by ``seq`` and duplicates of a seq are judged once (replay safety), so a history
 read back with overlapping ranges gives the same answer. Pure Python, runs on the driver; cost is
 linear in the number of points and constant per point.
+
+>>> from streamdq.detectors import Point, SimpleThreshold
+>>> detector = SimpleThreshold(upper_bound=10.0)
+>>> pts = [Point(float(i), v, i) for i, v in enumerate([1.0, 12.0, 3.0])]
+>>> state, judged = replay(detector, pts + pts[:1])  # a seq read twice is judged once
+>>> [(p.seq, v.anomalous) for p, v in judged]
+[(0, False), (1, True), (2, False)]
+>>> format_report(detector, judged)[-1]
+'simple_threshold: 1 anomalous of 3 points (0 while warming up)'
 """
 
 from __future__ import annotations

@@ -21,6 +21,17 @@ constraint); either way the detector is advanced with a missing value so seasona
 their phase. Every call returns ``(status, message, verdict)``: the detector's ``Verdict`` lands in
 ``ConstraintResult.verdict``, from which the engine builds ``report.Anomaly`` records (detector,
 value, lower, upper, score); nothing is kept aside for it.
+
+>>> from streamdq.checks.constraint import Constraint
+>>> from streamdq.analyzers.metric import Metric
+>>> c = Constraint.create("has_no_anomalies", {"metric": {"analyzer": "Size"},
+...                       "detector": {"type": "simple_threshold", "upper_bound": 100}})
+>>> evaluator = AnomalyEvaluator()
+>>> status, message, verdict = evaluator(c, Metric("Dataset", "Size", "*", value=250.0), {"seq": 7})
+>>> status, verdict.anomalous, verdict.upper
+('Failure', True, 100.0)
+>>> AnomalyEvaluator.load(evaluator.dump()).states == evaluator.states
+True
 """
 
 from __future__ import annotations

@@ -46,12 +46,12 @@ class RiverDriftDetector(Detector):
         seen = core["seen"] + 1
         core.update(seen=seen, model=dump_river(detector))
         estimate = float(detector.estimation) if hasattr(detector, "estimation") else None
+        if seen < self.warm_up_points:  # river reports no drift before this either
+            return core, warming_up(self.warm_up_points - seen, score=estimate, note=restarted)
         if detector.drift_detected:
             return core, Verdict(
                 True, score=estimate, message=f"{self.TYPE}: drift detected at value {value}{restarted}"
             )
-        if seen < self.warm_up_points:
-            return core, warming_up(self.warm_up_points - seen, score=estimate, note=restarted)
         return core, Verdict(
             False, score=estimate, message=f"{self.TYPE}: no drift at value {value}{restarted}"
         )
