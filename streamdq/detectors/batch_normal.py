@@ -71,6 +71,7 @@ class BatchNormal(Detector):
     @classmethod
     def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
         yield {}
+        yield {"include_interval": True}
         yield {"lower_factor": None, "upper_factor": 2.0, "min_points": 4, "learn_from_anomalies": False}
 
     def bounds(self, stats: list[float]) -> tuple[float, float]:

@@ -131,6 +131,7 @@ class HoltWinters(Detector):
     @classmethod
     def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
         yield {"period": 4, "refit_every": 4}
+        yield {"period": 2, "refit_every": 2}
         yield {"period": 3, "z": 1.96, "residual_scale": "abs_stddev", "min_width": 0.5, "relearn_after": 2}
 
     @classmethod

@@ -61,7 +61,7 @@ class Adwin(RiverDriftDetector):
 
     @classmethod
     def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
-        yield {"grace_period": 5}
+        yield {"grace_period": 2}
         yield {"delta": 0.05, "clock": 4, "min_window_length": 3, "grace_period": 8}
 
     def _new_river(self) -> Any:

@@ -67,6 +67,7 @@ class PageHinkley(RiverDriftDetector):
     @classmethod
     def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
         yield {"min_instances": 5, "threshold": 10.0}
+        yield {"min_instances": 2}
         yield {"min_instances": 3, "threshold": 5.0, "mode": "up"}
 
     def _new_river(self) -> Any:

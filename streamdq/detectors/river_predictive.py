@@ -119,7 +119,7 @@ class RiverPredictive(Detector):
 
     @classmethod
     def _unit_test_params(cls) -> Iterable[Mapping[str, Any]]:
-        yield {"model": "snarimax", "period": 2, "warmup": 4, "calibration": 2}
+        yield {"model": "snarimax", "period": 2, "warmup": 2, "calibration": 1}
         yield {
             "model": "holt_winters",
             "period": 4,

@@ -9,16 +9,10 @@ import pytest
 
 from streamdq.detectors import (
     AbsoluteChange,
-    Adwin,
     BatchNormal,
     Detector,
-    HoltWinters,
     OnlineNormal,
-    PageHinkley,
     Point,
-    RelativeRateOfChange,
-    RiverPredictive,
-    SeasonalBuckets,
     SimpleThreshold,
     Verdict,
     detector_from_spec,
@@ -26,18 +20,14 @@ from streamdq.detectors import (
     dump_state,
     load_state,
 )
+from streamdq.testing.detector_checks import registered_detectors
 
+# every built-in detector in each configuration its class gives the conformance kit (not a hand list)
 DETECTORS: list[Detector] = [
-    OnlineNormal(lower_factor=2.0, upper_factor=None, min_points=3),
-    BatchNormal(include_interval=True),
-    SimpleThreshold(upper_bound=10.0, lower_bound=-1.0),
-    AbsoluteChange(max_rate_decrease=-3.0, order=2),
-    RelativeRateOfChange(max_rate_increase=1.5),
-    HoltWinters(period=2, refit_every=2),
-    SeasonalBuckets(bucket="hour_of_day", min_points_per_bucket=2),
-    RiverPredictive(model="snarimax", period=2, warmup=2, calibration=1),
-    Adwin(grace_period=2),
-    PageHinkley(min_instances=2),
+    cls(**params)
+    for _, cls in sorted(registered_detectors().items())
+    if cls.__module__.startswith("streamdq.")
+    for params in cls._unit_test_params()  # type: ignore[attr-defined]
 ]
 
 
