@@ -116,15 +116,8 @@ def _add_lines(errs: ErrorCollector, file: str) -> None:
         return
     out = []
     for e in errs.errors:
-        if e.file == file and "(line " not in e.problem:
-            key = e.key
-            if not key:  # ``sinks[0].port: expected ...``: the key leads the message
-                head, sep, rest = e.problem.partition(": ")
-                if sep and " " not in head:
-                    e = ConfigError(head, rest, e.fix, e.file)
-                    key = head
-            if key:
-                e = with_line(text, e)
+        if e.file == file and e.key and "(line " not in e.problem:
+            e = with_line(text, e)
         out.append(e)
     errs.errors = out
 
@@ -165,8 +158,7 @@ def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -
 
 def _top_key(error: ConfigError) -> str:
     """The top-level key an error is about (``sinks`` for ``sinks[0].port``)."""
-    text = error.key or error.problem.split(":")[0]
-    return text.split(".")[0].split("[")[0].strip()
+    return error.key.split(".")[0].split("[")[0].strip()
 
 
 def format_errors(error: ConfigError) -> str:
