@@ -40,19 +40,17 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from streamdq.alerts import Alert, AlertPolicy
-from streamdq.analyzers.metric import Metric
 from streamdq.connectors.sinks.base import Sink
 from streamdq.connectors.sinks.config import SCHEMAS, build_sinks, validate_sink_spec
 from streamdq.errors import ConfigError
-from streamdq.report import BatchReport, CheckResult, ConstraintResult, ScopedMetric
+from streamdq.report import BatchReport
 from streamdq.testing.laws import ContractReport, ContractViolation, classes_in, unit_test_params
+from streamdq.testing.reports import batch_report
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 WHERE = "sinks[0]"
 
 
@@ -166,40 +164,12 @@ def _check_config(spec: dict[str, Any], where: str, report: ContractReport) -> N
 
 def quiet_report(batch_id: int, query_id: str = "kit-query") -> BatchReport:
     """A batch whose every constraint passed: no alert."""
-    return _report(batch_id, query_id, failing=False)
+    return batch_report(batch_id, query_id)
 
 
 def failing_report(batch_id: int, query_id: str = "kit-query") -> BatchReport:
     """A batch with a failed constraint (the alert policy raises one violation)."""
-    return _report(batch_id, query_id, failing=True)
-
-
-def _report(batch_id: int, query_id: str, *, failing: bool) -> BatchReport:
-    value = 0.5 if failing else 1.0
-    metric = Metric("Column", "Completeness", "email", value=value)
-    result = ConstraintResult(
-        check="kit",
-        level="Error",
-        constraint="is_complete(column='email')",
-        constraint_id="c-kit-email",
-        status="Failure" if failing else "Success",
-        message="Value: 0.5 does not meet the constraint requirement!" if failing else None,
-        metric=metric,
-        scope="batch",
-        bound="== 1",
-    )
-    return BatchReport(
-        dataset="kit",
-        query_id=query_id,
-        batch_id=batch_id,
-        processing_time=T0 + timedelta(minutes=batch_id),
-        metrics=(
-            ScopedMetric("batch", metric),
-            ScopedMetric("batch", Metric("Dataset", "Size", "*", value=10.0)),
-        ),
-        check_results=(CheckResult("kit", "Error", "Error" if failing else "Success", (result,)),),
-        counters={"input_rows": 10},
-    )
+    return batch_report(batch_id, query_id, failing=True)
 
 
 def _settle(sink: Any) -> None:

@@ -31,19 +31,18 @@ from __future__ import annotations
 import inspect
 import tempfile
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from streamdq.analyzers import Mean, Size
 from streamdq.analyzers.basic_states import NumMatches, SumState
-from streamdq.analyzers.metric import Metric
-from streamdq.report import BatchReport, CheckResult, ConstraintResult, ScopedMetric, Window
+from streamdq.report import Window
 from streamdq.state.protocol import StateStore
 from streamdq.state.records import DetectorStateRecord, StateRecord, metric_records, result_records
 from streamdq.testing.laws import ContractReport, ContractViolation, classes_in, unit_test_params
+from streamdq.testing.reports import T0, batch_report
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DATASET = "orders"
 PROTOCOL_METHODS = tuple(
     name for name, _ in inspect.getmembers(StateStore, inspect.isfunction) if not name.startswith("_")
@@ -65,36 +64,12 @@ def _window(i: int) -> Window:
     return Window(T0 + timedelta(minutes=i), T0 + timedelta(minutes=i + 1))
 
 
-def _report(query_id: str, batch_id: int, size: float) -> BatchReport:
-    metric = Metric("Dataset", "Size", "*", value=size)
-    result = ConstraintResult(
-        check="kit",
-        level="Error",
-        constraint="has_size(>= 1)",
-        constraint_id="c-size",
-        status="Success",
-        message=None,
-        metric=metric,
-        scope="batch",
-        bound=">= 1",
-    )
-    return BatchReport(
-        dataset=DATASET,
-        query_id=query_id,
-        batch_id=batch_id,
-        processing_time=T0 + timedelta(seconds=5 * batch_id),
-        metrics=(ScopedMetric("batch", metric, analyzer_key=Size().key()),),
-        check_results=(CheckResult("kit", "Error", "Success", (result,)),),
-        counters={"input_rows": int(size)},
-    )
-
-
 class _Batch:
     """What one commit writes, and what a store must give back after it."""
 
     def __init__(self, query_id: str, batch_id: int, total: int) -> None:
         self.query_id, self.batch_id = query_id, batch_id
-        self.report = _report(query_id, batch_id, float(total))
+        self.report = batch_report(batch_id, query_id, dataset=DATASET, rows=total)
         w = _window(batch_id % 2)
         self.states = [
             StateRecord.of(Size(), NumMatches(total), "total"),

@@ -83,6 +83,8 @@ def test_a_persistent_store_that_forgets_on_restart_fails(tmp_path: Path) -> Non
 
 
 def test_the_kit_examples_run() -> None:
+    import streamdq.testing.reports as reports
     import streamdq.testing.store_checks as kit
 
     assert doctest.testmod(kit).failed == 0
+    assert doctest.testmod(reports).failed == 0
