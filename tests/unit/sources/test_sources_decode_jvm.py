@@ -1,0 +1,141 @@
+"""The JVM decoder (``decode_jvm``, one Jackson pass) equals the built-in decoder on any payload.
+
+The built-in form (``decoder="spark"``) is held to its plainly-right reference in
+test_sources_decode_reference.py (which also runs the JVM form on its edge cases); here
+hypothesis writes hostile payloads by the hundred (known and unknown keys, repeats, every JSON
+type in every field, NaN and Infinity tokens, single quotes, truncation, trailing text, long and
+non-ASCII values, blanks) and every output column of every row must be equal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import DataFrame
+from streamdq.connectors.sources.decode import RAW_COL, decode_json
+from streamdq.connectors.sources.decode_jvm import json_decode_function, unavailable_reason
+
+from streamdq.errors import ConfigError
+from tests.conftest import require_integration
+
+SCHEMA = (
+    "id BIGINT, amount DOUBLE, name STRING, ok BOOLEAN, n INT, ts TIMESTAMP, d DATE, "
+    "dec DECIMAL(8,2), tags ARRAY<STRING>, inner STRUCT<x: INT, y: STRING>, m MAP<STRING,INT>"
+)
+FIELDS = ["id", "amount", "name", "ok", "n", "ts", "d", "dec", "tags", "inner", "m"]
+KEYS = [*FIELDS, "extra", "ID", "other", ""]
+
+scalars = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "true", "false", "null", "1e400", "-0", "01"]),
+    st.text(max_size=70).map(json.dumps),
+    st.sampled_from(
+        ['"2026-01-01T10:00:00Z"', '"2026-02-30"', '"2026-02-03"', '"12.5"', '""', '"true"', "'x'"]
+    ),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+        st.lists(st.tuples(st.sampled_from(["x", "y", "z"]), inner), max_size=3).map(
+            lambda kv: "{" + ", ".join(f'"{k}": {v}' for k, v in kv) + "}"
+        ),
+    ),
+    max_leaves=6,
+)
+objects = st.lists(st.tuples(st.sampled_from(KEYS), values), max_size=8).map(
+    lambda kv: "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in kv) + "}"
+)
+
+
+@st.composite
+def payloads(draw: st.DrawFn) -> str | None:
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return draw(st.sampled_from([None, "", "   ", "\t\n", "[1, 2]", "42", "null", '"s"', "{"]))
+    text = draw(objects)
+    if kind == 1:  # truncated
+        return text[: draw(st.integers(0, max(0, len(text) - 1)))]
+    if kind == 2:  # trailing text
+        return text + draw(st.sampled_from([" x", "{}", " ", "\n", ",", '{"id": 1}']))
+    if kind == 3:  # single quotes
+        return text.replace('"', "'")
+    return text
+
+
+def _jvm_available(spark) -> None:
+    from pyspark.sql.types import StructType
+
+    if json_decode_function(spark, StructType([]), (), "__probe") is None:
+        require_integration("streamdq's jar (javac)", str(unavailable_reason(spark)))
+
+
+def _rows(df: DataFrame) -> list[dict[str, object]]:
+    def norm(v: object) -> object:
+        if isinstance(v, float) and math.isnan(v):
+            return "NaN"
+        return v
+
+    return [{k: norm(v) for k, v in r.asDict(recursive=True).items()} for r in df.collect()]
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(batch=st.lists(payloads(), min_size=1, max_size=120), required=st.sets(st.sampled_from(FIELDS), max_size=3))
+def test_jvm_decoder_equals_builtin_decoder(spark, batch, required):
+    _jvm_available(spark)
+    df = spark.createDataFrame(list(enumerate(batch)), "i INT, value STRING")
+    keep = [("i", "_streamdq_i")]
+    req = sorted(required)
+    jvm = decode_json(df, SCHEMA, required=req, keep=keep, decoder="jvm").orderBy("_streamdq_i")
+    builtin = decode_json(df, SCHEMA, required=req, keep=keep, decoder="spark").orderBy("_streamdq_i")
+    assert jvm.schema == builtin.schema
+    for got, want in zip(_rows(jvm), _rows(builtin), strict=True):
+        assert got == want, (want[RAW_COL], got, want)
+
+
+def test_auto_takes_the_jvm_decoder_in_one_evaluation(spark):
+    _jvm_available(spark)
+    df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
+    plan = decode_json(df, "id BIGINT, s STRING")._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("streamdq_decode_json_") == 1  # evaluated once, not once per output column
+    builtin = decode_json(df, "id BIGINT, s STRING", decoder="spark")._jdf.queryExecution()
+    assert "streamdq_decode_json_" not in builtin.executedPlan().toString()
+
+
+def test_binary_payloads_with_invalid_utf8_decode_alike(spark):
+    _jvm_available(spark)
+    rows = [(bytearray(b'{"id": 1, "name": "caf\xc3\xa9"}'),), (bytearray(b'{"id": 2, "name": "\xff\xfe"}'),)]
+    df = spark.createDataFrame(rows, "value BINARY")
+    for policy in ("quarantine", "flag"):
+        jvm = _rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="jvm"))
+        builtin = _rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="spark"))
+        assert jvm == builtin
+        assert [r["id"] for r in jvm] == [1, 2]
+
+
+def test_unknown_decoder_and_missing_jar_are_config_errors(spark, monkeypatch):
+    df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
+    with pytest.raises(ConfigError) as bad:
+        decode_json(df, "id BIGINT", decoder="fast")
+    assert bad.value.key == "source.decoder"
+    import streamdq.connectors.sources.decode_jvm as decode_jvm
+
+    def unavailable(spark, struct, required, corrupt):
+        decode_jvm._problems[decode_jvm._session_key(spark)] = "no javac on PATH"
+        return None
+
+    monkeypatch.setattr(decode_jvm, "json_decode_function", unavailable)
+    with pytest.raises(ConfigError) as missing:
+        decode_json(df, "id BIGINT", decoder="jvm")
+    assert missing.value.key == "source.decoder" and "no javac on PATH" in str(missing.value)
+    # auto falls back to the built-ins and decodes the same record
+    assert _rows(decode_json(df, "id BIGINT"))[0]["id"] == 1
