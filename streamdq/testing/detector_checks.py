@@ -21,7 +21,9 @@ spikes, missing values and infinities in it):
   ``HANDLES_MISSING``, leave the learned state as it was; +-inf never changes what the detector
   learned (the learned part of the state equals that of the same run without the point);
 * **empty series**: ``detect([])`` is ``[]`` (or a ``ValueError`` saying the series is empty,
-  Deequ's strategies), and replaying no point leaves ``initial_state()``.
+  Deequ's strategies);
+* **bounded state**: the state after four times as many points is at most half as large again
+  (every state is bounded, so the cost per point does not grow with the history).
 
 A class without its own ``_unit_test_params`` fails (``ContractViolation``): a new detector
 cannot skip the laws. The suite runs this on every registered detector
@@ -205,6 +207,8 @@ def _check_one(cls: type[Detector], params: dict[str, Any], report: ContractRepo
             _check_infinite(detector, states[i], point, where)
             report.laws += 1
 
+    _check_bounded(detector, where, report)
+
     # empty series
     try:
         flagged = detector.detect([])
@@ -216,6 +220,20 @@ def _check_one(cls: type[Detector], params: dict[str, Any], report: ContractRepo
     else:
         if flagged != []:
             raise ContractViolation(f"{where}: detect([]) is {flagged!r}, not []")
+    report.laws += 1
+
+
+def _check_bounded(detector: Detector, where: str, report: ContractReport) -> None:
+    sizes = []
+    for n in (100, 400):
+        state = detector.initial_state()
+        for point in points(series(n)):
+            state, _ = detector.update(state, point)
+        sizes.append(len(dump_state(state)))
+    if sizes[1] > 1.5 * sizes[0]:
+        raise ContractViolation(
+            f"{where}: the state grows with the history: {sizes[0]} bytes after 100 points, {sizes[1]} after 400"
+        )
     report.laws += 1
 
 

@@ -171,6 +171,24 @@ def test_a_detector_that_learns_infinity_fails(registered) -> None:
         check_detector(LearnsAll)
 
 
+def test_a_detector_whose_state_grows_with_the_history_fails(registered) -> None:
+    @dataclass(frozen=True)
+    class Hoarder(_Counter):
+        TYPE: ClassVar[str] = "test_hoarder"
+
+        @classmethod
+        def _unit_test_params(cls) -> Any:
+            yield {}
+
+        def _step(self, core: dict[str, Any], point: Point) -> tuple[dict[str, Any], Verdict]:
+            core["seen"] = [*core["seen"], point.value]  # every value, forever
+            return core, Verdict(False)
+
+    registered(Hoarder)
+    with pytest.raises(ContractViolation, match="grows with the history"):
+        check_detector(Hoarder)
+
+
 def test_one_infinity_in_the_warm_up_does_not_turn_every_later_point_into_an_alarm() -> None:
     """The defect the non-finite law found: OnlineNormal learned +inf during its warm-up, its mean
     became inf and its variance NaN, and every later point was anomalous."""
