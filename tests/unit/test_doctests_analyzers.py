@@ -95,7 +95,9 @@ def test_the_classes_are_found() -> None:
     assert {"Analyzer", "State", "ExtremeAnalyzer", "FrequencyState"}.isdisjoint(names)  # abstract
 
 
-@pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize(
+    "cls", CLASSES, ids=lambda cls: f"{cls.__module__.removeprefix('streamdq.')}.{cls.__name__}"
+)
 def test_every_public_analyzer_state_and_aggregation_shows_an_example(cls: type) -> None:
     doc = cls.__dict__.get("__doc__") or ""
     assert ">>>" in doc, f"{cls.__module__}.{cls.__name__} has no example (>>>) in its docstring"
