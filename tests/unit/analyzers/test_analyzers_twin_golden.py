@@ -21,6 +21,7 @@ from streamdq.analyzers import (
     Compliance,
     CountDistinct,
     Distinctness,
+    Kurtosis,
     Maximum,
     MaxLength,
     Mean,
@@ -28,10 +29,14 @@ from streamdq.analyzers import (
     MinLength,
     NonFinite,
     PatternMatch,
+    Range,
     Size,
+    Skewness,
+    StandardDeviation,
     Sum,
     Uniqueness,
     UniqueValueRatio,
+    Variance,
     ZerosCount,
     state_from_bytes,
 )
@@ -98,6 +103,26 @@ SCAN_TWINS += [
         '{"analyzer":"Compliance","columns":["x"],"name":"pos","predicate":"x > 0"}',
         MATCHES,
         0.6,
+    ),
+]
+
+
+# the analyzers that read one numeric column through the non-finite policy: stored Moments
+# (format v2, n=4, mean=2.5, m2=5.0, m3=0.0, m4=10.25) and Range(-1.0, 5.0) states
+MOMENTS = (
+    "5344515300074d6f6d656e747300027b226d32223a352e302c226d33223a302e302c226d34223a31302e32352c226d"
+    "65616e223a322e352c226e223a342c226f72646572223a347d"
+)
+SCAN_TWINS += [
+    (StandardDeviation("x"), '{"analyzer":"StandardDeviation","column":"x"}', MOMENTS, 1.118033988749895),
+    (Variance("x", where="n > 1"), '{"analyzer":"Variance","column":"x","where":"n > 1"}', MOMENTS, 1.25),
+    (Skewness("x"), '{"analyzer":"Skewness","column":"x"}', MOMENTS, 0.0),
+    (Kurtosis("x"), '{"analyzer":"Kurtosis","column":"x"}', MOMENTS, -1.36),
+    (
+        Range("x"),
+        '{"analyzer":"Range","column":"x"}',
+        "53445153000552616e676500017b226d6178696d756d223a352e302c226d696e696d756d223a2d312e307d",
+        6.0,
     ),
 ]
 
