@@ -16,6 +16,16 @@ needs the series before it. ``HistoryAnomalyEvaluator`` (the checks' evaluator s
 
 A failed metric is a Failure with its reason (an empty metric under a ``where`` filter passes, as
 for every constraint). Nothing is stored: the verified table's point is not added to the history.
+
+>>> from streamdq.analyzers.metric import Metric
+>>> from streamdq.checks.constraint import Constraint
+>>> c = Constraint.create("has_no_anomalies", {"metric": {"analyzer": "Size"}, "detector": {"type": "batch_normal"}})
+>>> size = Metric("Dataset", "Size", "*", value=300.0)
+>>> HistoryAnomalyEvaluator(lambda c: [100.0, 102.0, 98.0, 101.0, 99.0])(c, size, {})[0]
+'Failure'
+>>> status, message, _ = HistoryAnomalyEvaluator()(c, size, {})
+>>> status, message.split(" (")[0]
+('Success', 'not enough history: no history given of Size(*)')
 """
 
 from __future__ import annotations

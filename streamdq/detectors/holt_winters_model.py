@@ -13,6 +13,14 @@ four periods of 24.
 
 The running model is ``HWModel(level, trend, season)`` where ``season[0]`` is the seasonal component
 of the next point; ``step`` advances it by one observation in O(1) (plus the O(m) ring rotation).
+
+>>> model = initial_model([10.0, 20.0, 12.0, 22.0], period=2)
+>>> model, model.forecast()
+(HWModel(level=15.0, trend=1.0, season=(-5.0, 5.0)), 11.0)
+>>> initial_model([1.0, 2.0, 3.0], period=2)
+Traceback (most recent call last):
+...
+ValueError: Holt-Winters needs at least two full periods (4 points), got 3
 """
 
 from __future__ import annotations

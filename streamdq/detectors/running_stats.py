@@ -4,6 +4,12 @@
 so BatchNormal's batch form reproduces Deequ's numbers; ``sample_stddev`` is breeze's sample
 standard deviation (0.0 for fewer than two points, as breeze returns). The running triple is
 ``[n, mean, m2]`` (a list, so it is JSON state as is). Cost: O(1) per point.
+
+>>> stats = welford_of([1.0, 2.0, 3.0])
+>>> stats, sample_stddev(stats), round(population_stddev(stats), 4)
+([3.0, 2.0, 2.0], 1.0, 0.8165)
+>>> sample_stddev(welford_of([5.0]))  # breeze: 0.0 below two points
+0.0
 """
 
 from __future__ import annotations
