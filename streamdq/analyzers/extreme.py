@@ -32,10 +32,10 @@ from typing import Any, ClassVar, Literal
 from pyspark.sql import Column
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
+from streamdq.analyzers.base import ScanShareableAnalyzer
 from streamdq.analyzers.basic_states import ExtremeState
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.numeric import NumericColumnAnalyzer
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
@@ -69,7 +69,7 @@ class ExtremeAnalyzer(ScanShareableAnalyzer):
 
 
 @dataclass(frozen=True)
-class ValueExtreme(ExtremeAnalyzer):
+class ValueExtreme(NumericColumnAnalyzer, ExtremeAnalyzer):
     """The extreme of a numeric column's finite values (Minimum, Maximum). Numeric columns only.
 
     Examples
@@ -80,12 +80,3 @@ class ValueExtreme(ExtremeAnalyzer):
     >>> Minimum.AGGREGATE, Minimum.STATE.__name__, Minimum("x").input_columns()
     ('min', 'MinState', ('x',))
     """
-
-    column: str
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
-
-    def value(self, schema: StructType) -> Column:
-        return conditional(finite_value(schema, self.column), self.where)

@@ -20,10 +20,9 @@ from typing import Any, ClassVar
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.numeric import NumericColumnAnalyzer
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
@@ -33,18 +32,13 @@ def _opt_float(value: Any) -> float | None:
 
 
 @dataclass(frozen=True)
-class MomentsAnalyzer(ScanShareableAnalyzer):
+class MomentsAnalyzer(NumericColumnAnalyzer):
     """A statistic of ``MomentsState``; subclasses implement ``statistic``."""
 
     ORDER: ClassVar[int] = 4  # the highest central moment ``statistic`` reads
-    column: str
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        value = conditional(finite_value(schema, self.column), self.where)
+        value = self.value(schema)
         exprs = [of("count", value), of("sum", value), of("var_pop", value)]
         if self.ORDER >= 3:
             exprs.append(of("skewness", value))

@@ -10,15 +10,29 @@ RatioOfSums and ApproxQuantile(s) read a column through it, so a NaN, +Infinity 
 ``NonFinite`` analyzer (check kind ``has_no_non_finite``). It is a per-row Spark
 expression, so the fused Spark path and the Arrow small-batch path (which projects the
 same expression) see the same values.
+
+``NumericColumnAnalyzer`` is the base of the analyzers of ONE such column (Sum, Mean,
+Minimum, Maximum, Range and the moments): its ``column`` and ``where``, the numeric
+precondition and ``value``, the column read through ``finite_value`` in scope.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, FloatType, StructType
 
-from streamdq.analyzers.base import Analyzer, col, field_type, is_numeric, is_string
+from streamdq.analyzers.base import (
+    Analyzer,
+    ScanShareableAnalyzer,
+    col,
+    conditional,
+    field_type,
+    is_numeric,
+    is_string,
+)
 
 DOUBLE_MAX = 1.7976931348623157e308
 
@@ -62,3 +76,31 @@ def finite_value(schema: StructType, column: str) -> Column:
     if not can_be_non_finite(schema, column):
         return value
     return F.when(is_finite(value), value)
+
+
+@dataclass(frozen=True)
+class NumericColumnAnalyzer(ScanShareableAnalyzer):
+    """An analyzer of one numeric column's finite values in scope, read through the non-finite
+    policy: Sum and Mean (``sum.SumAndCount``), Minimum and Maximum (``extreme.ValueExtreme``),
+    Range, and the moments (``moments.MomentsAnalyzer``).
+
+    Its fields are ``column`` and ``where``; a column that is not numeric fails the
+    precondition (naming its type); ``value`` is the per-row input of its aggregates.
+
+    Examples
+    --------
+    >>> from pyspark.sql.types import StringType, StructField, StructType
+    >>> from streamdq.analyzers.range import Range
+    >>> Range("name").preconditions(StructType([StructField("name", StringType())]))
+    "column 'name' is StringType(), Range needs a numeric type"
+    """
+
+    column: str
+    where: str | None = None
+
+    def preconditions(self, schema: StructType) -> str | None:
+        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
+
+    def value(self, schema: StructType) -> Column:
+        """The column as DOUBLE, NULL where it is non-finite, NULL or out of scope."""
+        return conditional(finite_value(schema, self.column), self.where)

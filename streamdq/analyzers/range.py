@@ -15,10 +15,10 @@ from typing import Any, Self
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MaxState, MinState
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.numeric import NumericColumnAnalyzer
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import JsonState, State, register_state
 
@@ -50,7 +50,7 @@ class RangeState(JsonState):
 
 @register_analyzer
 @dataclass(frozen=True)
-class Range(ScanShareableAnalyzer):
+class Range(NumericColumnAnalyzer):
     """``max - min`` of the finite values in scope, as a float. Numeric columns only.
 
     Examples
@@ -63,14 +63,9 @@ class Range(ScanShareableAnalyzer):
     """
 
     NAME = "Range"
-    column: str
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        value = conditional(finite_value(schema, self.column), self.where)
+        value = self.value(schema)
         return [of("min", value), of("max", value)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:

@@ -18,26 +18,20 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import SumState
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.numeric import NumericColumnAnalyzer
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
 
 @dataclass(frozen=True)
-class SumAndCount(ScanShareableAnalyzer):
+class SumAndCount(NumericColumnAnalyzer):
     """A statistic of the sum and count of a numeric column (``SumState``): Sum, Mean."""
 
-    column: str
-    where: str | None = None
-
-    def preconditions(self, schema: StructType) -> str | None:
-        return super().preconditions(schema) or numeric_precondition(self, schema, self.column)
-
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        value = conditional(finite_value(schema, self.column), self.where)
+        value = self.value(schema)
         return [of("sum", value), of("count", value)]
 
     def state_from(self, row: Sequence[Any], offset: int) -> State:
