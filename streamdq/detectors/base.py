@@ -204,6 +204,8 @@ def _coerce(kind: str, key: str, annotation: str, value: Any) -> Any:
         if isinstance(value, float) and value.is_integer():
             return int(value)
     if base == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+        if math.isnan(value):
+            raise spec_error(kind, key, "must be a number, got NaN", "give a number such as 3.0")
         return float(value)
     if base == "str" and isinstance(value, str):
         return value

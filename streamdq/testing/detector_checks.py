@@ -7,7 +7,9 @@ per parameter set. For every parameter set the class's own ``_unit_test_params()
 spikes, missing values and infinities in it):
 
 * **spec**: the detector is built from the params, ``to_spec()`` is JSON-able and
-  ``detector_from_spec`` (after a JSON round trip) gives an equal detector;
+  ``detector_from_spec`` (after a JSON round trip) gives an equal detector; an unknown key, a
+  value of the wrong type for each key and NaN for each number give a ``ConfigError`` whose
+  ``key`` is that key;
 * **purity**: ``update(state, point)`` never mutates the state it is given, and two calls on
   the same state and point give the same verdict and the same state;
 * **serialization**: every state round-trips through ``dump_state`` / ``load_state`` to the same
@@ -56,6 +58,7 @@ from streamdq.detectors.base import (
     dump_state,
     load_state,
 )
+from streamdq.errors import ConfigError
 from streamdq.testing.laws import ContractReport, ContractViolation, unit_test_params
 
 HOUR = 3600.0
@@ -150,6 +153,7 @@ def _check_one(cls: type[Detector], params: dict[str, Any], report: ContractRepo
     if back != detector or hash(back) != hash(detector):
         raise ContractViolation(f"{where}: detector_from_spec(to_spec()) is {back!r}, not {detector!r}")
     report.laws += 1
+    _check_spec_errors(spec, where, report)
 
     values = series()
     pts = points(values)
@@ -221,6 +225,30 @@ def _check_one(cls: type[Detector], params: dict[str, Any], report: ContractRepo
         if flagged != []:
             raise ContractViolation(f"{where}: detect([]) is {flagged!r}, not []")
     report.laws += 1
+
+
+def _rejects(spec: dict[str, Any], key: str, what: str, where: str) -> None:
+    try:
+        detector_from_spec(spec)
+    except ConfigError as exc:
+        if exc.key != key:
+            raise ContractViolation(f"{where}: {what}: the ConfigError's key is {exc.key!r}, not {key!r}") from None
+        return
+    raise ContractViolation(f"{where}: {what}: the spec was accepted")
+
+
+def _check_spec_errors(spec: dict[str, Any], where: str, report: ContractReport) -> None:
+    """Table-driven over the spec's keys: each bad value is a ConfigError naming its key."""
+    _rejects({**spec, "no_such_key": 1}, "no_such_key", "an unknown key", where)
+    report.laws += 1
+    for key, value in spec.items():
+        if key == "type":
+            continue
+        _rejects({**spec, key: [value]}, key, f"a list for {key}", where)
+        report.laws += 1
+        if isinstance(value, float):
+            _rejects({**spec, key: math.nan}, key, f"NaN for {key}", where)
+            report.laws += 1
 
 
 def _check_bounded(detector: Detector, where: str, report: ContractReport) -> None:

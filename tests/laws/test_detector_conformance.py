@@ -212,3 +212,14 @@ def test_the_kit_examples_run() -> None:
     import streamdq.testing.detector_checks as kit
 
     assert doctest.testmod(kit).failed == 0
+
+
+def test_nan_in_a_spec_is_named_as_nan() -> None:
+    """NaN was rejected only by the range checks, with messages such as 'factor cannot be negative,
+    got nan'; the spec reader now says what is wrong."""
+    from streamdq.detectors import detector_from_spec
+    from streamdq.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="must be a number, got NaN") as caught:
+        detector_from_spec({"type": "online_normal", "lower_factor": float("nan")})
+    assert caught.value.key == "lower_factor"
