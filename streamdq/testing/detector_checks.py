@@ -43,7 +43,6 @@ True
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -112,9 +111,8 @@ def _run(
     for point in pts:
         at = f"{where}, point seq={point.seq} value={point.value!r}"
         before = _bytes(state, at)
-        kept = copy.deepcopy(state)
         new, verdict = detector.update(state, point)
-        if _bytes(state, at) != before or state != kept and _bytes(kept, at) != before:
+        if _bytes(state, at) != before:  # the bytes hold every value of the state
             raise ContractViolation(f"{at}: update mutated the state it was given")
         again, verdict2 = detector.update(state, point)
         if _bytes(again, at) != _bytes(new, at) or not _same_verdict(verdict, verdict2):
