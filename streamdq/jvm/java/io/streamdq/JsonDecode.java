@@ -19,9 +19,8 @@ import org.apache.spark.sql.catalyst.json.CreateJacksonParser;
 import org.apache.spark.sql.catalyst.json.JSONOptions;
 import org.apache.spark.sql.catalyst.json.JacksonParser;
 import org.apache.spark.sql.catalyst.util.ArrayData;
-import org.apache.spark.sql.catalyst.util.FailureSafeParser;
+import org.apache.spark.sql.catalyst.util.BadRecordException;
 import org.apache.spark.sql.catalyst.util.MapData;
-import org.apache.spark.sql.catalyst.util.PermissiveMode$;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -40,7 +39,7 @@ import scala.runtime.AbstractFunction2;
 /**
  * streamdq's JSON decoder in one Jackson pass per record: a Spark UDF giving, for a JSON payload,
  * the schema's typed values (exactly what {@code from_json} with a corrupt-record column gives:
- * the same Spark JacksonParser and FailureSafeParser, options and time zone), the record's error
+ * the same Spark JacksonParser, options, time zone and partial results of a bad record), the record's error
  * reason and its drift facts (unknown, missing and type-error field names).
  *
  * <p>The rules are those of streamdq.connectors.sources.decode.decode_json, whose Spark-expression
@@ -73,7 +72,9 @@ public final class JsonDecode implements UDF1<byte[], Row> {
   private transient HashSet<String> nameSet;
   private transient Function1<Object, Object>[] toScala;
   private transient DataType[] types;
-  private transient FailureSafeParser<byte[]> typed;
+  private transient JacksonParser typed;
+  private transient Function2<JsonFactory, byte[], JsonParser> create;
+  private transient Function1<byte[], UTF8String> literal;
   private transient KeyRecordingParser current;
   private transient JsonToStructsEvaluator mapEval;
 
@@ -174,9 +175,6 @@ public final class JsonDecode implements UDF1<byte[], Row> {
       toScala[i] =
           passThrough ? null : CatalystTypeConverters.createToScalaConverter(dt);
     }
-    StructField[] withCorrupt = Arrays.copyOf(fs, n + 1);
-    withCorrupt[n] = DataTypes.createStructField(corruptName, DataTypes.StringType, true);
-    StructType parserSchema = (StructType) DataTypes.createStructType(withCorrupt).asNullable();
     StructType actualSchema = (StructType) schema.asNullable();
     java.util.Map<String, String> jopts = new java.util.HashMap<>();
     jopts.put("mode", "PERMISSIVE");
@@ -188,7 +186,7 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     JacksonParser raw =
         new JacksonParser(actualSchema, options, false, JacksonParser.$lessinit$greater$default$4());
     final JsonDecode self = this;
-    final Function2<JsonFactory, byte[], JsonParser> create =
+    create =
         new AbstractFunction2<JsonFactory, byte[], JsonParser>() {
           @Override
           public JsonParser apply(JsonFactory f, byte[] s) {
@@ -201,21 +199,14 @@ public final class JsonDecode implements UDF1<byte[], Row> {
             }
           }
         };
-    final Function1<byte[], UTF8String> literal =
+    literal =
         new AbstractFunction1<byte[], UTF8String>() {
           @Override
           public UTF8String apply(byte[] s) {
             return UTF8String.fromBytes(s);
           }
         };
-    Function1<byte[], scala.collection.Iterable<InternalRow>> rawParse =
-        new AbstractFunction1<byte[], scala.collection.Iterable<InternalRow>>() {
-          @Override
-          public scala.collection.Iterable<InternalRow> apply(byte[] s) {
-            return raw.parse(s, create, literal);
-          }
-        };
-    typed = new FailureSafeParser<>(rawParse, PermissiveMode$.MODULE$, parserSchema, corruptName);
+    typed = raw;
     MapType mapType = DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType, true);
     mapEval =
         JsonToStructsEvaluator.apply(
@@ -238,10 +229,23 @@ public final class JsonDecode implements UDF1<byte[], Row> {
       return RowFactory.create(out);
     }
     current = null;
-    Iterator<InternalRow> rows = typed.parse(raw);
-    InternalRow row = rows.hasNext() ? rows.next() : null;
+    // from_json's FailureSafeParser in PERMISSIVE mode, by hand (without its per-row copy into
+    // a row with the corrupt-record column): a bad record keeps Spark's partial result, if any.
+    InternalRow row;
+    boolean corruptNull;
+    try {
+      Iterator<InternalRow> rows = typed.parse(raw, create, literal).iterator();
+      row = rows.hasNext() ? rows.next() : null;
+      corruptNull = true;
+    } catch (Exception e) {
+      if (!(e instanceof BadRecordException)) {
+        throw e instanceof RuntimeException ? (RuntimeException) e : new RuntimeException(e);
+      }
+      InternalRow[] partial = ((BadRecordException) e).partialResults().apply();
+      row = partial.length > 0 ? partial[0] : null;
+      corruptNull = false;
+    }
     KeyRecordingParser rec = current;
-    boolean corruptNull = row == null || row.isNullAt(n);
     boolean clean =
         row != null
             && corruptNull
