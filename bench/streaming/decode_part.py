@@ -6,12 +6,20 @@ does with a microbatch):
 
 * plain: ``spark.read.schema(SCHEMA).json(path)`` (Spark's JSON reader, typed columns only);
 * decoded: ``spark.read.text(path)`` + :func:`streamdq.connectors.sources.decode.decode_json`
-  (typed columns plus the error, raw payload and drift columns).
+  (typed columns plus the error, raw payload and drift columns) as a user gets it (``auto``:
+  the single-pass JVM decoder when the session has streamdq's jar; ``decode_jvm`` says 1 when
+  it did), and ``decoded_spark``: the same with ``decoder="spark"`` (Spark's built-ins only);
+* Kafka's form of the same rows: the payloads as a BINARY column (what the Kafka source gives),
+  ``kafka_plain`` = ``from_json`` of the payload into the schema (Spark's own decode of a Kafka
+  value), ``kafka_decoded`` = ``decode_json`` of it.
 
 Interleaved (the readers in order, then reversed, ...) ``repeats`` times after one warm-up of each;
-medians. Puts ``decode_plain_ms_50k``, ``decode_ms_50k``, ``decode_x_plain_50k`` and ``load_avg``
-into ``results``, and the decoder's floor: ``decode_typed_x_plain_50k`` (the typed parse with a
-corrupt-record column alone) and ``decode_typed_keys_x_plain_50k`` (plus the key scan). The
+medians of wall time; ``*_cpu_x_plain_50k`` are the same ratios in CPU seconds of the Spark JVM
+(less sensitive to other processes on a busy machine than wall time). Puts
+``decode_plain_ms_50k``, ``decode_ms_50k``, ``decode_x_plain_50k``, ``decode_cpu_x_plain_50k``,
+``decode_spark_x_plain_50k``, ``decode_kafka_x_plain_50k``, ``decode_jvm`` and ``load_avg`` into
+``results``, and the built-in decoder's floor: ``decode_typed_x_plain_50k`` (the typed parse with
+a corrupt-record column alone) and ``decode_typed_keys_x_plain_50k`` (plus the key scan). The
 suffix names 50k whatever ``rows`` is, so that run.py's keys stay stable.
 
 Run alone: ``python bench/streaming/decode_part.py [--rows N] [--repeats N]``; last line
@@ -92,6 +100,20 @@ def decode_vs_plain(
     def decoded() -> int:
         return int(decode_json(spark.read.text(str(path)), SCHEMA_DDL).toArrow().num_rows)
 
+    def decoded_spark() -> int:
+        df = spark.read.text(str(path))
+        return int(decode_json(df, SCHEMA_DDL, decoder="spark").toArrow().num_rows)
+
+    def binary() -> Any:
+        return spark.read.text(str(path)).select(F.col("value").cast("binary").alias("value"))
+
+    def kafka_plain() -> int:
+        parsed = binary().select(F.from_json(F.col("value").cast("string"), SCHEMA_DDL).alias("t"))
+        return int(parsed.select("t.*").toArrow().num_rows)
+
+    def kafka_decoded() -> int:
+        return int(decode_json(binary(), SCHEMA_DDL).toArrow().num_rows)
+
     # The decoder's floor, part by part (each ends in the same typed columns' toArrow): the
     # typed parse that knows a record which did not convert (a corrupt-record column), and that
     # parse plus the key scan that finds unknown and missing fields.
@@ -110,31 +132,62 @@ def decode_vs_plain(
         )
         return int(t.select(*[F.col("t").getField(n) for n in names], "t._c", "k").toArrow().num_rows)
 
-    fns = (plain, decoded, typed, typed_keys)
+    from streamdq.connectors.sources.decode_jvm import json_decode_function
+
+    results["decode_jvm"] = float(json_decode_function(spark, struct, (), "__probe") is not None)
+    fns = (plain, decoded, decoded_spark, typed, typed_keys, kafka_plain, kafka_decoded)
     for fn in fns:  # warm-up: JIT, file cache
         n = fn()
         assert n == rows, (fn.__name__, n, rows)
+    cpu = _jvm_cpu_seconds(spark)
     times: dict[str, list[float]] = {fn.__name__: [] for fn in fns}
+    cpus: dict[str, list[float]] = {fn.__name__: [] for fn in fns}
     for r in range(repeats):
         order = fns if r % 2 == 0 else tuple(reversed(fns))
         for fn in order:
+            c0 = cpu()
             ms = _time_ms(fn)
             times[fn.__name__].append(ms)
+            cpus[fn.__name__].append(cpu() - c0)
             print(f"decode rows={rows} repeat={r} {fn.__name__}_ms={ms:.0f}", flush=True)
+
+    def x(name: str, base: str = "plain") -> float:
+        return statistics.median(times[name]) / statistics.median(times[base])
+
+    def x_cpu(name: str, base: str = "plain") -> float:
+        return statistics.median(cpus[name]) / max(statistics.median(cpus[base]), 1e-9)
+
     plain_ms = statistics.median(times["plain"])
     decoded_ms = statistics.median(times["decoded"])
     results["decode_plain_ms_50k"] = plain_ms
     results["decode_ms_50k"] = decoded_ms
-    results["decode_x_plain_50k"] = decoded_ms / plain_ms
-    results["decode_typed_x_plain_50k"] = statistics.median(times["typed"]) / plain_ms
-    results["decode_typed_keys_x_plain_50k"] = statistics.median(times["typed_keys"]) / plain_ms
+    results["decode_x_plain_50k"] = x("decoded")
+    results["decode_cpu_x_plain_50k"] = x_cpu("decoded")
+    results["decode_spark_x_plain_50k"] = x("decoded_spark")
+    results["decode_spark_cpu_x_plain_50k"] = x_cpu("decoded_spark")
+    results["decode_kafka_x_plain_50k"] = x("kafka_decoded", "kafka_plain")
+    results["decode_kafka_cpu_x_plain_50k"] = x_cpu("kafka_decoded", "kafka_plain")
+    results["decode_typed_x_plain_50k"] = x("typed")
+    results["decode_typed_keys_x_plain_50k"] = x("typed_keys")
     results["load_avg"] = os.getloadavg()[0]
     print(
-        f"decode rows={rows} plain_ms={plain_ms:.0f} decoded_ms={decoded_ms:.0f} "
-        f"x_plain={decoded_ms / plain_ms:.2f} typed_x_plain={results['decode_typed_x_plain_50k']:.2f} "
-        f"typed_keys_x_plain={results['decode_typed_keys_x_plain_50k']:.2f} load_avg={results['load_avg']:.2f}",
+        "decode "
+        + " ".join(f"{k}={v:.2f}" for k, v in results.items() if k.startswith("decode"))
+        + f" load_avg={results['load_avg']:.2f}",
         flush=True,
     )
+
+
+def _jvm_cpu_seconds(spark: Any) -> Any:
+    """A function giving the Spark JVM's CPU seconds so far (user + system, from /proc)."""
+    pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def seconds() -> float:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    return seconds
 
 
 def main() -> None:
