@@ -73,7 +73,14 @@ def _decode_payload(df: DataFrame, spec: Mapping[str, Any], keep: list[tuple[str
     required = list(spec.get("required") or [])
     utf8 = str(spec.get("invalid_utf8") or "quarantine")
     if fmt == "json":
-        return decode_json(df, str(schema_text(spec)), required=required, keep=keep, invalid_utf8=utf8)
+        return decode_json(
+            df,
+            str(schema_text(spec)),
+            required=required,
+            keep=keep,
+            invalid_utf8=utf8,
+            decoder=str(spec.get("decoder") or "auto"),
+        )
     if fmt == "csv":
         return decode_csv(
             df,
@@ -130,5 +137,6 @@ def read_source(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
         "format": "json",
         "schema": spec.get("schema", GENERATOR_SCHEMA_DDL),
         "required": spec.get("required", list(GENERATOR_REQUIRED)),
+        "decoder": spec.get("decoder"),
     }
     return _decode_payload(reader.load(), payload_spec, [("offset", "_streamdq_offset")])

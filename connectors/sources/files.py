@@ -159,7 +159,10 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
         if LINE_COL in lines.columns:
             keep.append((LINE_COL, LINE_COL))
         if fmt == "json":
-            return decode_json(lines, spec["schema"], required=required, keep=keep, invalid_utf8=utf8)
+            decoder = str(spec.get("decoder") or "auto")
+            return decode_json(
+                lines, spec["schema"], required=required, keep=keep, invalid_utf8=utf8, decoder=decoder
+            )
         if fmt == "text":
             return decode_raw(lines, keep=keep, invalid_utf8=utf8)
         null_value = spec.get("null_value")

@@ -51,7 +51,7 @@ from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 SOURCE_TYPES = ("kafka", "files", "clf", "generator")
 _COMMON = {"type"}
-_DECODE = {"format", "schema", "schema_file", "required", "sep", "header", "invalid_utf8"}
+_DECODE = {"format", "schema", "schema_file", "required", "sep", "header", "invalid_utf8", "decoder"}
 ALLOWED_KEYS: dict[str, set[str]] = {
     "kafka": _COMMON
     | _DECODE
@@ -75,6 +75,7 @@ ALLOWED_KEYS: dict[str, set[str]] = {
         "format",
         "schema",
         "required",
+        "decoder",
         "rows_per_second",
         "seed",
         "start",
@@ -463,6 +464,15 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
                 f"{where}.invalid_utf8",
                 f"unknown policy {spec['invalid_utf8']!r}",
                 "use quarantine (the record is bad: 'invalid UTF-8') or flag (kept and counted)",
+            )
+        )
+    if spec.get("decoder") is not None and spec["decoder"] not in ("auto", "jvm", "spark"):
+        errs.add(
+            ConfigError(
+                f"{where}.decoder",
+                f"unknown decoder {spec['decoder']!r}",
+                "use auto (streamdq's single-pass JVM decoder when its jar is there, else Spark's "
+                "built-ins), jvm (that decoder or an error) or spark (built-ins only)",
             )
         )
     for key in ("options", "kafka_options"):

@@ -139,3 +139,20 @@ def test_unknown_decoder_and_missing_jar_are_config_errors(spark, monkeypatch):
     assert missing.value.key == "source.decoder" and "no javac on PATH" in str(missing.value)
     # auto falls back to the built-ins and decodes the same record
     assert _rows(decode_json(df, "id BIGINT"))[0]["id"] == 1
+
+
+def test_source_config_chooses_the_decoder(spark, tmp_path):
+    _jvm_available(spark)
+    from streamdq.connectors.sources import read_source, validate_source_spec
+
+    (tmp_path / "a.json").write_text('{"id": 1}\n')
+    base = {"type": "files", "path": str(tmp_path), "format": "json", "schema": "id BIGINT"}
+
+    def plan(spec: dict[str, object]) -> str:
+        return str(read_source(spark, spec)._jdf.queryExecution().analyzed().toString())
+
+    assert "streamdq_decode_json_" in plan(base)  # auto: the jar is there
+    assert "streamdq_decode_json_" not in plan({**base, "decoder": "spark"})
+    with pytest.raises(ConfigError) as bad:
+        validate_source_spec({**base, "decoder": "fast"})
+    assert bad.value.key == "source.decoder"
