@@ -12,7 +12,7 @@ H_K = C_{K-29} .. C_K (30 batches) and judges:
   test and is counted as skipped.
 
 Seeds. ``learn`` gets seed = the day index of C_K plus 1000 x the source index (its place in
-``data.SOURCES``, whatever ``--sources`` selects; < 2,000); the
+``data.SOURCES``, whatever ``--sources`` selects; < 6,000, below the evaluation seeds); the
 evaluation corruptions use seeds from 1,000,000 up (one per source, day, column and corruption), so
 the synthetic issues the learner trains on never coincide with those it is tested on.
 

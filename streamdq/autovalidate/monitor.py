@@ -11,7 +11,9 @@ after that is judged by the program against the previous window; the outcome is 
 scope ``window``) whose constraint results carry stable ids per (dataset, column,
 metric), so failures and their resolution flow through the alert policy and every sink
 like hand-written checks. The judged window then joins the history (a window that
-violates the program is kept out of it, so a lasting incident is not learned as normal).
+violates the program is kept out of it, so a lasting incident is not learned as normal, and it
+does not become the reference of the next window's distances: the window after an incident is
+compared with the last window that passed, not with the incident).
 
 With ``holidays:`` (a ``calendar.HolidayCalendar``), a window whose start falls on a day off
 is flagged: its volume constraints (``features.VOLUME_METRICS``: row count, sum, distinct
@@ -43,6 +45,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
@@ -146,7 +149,10 @@ class AutoValidateMonitor:
                     )
                 violations = program.judge_profile(profile, holiday=holiday)
                 results.append(self._check_result(program, violations, window, program.judged(holiday=holiday)))
-                self.programs[column] = program.advance(profile, holiday=holiday)
+                advanced = program.advance(profile, holiday=holiday)
+                if violations:  # nor is it the previous batch the next window's distances read
+                    advanced = replace(advanced, reference=program.reference)
+                self.programs[column] = advanced
             if not violations:  # a violating window does not teach the program what normal is
                 kept = self.profiles.setdefault(column, [])
                 kept.append(profile)

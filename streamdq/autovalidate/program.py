@@ -72,6 +72,9 @@ class LearnedConstraint:
     caught: tuple[str, ...] = ()
     history_mean: float = 0.0
     history_std: float = 0.0
+    # learned from the history batches that had the metric (a column all NULL on some batches):
+    # a batch without it passes this constraint
+    missing_ok: bool = False
 
     @property
     def pairwise(self) -> bool:
@@ -94,19 +97,25 @@ class LearnedConstraint:
             rule = between_text(what, None, self.upper)
         else:
             rule = between_text(what, self.lower, self.upper)
+        if self.missing_ok:
+            rule += " or missing"
         return (
             f"{rule}  [{self.bound}, k={self.k:.3g}, FPR <= {self.fpr:.2g}, "
             f"catches {len(self.caught)} synthetic issues]"
         )
 
     def admits(self, value: float | None) -> bool:
+        """Whether ``value`` (the transformed metric of a batch) is within bounds; a missing value
+        passes only a ``missing_ok`` constraint."""
         if value is None or math.isnan(value):
-            return False
+            return self.missing_ok
         return self.lower <= value <= self.upper
 
     def ordinary_spec(self) -> dict[str, Any] | None:
         """This constraint in the checks vocabulary (docs/checks.md), or None when it has none."""
         if self.pairwise or self.transform.log or self.transform.diff or self.metric not in _ORDINARY:
+            return None
+        if self.missing_ok:  # an ordinary check fails on a batch without the metric
             return None
         kind, extra = _ORDINARY[self.metric]
         params: dict[str, Any] = {} if kind == "has_size" else {"column": self.column}
@@ -133,6 +142,7 @@ class LearnedConstraint:
             "caught": list(self.caught),
             "history_mean": _num(self.history_mean),
             "history_std": _num(self.history_std),
+            "missing_ok": self.missing_ok,
         }
 
     @classmethod
@@ -150,6 +160,7 @@ class LearnedConstraint:
             caught=tuple(data.get("caught", ())),
             history_mean=float(data.get("history_mean", 0.0)),
             history_std=float(data.get("history_std", 0.0)),
+            missing_ok=bool(data.get("missing_ok", False)),
         )
 
 

@@ -56,20 +56,45 @@ def test_row_count_floor_is_poisson_unless_the_count_never_moved():
 
 
 def test_binomial_count_is_exact_counting_after_zero_events():
-    # 30 batches of 72 rows without a NULL: the rate's 95% bound is about 3 / 2160
-    assert bounds.binomial_count(1e-3, 72, 2160) == 2
+    # 30 complete batches of 72 rows: one NULL passes at 1e-3, three at 1e-5 (the normal floor
+    # admitted 5; the 95% rate bound admitted 2 at 1e-3); any NULL breaks it at a 0.05 target
+    assert bounds.binomial_count(1e-3, 72, 2160) == 1
     assert bounds.binomial_count(1e-5, 72, 2160) == 3
+    assert bounds.binomial_count(0.05, 72, 2160) == 0
+    # "any event where the history had none" costs about 1 / (2 x history batches)
+    assert bounds.binomial_fpr(0, 72, 2160) == pytest.approx(1 / 61, rel=0.02)
     # the admitted count's tail is at most the level, one fewer is over it
     for level in (1e-3, 1e-4, 1e-5):
         c = bounds.binomial_count(level, 900, 27000)
         assert bounds.binomial_fpr(c, 900, 27000) <= level < bounds.binomial_fpr(c - 1, 900, 27000)
-    # simulated at the bounding rate itself, the constraint's FPR stays under the level
+    # simulated from the law it assumes (a Jeffreys rate, then binomial counts), the constraint's
+    # FPR is the level it was priced at
     rng = np.random.default_rng(3)
-    p = 1 - 0.05 ** (1 / 2160)
-    counts = rng.binomial(72, p, 200_000)
+    counts = rng.binomial(72, rng.beta(0.5, 2160.5, 400_000))
+    assert (counts > 0).mean() == pytest.approx(bounds.binomial_fpr(0, 72, 2160), rel=0.05)
     assert (counts > bounds.binomial_count(1e-3, 72, 2160)).mean() <= 1e-3
     with pytest.raises(ValueError):
         bounds.binomial_count(0.0, 72, 2160)
+
+
+def test_any_null_where_history_had_none_is_priced_from_the_history():
+    rng = np.random.default_rng(4)
+    history = [_hourly(rng) for _ in range(30)]
+
+    def nulls(k: int) -> ColumnProfile:
+        return ColumnProfile(
+            "temp", NUMERIC, 72, {"row_count": 72.0, "completeness": (72 - k) / 72, "mean": 50.0}
+        )
+
+    one = {"increased_nulls:1%:null": nulls(1)}
+    # affordable under a 0.05 target: the one NULL of 1% real NULLs in 72 rows is caught
+    loose = learn_from_profiles(history, one, fpr=0.05)
+    (complete,) = [c for c in loose.constraints if c.metric == "completeness"]
+    assert complete.fpr == pytest.approx(bounds.binomial_fpr(0, 72, 2160))
+    assert loose.judge_profile(nulls(1)) and not loose.judge_profile(nulls(0))
+    # not under 0.001: 30 batches cannot price a first NULL that low, and one NULL passes
+    strict = learn_from_profiles(history, one, fpr=0.001)
+    assert not strict.judge_profile(nulls(1))
 
 
 def test_completeness_that_never_left_one_is_priced_by_counting():
@@ -137,3 +162,73 @@ def test_profile_steps_gives_learns_programs_in_one_engine_run(spark):
     assert fast.to_dict() == slow.to_dict()
     assert fast.judge_profile(step.judged[0]) == judge(slow, batches[8])
     assert profile_steps([], "v", NUMERIC) == []
+
+
+def test_a_column_all_null_on_some_batches_keeps_its_value_constraints():
+    """A gust column is all NULL on calm days: its mean is missing there. The mean is learned from
+    the days that have it, and a calm day passes it (issue 22, second round)."""
+    rng = np.random.default_rng(5)
+
+    def day(mean: float | None, completeness: float) -> ColumnProfile:
+        scalars = {"row_count": 24.0, "completeness": completeness}
+        if mean is not None:
+            scalars["mean"] = mean
+        return ColumnProfile("gust", NUMERIC, 24, scalars)
+
+    history = [
+        day(None, 0.0) if i % 3 == 0 else day(float(rng.normal(25, 2)), float(rng.uniform(0.1, 0.5)))
+        for i in range(30)
+    ]
+    program = learn_from_profiles(history, {"unit_change:x10": day(250.0, 0.3)}, fpr=0.001)
+    (mean,) = [c for c in program.constraints if c.metric == "mean"]
+    assert mean.missing_ok and "or missing" in mean.describe() and mean.ordinary_spec() is None
+    assert program.judge_profile(day(250.0, 0.3))  # ten times the gusts
+    assert not program.judge_profile(day(None, 0.0))  # a calm day
+    assert not program.judge_profile(day(26.0, 0.3))
+    again = Program.from_dict(json.loads(json.dumps(program.to_dict())))
+    assert again == program and not again.judge_profile(day(None, 0.0))
+    # present on fewer than half of the batches: no constraint on it
+    sparse = [day(None, 0.0) if i % 3 else day(float(rng.normal(25, 2)), 0.2) for i in range(30)]
+    thin = learn_from_profiles(sparse, {"unit_change:x10": day(250.0, 0.3)}, fpr=0.001)
+    assert all(c.metric != "mean" for c in thin.constraints)
+
+
+def _sketched(values: np.ndarray) -> ColumnProfile:
+    """A numeric profile with the sketch of ``values`` (row count and completeness as scalars:
+    the sketch's 5% and 95% quantiles are the only other single metrics)."""
+    import datasketches as ds
+
+    sketch = ds.kll_doubles_sketch(200)
+    for v in values:
+        sketch.update(float(v))
+    scalars = {"row_count": float(len(values)), "completeness": 1.0}
+    return ColumnProfile("delay", NUMERIC, len(values), scalars, kll=sketch.serialize())
+
+
+def _pushed_to_quartiles(values: np.ndarray) -> np.ndarray:
+    """The middle 80% of ``values`` moved out to the 10% and 90% quantiles: the tails and the 5%
+    and 95% quantiles stay, the shape does not."""
+    lo, mid, hi = np.quantile(values, [0.1, 0.5, 0.9])
+    return np.where((values > lo) & (values <= mid), lo, np.where((values > mid) & (values < hi), hi, values))
+
+
+def test_numeric_distances_are_priced_with_a_light_tail_and_catch_a_shape_change(monkeypatch):
+    """Cantelli asked a distance to move 31.6 of its standard deviations at 1e-3; KS, EMD and
+    Cohen's d get the one-sided exponential tail (k = 5.9), KL and JS keep Cantelli."""
+    from streamdq.autovalidate import avh
+
+    assert avh.distance_bound("dist_ks", NUMERIC) == "exponential"
+    assert avh.distance_bound("dist_kl", NUMERIC) == "cantelli"
+    assert avh.distance_bound("dist_l1", CATEGORICAL) == "cantelli"
+    rng = np.random.default_rng(8)
+    history = [_sketched(rng.normal(rng.normal(10, 0.3), 5, 900)) for _ in range(30)]
+    shaped = {"distribution_change:shape": _sketched(_pushed_to_quartiles(rng.normal(10, 5, 900)))}
+    program = learn_from_profiles(history, shaped, fpr=0.001)
+    light = [c for c in program.constraints if c.metric in avh.LIGHT_TAILED_DISTANCES]
+    assert light and all(c.bound == "exponential" for c in light)
+    assert program.judge_profile(_sketched(_pushed_to_quartiles(rng.normal(10, 5, 900))))
+    assert not program.judge_profile(_sketched(rng.normal(10, 5, 900)))
+    # under Cantelli neither KS, EMD nor Cohen's d of this history catches the shape change
+    monkeypatch.setattr(avh, "distance_bound", lambda metric, kind: "cantelli")
+    cantelli = learn_from_profiles(history, shaped, fpr=0.001)
+    assert not [c for c in cantelli.constraints if c.metric in avh.LIGHT_TAILED_DISTANCES]
