@@ -59,6 +59,9 @@ def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
         "streamdq/analyzers/frequency/states.py",
         "streamdq/aggregations/kll.py",  # the aggregation library and the contract kit users import
         "streamdq/testing/aggregations.py",
+        "streamdq/jvm/jar.py",  # and the Java sources it compiles on first use
+        "streamdq/jvm/java/io/streamdq/JsonDecode.java",
+        "streamdq/jvm/java/io/streamdq/KeyRecordingParser.java",
     ):
         assert required in names, required
     assert not any(n.startswith(("connectors/", "state/")) for n in names)
@@ -70,7 +73,9 @@ def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "import streamdq.connectors.sinks, streamdq.state.delta_store, streamdq.engine.handler, streamdq; "
-        "assert streamdq.__file__.startswith(sys.argv[1]), streamdq.__file__; print('ok')"
+        "from streamdq.jvm.jar import java_sources; "
+        "assert streamdq.__file__.startswith(sys.argv[1]), streamdq.__file__; "
+        "assert len(java_sources()) == 2 and str(java_sources()[0]).startswith(sys.argv[1]); print('ok')"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(target)], check=True, capture_output=True, text=True, cwd=tmp_path
