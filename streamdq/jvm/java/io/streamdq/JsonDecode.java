@@ -20,6 +20,7 @@ import org.apache.spark.sql.catalyst.json.JSONOptions;
 import org.apache.spark.sql.catalyst.json.JacksonParser;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.BadRecordException;
+import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.catalyst.util.MapData;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
@@ -172,8 +173,25 @@ public final class JsonDecode implements UDF1<byte[], Row> {
               || dt == DataTypes.ShortType
               || dt == DataTypes.ByteType
               || dt == DataTypes.BooleanType;
-      toScala[i] =
-          passThrough ? null : CatalystTypeConverters.createToScalaConverter(dt);
+      // TIMESTAMP and DATE leave as Instant / LocalDate, which Spark turns back into the same
+      // micros / days exactly (java.sql.Timestamp / Date would take a calendar rebase each way).
+      if (dt == DataTypes.TimestampType) {
+        toScala[i] = new AbstractFunction1<Object, Object>() {
+          @Override
+          public Object apply(Object micros) {
+            return DateTimeUtils.microsToInstant((Long) micros);
+          }
+        };
+      } else if (dt == DataTypes.DateType) {
+        toScala[i] = new AbstractFunction1<Object, Object>() {
+          @Override
+          public Object apply(Object days) {
+            return DateTimeUtils.daysToLocalDate((Integer) days);
+          }
+        };
+      } else {
+        toScala[i] = passThrough ? null : CatalystTypeConverters.createToScalaConverter(dt);
+      }
     }
     StructType actualSchema = (StructType) schema.asNullable();
     java.util.Map<String, String> jopts = new java.util.HashMap<>();
