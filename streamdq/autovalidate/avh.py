@@ -13,8 +13,7 @@
    counts, means, ratios and quantiles, or the skewed tail when Shapiro-Wilk rejects the
    history's normality (``looks_normal``), the extreme value
    tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
-   ``<= mean + k * std`` (distances to the previous batch: the one-sided exponential tail for
-   KS, EMD and Cohen's d of numeric columns, Cantelli for the others; ``distance_bound``) is built,
+   ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
    An order statistic or quantile (min, max, median, range, p05, p95) whose history repeats
    one value on at least half of its batches (``mostly_tied``) or takes few distinct values
@@ -79,14 +78,6 @@ LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct v
 # weekly pattern (the route mix) is still judged day over day: a weekly difference of it doubled
 # the alarms on holidays and on the days after an incident (bench/README.md)
 SEASONAL_METRICS = frozenset({"row_count"})
-# distances to the previous batch priced with the one-sided exponential tail (bounds.py) instead
-# of Cantelli, which asks for a move of 31.6 standard deviations at 1e-3 (only gross shifts make
-# one; why the numeric distances lost coverage, bench/README.md ``## autovalidate``): statistics
-# whose sampling law has a light tail. KS is sub-Gaussian (DKW), EMD an average of the same CDF
-# gaps, Cohen's d a standardised mean difference. KL and JS over the sketch's 64-128 bins with few
-# values per bin (a 72-row batch) and KL's smoothing of empty bins are not: they keep Cantelli,
-# as every categorical distance does
-LIGHT_TAILED_DISTANCES = frozenset({"dist_ks", "dist_emd", "dist_cohen_d"})
 # a single metric that some history batches lack (the column is all NULL there) is still learned
 # from the others when at least this share of the batches has it (``_sometimes_missing_fit``)
 SOMETIMES_MISSING_SHARE = 0.5
@@ -374,7 +365,7 @@ def learn_at_targets(
             continue
         values = [float(v) for v in series if v is not None]
         fit = _fit_metric(
-            metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, distance_bound(metric, newest.kind),
+            metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli",
             std_floor(metric, values, rows, min_std), two_sided=False,
         )
         if fit is not None:
@@ -439,12 +430,6 @@ def bound_for(metric: str) -> bounds.Bound:
     if metric in EXTREME_METRICS:
         return "extreme"
     return "chebyshev"
-
-
-def distance_bound(metric: str, kind: str) -> bounds.Bound:
-    """The one-sided bound of a distance to the previous batch: the exponential tail for the
-    light-tailed numeric distances (``LIGHT_TAILED_DISTANCES``), Cantelli for the others."""
-    return "exponential" if kind == NUMERIC and metric in LIGHT_TAILED_DISTANCES else "cantelli"
 
 
 def mostly_tied(values: Sequence[float], share: float = TIED_SHARE) -> bool:

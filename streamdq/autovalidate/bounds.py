@@ -27,15 +27,6 @@ constraint ``|x - mean| <= k * std``), and inverts it: ``k_for(fpr)``.
   visibility on foggy ones) is priced as at most exponential on each side, not as normal. k is
   6.6 at 1e-3 and 11.2 at 1e-5 (normal: 3.3 and 4.4); lognormal-like tails are not covered.
 
-* Exponential tail (one-sided, for a distance between consecutive batches, ``<= mean + k sigma``):
-  P(Z >= k) <= exp(-(1 + k)), the long side of the extreme and skewed bounds alone. A distance is
-  non-negative and right-skewed; under sampling noise a two-sample statistic is at most
-  exponential on its long side (2n JS and 2n KL tend to a chi-squared law over the bins, a gamma
-  law of shape >= 1 for two or more bins, whose standardised tail the reversed exponential
-  attains; KS is sub-Gaussian, DKW), and day-to-day drift adds a spread of its own. k is 5.9 at
-  1e-3 and 10.5 at 1e-5 where Cantelli needs 31.6 and 316: with Cantelli a distance had to move
-  31.6 of its standard deviations to catch anything (bench/README.md, ``## autovalidate``).
-
 * Binomial count (``binomial_count``, for a share of rows that was exactly 0 or 1 in every
   history batch: no NULL, no zero, no upper-case letter ever seen): each of a batch's ``n`` units
   (rows, or letters) is an event with an unknown rate ``p``; after zero events in the history's
@@ -66,7 +57,7 @@ from typing import Any, Literal
 
 from scipy.stats import norm, t
 
-Bound = Literal["chebyshev", "cantelli", "normal", "extreme", "skewed", "exponential", "binomial"]
+Bound = Literal["chebyshev", "cantelli", "normal", "extreme", "skewed", "binomial"]
 
 
 JEFFREYS = 0.5  # Beta(1/2, 1/2): the Jeffreys prior of an event rate
@@ -130,8 +121,6 @@ def fpr_at(k: float, bound: Bound, n: int | None = None) -> float:
         return float(2.0 * norm.sf(k))
     if bound in ("extreme", "skewed"):
         return min(1.0, 2.0 * math.exp(-(1.0 + k)))
-    if bound == "exponential":
-        return min(1.0, math.exp(-(1.0 + k)))
     raise ValueError(f"unknown bound {bound!r}")
 
 
@@ -150,8 +139,6 @@ def k_for(fpr: float, bound: Bound, n: int | None = None) -> float:
         return float(norm.isf(fpr / 2.0))
     if bound in ("extreme", "skewed"):
         return max(math.log(2.0 / fpr) - 1.0, 0.0)
-    if bound == "exponential":
-        return max(math.log(1.0 / fpr) - 1.0, 0.0)
     raise ValueError(f"unknown bound {bound!r}")
 
 
