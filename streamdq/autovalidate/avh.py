@@ -19,6 +19,12 @@
    one value on at least half of its batches (``mostly_tied``) or takes few distinct values
    (``on_lattice``) gets no candidate. With holiday flags (``holidays=``, ``calendar.py``) a
    volume metric (``VOLUME_METRICS``) is fitted on the points of its series that read no day off.
+   A share that sat exactly on 0 or 1 in every history batch (no NULL, zero, padded or
+   upper-case value ever) is priced by counting events under the predictive law of the next
+   batch (``bounds.binomial_count``; "any event" is a candidate at about 1 / (2 x batches)). A
+   value metric that some history batches lack (the column was all NULL there) is fitted on
+   the batches that have it, without a transform, when at least half do, and its constraints
+   admit a missing value (``_sometimes_missing_fit``).
 3. Calibration: a candidate that would have flagged one of its own history points when
    that point is left out (leave-one-out) is dropped; the worst-case bound alone
    under-states the FPR on 30 points (AUTOVALIDATE-NOTES.md).
