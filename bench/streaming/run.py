@@ -22,7 +22,7 @@ Parts (``--parts``, default all):
 * ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
   rows (``decode_part.py``: ``decode_x_plain_50k``).
 * ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
-  over ``--stream-rows`` rows in batches of ``--stream-batch`` rows, from JSON files and from a
+  over ``--stream-rows`` rows (1,000,000) in batches of ``--stream-batch`` rows (200,000), from JSON files and from a
   topic (2 partitions) on the embedded Kafka broker (Python Kafka source), both with
   ``availableNow``. Steady state leaves out the first batch (Python worker start-up). Keys
   ``files_rows_s``, ``kafka_rows_s`` (streamdq) and ``files_x_arrow``, ``kafka_x_arrow``
@@ -490,8 +490,10 @@ def main() -> None:
     p.add_argument("--batch-rows", type=int, default=2000, help="incremental: rows per microbatch")
     p.add_argument("--checkpoints", default="1,10,50,100", help="incremental: batch counts measured")
     p.add_argument("--overhead-batches", type=int, default=5, help="overhead: batches per run")
-    p.add_argument("--stream-rows", type=int, default=300_000, help="files/kafka: rows in total")
-    p.add_argument("--stream-batch", type=int, default=50_000, help="files/kafka: rows per microbatch")
+    # sustained throughput: microbatches of 200,000 rows (a stream arriving at 100k rows/s with a
+    # 2 s trigger), under the engine's small-batch threshold (small_batch_rows, 250,000)
+    p.add_argument("--stream-rows", type=int, default=1_000_000, help="files/kafka: rows in total")
+    p.add_argument("--stream-batch", type=int, default=200_000, help="files/kafka: rows per microbatch")
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
     p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
     args = p.parse_args()
