@@ -7,7 +7,8 @@ cannot (no JDK, a pyspark whose internals the sources do not compile against, ``
 It never raises: a missing jar only means the slower built-in path.
 
 The cache directory is ``$STREAMDQ_JVM_CACHE``, else ``~/.cache/streamdq/jvm``; each jar's name
-holds a digest of the sources, the pyspark version and ``java -version``, so a changed source or
+holds a digest of the sources, the pyspark version and the JDK's ``javac`` (its real path,
+size and time), so a changed source or
 an upgraded Spark builds a new jar and an old one is never loaded against the wrong Spark.
 Concurrent builders (test workers, two jobs starting together) are serialized by a lock file;
 the jar appears by an atomic rename, whole or not at all.
@@ -56,8 +57,11 @@ def cache_dir() -> Path:
 
 
 def _java_version(javac: str) -> str:
-    out = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
-    return (out.stdout + out.stderr).strip()
+    """Which JDK this is, without starting it (``javac -version`` costs a JVM start, paid by
+    every process that opens a session): the compiler's real path, size and time."""
+    real = os.path.realpath(javac)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def jar_digest(javac_version: str) -> str:
