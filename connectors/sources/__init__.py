@@ -45,11 +45,13 @@ from streamdq.connectors.sources.spec import (
     validate_source_spec,
 )
 
+from streamdq import metadata_columns
+
 KAFKA_KEEP = [
-    ("topic", "_streamdq_kafka_topic"),
-    ("partition", "_streamdq_kafka_partition"),
-    ("offset", "_streamdq_kafka_offset"),
-    ("timestamp", "_streamdq_kafka_timestamp"),
+    ("topic", metadata_columns.KAFKA_TOPIC),
+    ("partition", metadata_columns.KAFKA_PARTITION),
+    ("offset", metadata_columns.KAFKA_OFFSET),
+    ("timestamp", metadata_columns.KAFKA_TIMESTAMP),
 ]
 
 __all__ = [
@@ -139,4 +141,4 @@ def read_source(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
         "required": spec.get("required", list(GENERATOR_REQUIRED)),
         "decoder": spec.get("decoder"),
     }
-    return _decode_payload(reader.load(), payload_spec, [("offset", "_streamdq_offset")])
+    return _decode_payload(reader.load(), payload_spec, [("offset", metadata_columns.OFFSET)])

@@ -55,21 +55,23 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
+from streamdq import metadata_columns as contract
 from streamdq.errors import ConfigError
 
-ERROR_COL = "_streamdq_error"
-RAW_COL = "_streamdq_raw"
-UNKNOWN_FIELDS_COL = "_streamdq_unknown_fields"
-MISSING_FIELDS_COL = "_streamdq_missing_fields"
-TYPE_ERRORS_COL = "_streamdq_type_errors"
-INVALID_UTF8_COL = "_streamdq_invalid_utf8"
+# the column contract lives in streamdq.metadata_columns (imported as contract)
+ERROR_COL = contract.ERROR
+RAW_COL = contract.RAW
+UNKNOWN_FIELDS_COL = contract.UNKNOWN_FIELDS
+MISSING_FIELDS_COL = contract.MISSING_FIELDS
+TYPE_ERRORS_COL = contract.TYPE_ERRORS
+INVALID_UTF8_COL = contract.INVALID_UTF8
 INVALID_UTF8 = "invalid UTF-8"
 UTF8_POLICIES = ("quarantine", "flag")
 # How decode_json reads JSON: "auto" (the single-pass JVM decoder when the session has
 # streamdq's jar, else Spark's built-ins), "jvm" (that decoder, or a ConfigError), "spark".
 JSON_DECODERS = ("auto", "jvm", "spark")
-METADATA_PREFIX = "_streamdq_"
-DRIFT_COLS = (UNKNOWN_FIELDS_COL, MISSING_FIELDS_COL, TYPE_ERRORS_COL)
+METADATA_PREFIX = contract.PREFIX
+DRIFT_COLS = contract.DRIFT
 
 # Longest excerpt of an offending value quoted in a reason.
 MAX_QUOTED = 60
@@ -105,12 +107,12 @@ def to_ddl(struct: StructType) -> str:
 
 def metadata_columns(df: DataFrame) -> list[str]:
     """Names of the ``_streamdq_*`` metadata columns of a decoded DataFrame."""
-    return [c for c in df.columns if c.startswith(METADATA_PREFIX)]
+    return [c for c in df.columns if contract.is_metadata(c)]
 
 
 def data_columns(df: DataFrame) -> list[str]:
     """Names of the data columns of a decoded DataFrame (everything but ``_streamdq_*``)."""
-    return [c for c in df.columns if not c.startswith(METADATA_PREFIX)]
+    return contract.data_columns(df.columns)
 
 
 def drift_aggregations(prefix: str = "") -> list[Column]:

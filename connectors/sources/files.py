@@ -58,10 +58,11 @@ from streamdq.connectors.sources.decode import (
     parse_schema,
 )
 
+from streamdq import metadata_columns
 from streamdq.errors import ConfigError
 
-FILE_COL = "_streamdq_file"
-LINE_COL = "_streamdq_line"
+FILE_COL = metadata_columns.FILE
+LINE_COL = metadata_columns.LINE
 HEADER_COL = "__sdq_header"
 BINDING_COL = "__sdq_binding"
 FILE_FORMATS = ("json", "csv", "parquet", "text")

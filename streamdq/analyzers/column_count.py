@@ -18,17 +18,18 @@ from typing import Any, Self
 
 from pyspark.sql.types import StructType
 
+from streamdq import metadata_columns
 from streamdq.analyzers.base import ScanShareableAnalyzer, register_analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import JsonState, State, register_state
 
-METADATA_PREFIX = "_streamdq_"
+METADATA_PREFIX = metadata_columns.PREFIX
 
 
 def data_columns(schema: StructType) -> list[str]:
     """The schema's column names without the engine's ``_streamdq_*`` metadata columns."""
-    return [name for name in schema.fieldNames() if not name.startswith(METADATA_PREFIX)]
+    return metadata_columns.data_columns(schema.fieldNames())
 
 
 @register_state

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from streamdq import metadata_columns
 from streamdq.display import reason_kind
 from streamdq.report import BadDataSummary
 
@@ -25,8 +26,8 @@ TOP_REASONS = 3
 MAX_FIELDS = 5
 # the decoders' drift columns whose names the summary shows -> the summary's field
 DRIFT_NAME_COLUMNS = {
-    "_streamdq_unknown_fields": "unknown_fields",
-    "_streamdq_missing_fields": "missing_fields",
+    metadata_columns.UNKNOWN_FIELDS: "unknown_fields",
+    metadata_columns.MISSING_FIELDS: "missing_fields",
 }
 # names kept per segment by the compute stage: one more than shown, so "..." is known
 NAMES_CAP = MAX_FIELDS + 1

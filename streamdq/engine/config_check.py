@@ -39,12 +39,13 @@ from typing import Any
 
 from pyspark.sql.types import DateType, StructType, TimestampNTZType, TimestampType
 
+from streamdq import metadata_columns
 from streamdq.connectors.sinks.local_dir import ENV, local_path, local_state_dir
 from streamdq.engine.config import RunConfig, read_run_config
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 TIME_TYPES = (TimestampType, TimestampNTZType, DateType)
-METADATA_PREFIX = "_streamdq_"
+METADATA_PREFIX = metadata_columns.PREFIX
 MONITOR_COLUMN_KEYS = {"auto_validate": ("columns",), "quality_score": ("columns", "numeric_columns")}
 
 

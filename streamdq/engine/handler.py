@@ -43,6 +43,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from streamdq import metadata_columns
 from streamdq.analyzers.base import Analyzer, col
 from streamdq.analyzers.metric import DATASET, Metric
 from streamdq.analyzers.row_aggregate import RowAggregate
@@ -70,24 +71,24 @@ if TYPE_CHECKING:  # the protocols the handler drives (wired in by the runner)
 
 log = logging.getLogger(__name__)
 
-ERROR_COLUMN = "_streamdq_error"
-RAW_COLUMN = "_streamdq_raw"
-INVALID_UTF8_COLUMN = "_streamdq_invalid_utf8"  # the decoders' flag: the payload was not valid UTF-8
+ERROR_COLUMN = metadata_columns.ERROR
+RAW_COLUMN = metadata_columns.RAW
+INVALID_UTF8_COLUMN = metadata_columns.INVALID_UTF8  # the payload was not valid UTF-8
 # schema-drift columns of the decoders -> the counter of rows in which each is non-empty
 DRIFT_COLUMNS = {
-    "_streamdq_unknown_fields": "unknown_field_rows",
-    "_streamdq_missing_fields": "missing_field_rows",
-    "_streamdq_type_errors": "type_error_rows",
+    metadata_columns.UNKNOWN_FIELDS: "unknown_field_rows",
+    metadata_columns.MISSING_FIELDS: "missing_field_rows",
+    metadata_columns.TYPE_ERRORS: "type_error_rows",
 }
 
 
 # quarantine columns holding the row's source position: (name, decoder metadata column, type)
 QUARANTINE_SOURCE_COLUMNS = (
-    ("topic", "_streamdq_kafka_topic", "string"),
-    ("partition", "_streamdq_kafka_partition", "int"),
-    ("offset", "_streamdq_kafka_offset", "long"),
-    ("file", "_streamdq_file", "string"),
-    ("line", "_streamdq_line", "long"),  # file sources that split files into lines
+    ("topic", metadata_columns.KAFKA_TOPIC, "string"),
+    ("partition", metadata_columns.KAFKA_PARTITION, "int"),
+    ("offset", metadata_columns.KAFKA_OFFSET, "long"),
+    ("file", metadata_columns.FILE, "string"),
+    ("line", metadata_columns.LINE, "long"),  # file sources that split files into lines
 )
 
 
@@ -570,7 +571,7 @@ class BatchHandler:
             return ()
         cols = set(df.columns)
         data = df.filter(~self._bad(cols)).select(
-            *[col(c) for c in df.columns if not c.startswith("_streamdq_")]
+            *[col(c) for c in metadata_columns.data_columns(df.columns)]
         )
         self.measures.resolve_names(data)
         return self.measures.run_sql(data) if states.good_rows > 0 else ()
@@ -656,7 +657,7 @@ class BatchHandler:
         if RAW_COLUMN in cols:
             raw = col(RAW_COLUMN)
         else:
-            data_cols = [col(c) for c in df.columns if not c.startswith("_streamdq_")]
+            data_cols = [col(c) for c in metadata_columns.data_columns(df.columns)]
             raw = F.to_json(F.struct(*data_cols))
         # where the row came from: the decoders' metadata columns (or Spark's own kafka columns)
         coordinates = []
