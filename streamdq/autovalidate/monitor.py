@@ -270,12 +270,15 @@ def auto_validate_monitor_from_config(raw: Any, dataset: str) -> AutoValidateMon
     """Validate ``auto_validate:`` (errors name ``auto_validate.<key>`` and the fix)."""
     if not isinstance(raw, dict):
         raise ConfigError(
-            "expected a mapping such as {columns: [amount, country], history: 30, fpr: 0.001}",
-            path="auto_validate",
+            "auto_validate",
+            f"expected a mapping, got {type(raw).__name__}",
+            "write auto_validate: {columns: [amount, country], history: 30, fpr: 0.001}",
         )
     unknown = sorted(set(raw) - KEYS)
     if unknown:
-        raise ConfigError(f"unknown key; known: {', '.join(sorted(KEYS))}", path=f"auto_validate.{unknown[0]}")
+        raise ConfigError(
+            f"auto_validate.{unknown[0]}", "unknown key", f"use one of {', '.join(sorted(KEYS))}"
+        )
     cols = raw.get("columns")
     columns: dict[str, str | None]
     if isinstance(cols, list) and cols and all(isinstance(c, str) for c in cols):
@@ -284,28 +287,37 @@ def auto_validate_monitor_from_config(raw: Any, dataset: str) -> AutoValidateMon
         columns = {str(c): str(k) for c, k in cols.items()}
     else:
         raise ConfigError(
-            "expected a non-empty list of column names, or a mapping column -> numeric | categorical",
-            path="auto_validate.columns",
+            "auto_validate.columns",
+            f"expected a non-empty list of column names, or a mapping column -> numeric | categorical, got {cols!r}",
+            "list the columns to learn, e.g. columns: [amount, country] or {amount: numeric}",
         )
 
     def integer(key: str, default: int, low: int) -> int:
         v = raw.get(key, default)
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ConfigError(f"expected an integer >= {low}, got {v!r}", path=f"auto_validate.{key}")
+            raise ConfigError(
+                f"auto_validate.{key}", f"expected an integer >= {low}, got {v!r}", f"set {key}: {max(low, default)}"
+            )
         return v
 
     history = integer("history", 30, MIN_HISTORY)
     min_history = integer("min_history", min(10, history), MIN_HISTORY)
     if min_history > history:
         raise ConfigError(
-            f"min_history ({min_history}) cannot exceed history ({history})", path="auto_validate.min_history"
+            "auto_validate.min_history",
+            f"min_history ({min_history}) cannot exceed history ({history})",
+            f"set min_history <= {history}, or raise history",
         )
     fpr = raw.get("fpr", 0.001)
     if not isinstance(fpr, int | float) or isinstance(fpr, bool) or not 0 < fpr < 1:
-        raise ConfigError(f"expected a false-positive rate in (0, 1), got {fpr!r}", path="auto_validate.fpr")
+        raise ConfigError(
+            "auto_validate.fpr", f"expected a false-positive rate in (0, 1), got {fpr!r}", "e.g. fpr: 0.001 (the default)"
+        )
     level = str(raw.get("level", "warning")).capitalize()
     if level not in ("Warning", "Error"):
-        raise ConfigError(f"expected warning or error, got {raw.get('level')!r}", path="auto_validate.level")
+        raise ConfigError(
+            "auto_validate.level", f"expected warning or error, got {raw.get('level')!r}", "set level: warning or level: error"
+        )
     return AutoValidateMonitor(
         dataset,
         columns,

@@ -69,6 +69,13 @@ def test_config_errors_name_the_key():
         auto_validate_monitor_from_config({"columns": ["a"], "fpr": 2}, "d")
     with pytest.raises(ConfigError, match="auto_validate.min_history"):
         auto_validate_monitor_from_config({"columns": ["a"], "history": 5, "min_history": 8}, "d")
+    # structured: the key, the problem and the fix apart
+    with pytest.raises(ConfigError) as err:
+        auto_validate_monitor_from_config({"columns": ["a"], "level": "loud"}, "d")
+    assert err.value.key == "auto_validate.level" and "loud" in err.value.problem and "warning" in (err.value.fix or "")
+    with pytest.raises(ConfigError) as err:
+        auto_validate_monitor_from_config({"columns": ["a"], "relearn_every": 0}, "d")
+    assert err.value.key == "auto_validate.relearn_every" and err.value.fix == "set relearn_every: 10"
     m = auto_validate_monitor_from_config({"columns": ["a"]}, "d")
     assert isinstance(m, AutoValidateMonitor) and m.history == 30 and m.fpr == 0.001
     # an unknown kind needs both analyzer sets until the first window tells which one it is
