@@ -191,3 +191,20 @@ def test_a_column_all_null_on_some_batches_keeps_its_value_constraints():
     sparse = [day(None, 0.0) if i % 3 else day(float(rng.normal(25, 2)), 0.2) for i in range(30)]
     thin = learn_from_profiles(sparse, {"unit_change:x10": day(250.0, 0.3)}, fpr=0.001)
     assert all(c.metric != "mean" for c in thin.constraints)
+
+
+def test_any_upper_case_where_history_had_none_is_bought_when_the_target_affords_it():
+    """24 lower-case codes a batch (48 letters), never an upper-case letter in 30 batches: one
+    upper-cased letter costs about 1/61 as a constraint, bought under 0.05, not under 0.001."""
+
+    def batch(upper_letters: int) -> ColumnProfile:
+        scalars = {"row_count": 24.0, "completeness": 1.0, "char_len": 2.0, "upper_ratio": upper_letters / 48}
+        return ColumnProfile("code", CATEGORICAL, 24, scalars)
+
+    history = [batch(0) for _ in range(30)]
+    one = {"casing_change:1%:upper": batch(1)}
+    loose = learn_from_profiles(history, one, fpr=0.05)
+    (upper,) = [c for c in loose.constraints if c.metric == "upper_ratio"]
+    assert upper.fpr == pytest.approx(bounds.binomial_fpr(0, 48, 1440))
+    assert loose.judge_profile(batch(1)) and not loose.judge_profile(batch(0))
+    assert not learn_from_profiles(history, one, fpr=0.001).judge_profile(batch(1))
