@@ -85,8 +85,11 @@ LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct v
 # the alarms on holidays and on the days after an incident (bench/README.md)
 SEASONAL_METRICS = frozenset({"row_count"})
 # a single metric that some history batches lack (the column is all NULL there) is still learned
-# from the others when at least this share of the batches has it (``_sometimes_missing_fit``)
-SOMETIMES_MISSING_SHARE = 0.5
+# from the others when at least this share of the batches has it (``_sometimes_missing_fit``).
+# Off by default (above 1: never): at 0.5 it lifted wind-gust recall 0.19 -> 0.51 but its one
+# storm-day alarm put the harness's false-alarm rate (5 in 1,890, 0.0026) above the target plus
+# its sampling error (0.0024), which issue 22 forbids (bench/README.md); 0.5 turns it on.
+SOMETIMES_MISSING_SHARE = 1.01
 # each synthetic issue is covered by up to this many metrics while the budget lasts
 # (select.greedy_select): one draw's catch just past a bound does not carry to the next draw
 COVER_DEPTH = 2
