@@ -21,7 +21,6 @@ PACKAGE_DIRS = ("streamdq", "connectors", "state")
 # (owned by other work in issue 21; each conversion shrinks this set, the test below keeps it honest).
 FREE_FORM_PENDING: set[str] = {
     "streamdq/autovalidate/calendar.py",
-    "streamdq/autovalidate/monitor.py",
 }
 
 
