@@ -22,7 +22,8 @@ Parts (``--parts``, default all):
 * ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
   rows (``decode_part.py``: ``decode_x_plain_50k``).
 * ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
-  over ``--stream-rows`` rows (1,000,000) in batches of ``--stream-batch`` rows (200,000), from JSON files and from a
+  over ``--stream-rows`` rows (1,000,000) in batches of ``--stream-batch`` rows (200,000;
+  Kafka: ``--kafka-rows`` 600,000 in batches of ``--kafka-batch`` 150,000, see main()), from JSON files and from a
   topic (2 partitions) on the embedded Kafka broker (Python Kafka source), both with
   ``availableNow``. Steady state leaves out the first batch (Python worker start-up). Keys
   ``files_rows_s``, ``kafka_rows_s`` (streamdq) and ``files_x_arrow``, ``kafka_x_arrow``
@@ -405,6 +406,8 @@ def throughput(
 ) -> None:
     """Sustained rows/s from the file source or from the Kafka source, hand-written vs streamdq."""
     rows, per_batch = args.stream_rows, args.stream_batch
+    if kind == "kafka":
+        rows, per_batch = args.kafka_rows, args.kafka_batch
     if kind == "files":
         files = max(1, rows // args.file_rows)
         inbox = work / "in-stream"
@@ -494,6 +497,11 @@ def main() -> None:
     # 2 s trigger), under the engine's small-batch threshold (small_batch_rows, 250,000)
     p.add_argument("--stream-rows", type=int, default=1_000_000, help="files/kafka: rows in total")
     p.add_argument("--stream-batch", type=int, default=200_000, help="files/kafka: rows per microbatch")
+    # Kafka: the embedded broker answers a fetch with the partition's whole log from the offset
+    # asked (107,877,256 bytes for 500,000 rows), past librdkafka's receive.message.max.bytes
+    # (100 MB), so its topic holds at most 300,000 rows a partition here
+    p.add_argument("--kafka-rows", type=int, default=600_000, help="kafka: rows in total (2 partitions)")
+    p.add_argument("--kafka-batch", type=int, default=150_000, help="kafka: rows per microbatch")
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
     p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
     args = p.parse_args()
