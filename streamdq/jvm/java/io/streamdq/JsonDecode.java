@@ -70,7 +70,6 @@ public final class JsonDecode implements UDF1<byte[], Row> {
   private transient String[] names;
   private transient String[] expected;
   private transient boolean[] isRequired;
-  private transient HashSet<String> nameSet;
   private transient Function1<Object, Object>[] toScala;
   private transient DataType[] types;
   private transient JacksonParser typed;
@@ -155,14 +154,12 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     isRequired = new boolean[n];
     types = new DataType[n];
     toScala = new Function1[n];
-    nameSet = new HashSet<>();
     HashSet<String> req = new HashSet<>(Arrays.asList(required));
     for (int i = 0; i < n; i++) {
       names[i] = fs[i].name();
       expected[i] = fs[i].dataType().simpleString().toUpperCase(java.util.Locale.ROOT);
       isRequired[i] = req.contains(names[i]);
       types[i] = fs[i].dataType();
-      nameSet.add(names[i]);
       DataType dt = types[i];
       boolean passThrough =
           dt instanceof StringType
@@ -208,10 +205,14 @@ public final class JsonDecode implements UDF1<byte[], Row> {
         new AbstractFunction2<JsonFactory, byte[], JsonParser>() {
           @Override
           public JsonParser apply(JsonFactory f, byte[] s) {
+            // bytes through an InputStream: Jackson's fast UTF-8 parser, while Spark's StringType
+            // converter renders a nested value with its generator, as from_json does (a byte[]
+            // source would make it copy the raw text instead)
             try {
-            KeyRecordingParser p = new KeyRecordingParser(f.createParser(new java.io.ByteArrayInputStream(s)));
-            self.current = p;
-            return p;
+              KeyRecordingParser p =
+                  new KeyRecordingParser(f.createParser(new java.io.ByteArrayInputStream(s)));
+              self.current = p;
+              return p;
             } catch (java.io.IOException e) {
               throw new java.io.UncheckedIOException(e);
             }
