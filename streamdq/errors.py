@@ -44,7 +44,6 @@ orders.yaml: window: expected a positive duration, got -1; fix: write window: 1 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -61,41 +60,16 @@ class ConfigError(StreamdqError, ValueError):
 
     ``ConfigError(key, problem, fix=None, file=None)``: ``key`` is the dotted path of the
     offending key (``source.schema``; ``""`` for the whole file), ``problem`` says what is wrong
-    (without the key), ``fix`` says what to do, ``file`` names the config file. ``path`` and
-    ``detail`` are read-only aliases of ``key`` and ``problem``.
+    (without the key), ``fix`` says what to do, ``file`` names the config file. A lone message
+    (``ConfigError("oops")``) is a ``TypeError``: an error always says where.
     """
 
-    def __init__(
-        self,
-        key: str,
-        problem: str | None = None,
-        fix: str | None = None,
-        file: str | None = None,
-        *,
-        path: str | None = None,
-    ) -> None:
-        if problem is None:  # the retired free-form ConfigError(message, file=..., path=...)
-            warnings.warn(
-                "ConfigError(message) is deprecated: use ConfigError(key, problem, fix, file)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            key, problem = path or "", key
-        elif path is not None:
-            raise TypeError("ConfigError(key, problem, ...) takes no path=; the key is the path")
+    def __init__(self, key: str, problem: str, fix: str | None = None, file: str | None = None) -> None:
         self.key = str(key)
         self.problem = str(problem)
         self.fix = None if fix is None else str(fix)
         self.file = None if file is None else str(file)
         super().__init__(self._render())
-
-    @property
-    def path(self) -> str:
-        return self.key
-
-    @property
-    def detail(self) -> str:
-        return self.problem
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.key, self.problem, self.fix, self.file))

@@ -119,36 +119,36 @@ def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> Holi
         code, _, region = raw.partition("-")
         raw = {"country": code, **({"subdiv": region} if region else {})}
     if not isinstance(raw, Mapping):
-        raise ConfigError("expected a mapping such as {country: US, subdiv: NY} or a string like US-NY", path=path)
+        raise ConfigError(path, "expected a mapping such as {country: US, subdiv: NY} or a string like US-NY")
     unknown = sorted(set(raw) - KEYS)
     if unknown:
-        raise ConfigError(f"unknown key; known: {', '.join(sorted(KEYS))}", path=f"{path}.{unknown[0]}")
+        raise ConfigError(f"{path}.{unknown[0]}", f"unknown key; known: {', '.join(sorted(KEYS))}")
     country, subdiv = raw.get("country"), raw.get("subdiv")
     for key, value in (("country", country), ("subdiv", subdiv)):
         if value is not None and (not isinstance(value, str) or not value):
-            raise ConfigError(f"expected a code such as US or NY, got {value!r}", path=f"{path}.{key}")
+            raise ConfigError(f"{path}.{key}", f"expected a code such as US or NY, got {value!r}")
     if subdiv is not None and country is None:
-        raise ConfigError("a subdivision needs its country", path=f"{path}.subdiv")
+        raise ConfigError(f"{path}.subdiv", "a subdivision needs its country")
     dates = raw.get("dates", [])
     if not isinstance(dates, list):
-        raise ConfigError("expected a list of dates such as [2024-11-29]", path=f"{path}.dates")
+        raise ConfigError(f"{path}.dates", "expected a list of dates such as [2024-11-29]")
     extra = set()
     for i, d in enumerate(dates):
         try:
             extra.add(d if isinstance(d, dt.date) and not isinstance(d, dt.datetime) else dt.date.fromisoformat(str(d)))
         except ValueError:
-            raise ConfigError(f"expected an ISO date YYYY-MM-DD, got {d!r}", path=f"{path}.dates[{i}]") from None
+            raise ConfigError(f"{path}.dates[{i}]", f"expected an ISO date YYYY-MM-DD, got {d!r}") from None
     if country is None and not extra:
-        raise ConfigError("name a country (and optionally subdiv) or list dates", path=path)
+        raise ConfigError(path, "name a country (and optionally subdiv) or list dates")
     timezone = raw.get("timezone", "UTC")
     around = {}
     for key in ("days_before", "days_after"):
         value = raw.get(key, 0)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_DAYS_AROUND:
-            raise ConfigError(f"expected a number of days in 0..{MAX_DAYS_AROUND}, got {value!r}", path=f"{path}.{key}")
+            raise ConfigError(f"{path}.{key}", f"expected a number of days in 0..{MAX_DAYS_AROUND}, got {value!r}")
         around[key] = value
     try:
         return HolidayCalendar(country, subdiv, frozenset(extra), str(timezone), **around)
     except ValueError as e:
         key = "timezone" if "time zone" in str(e) else ("subdiv" if subdiv else "country")
-        raise ConfigError(str(e), path=f"{path}.{key}") from None
+        raise ConfigError(f"{path}.{key}", str(e)) from None

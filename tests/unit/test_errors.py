@@ -17,11 +17,6 @@ from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector, StreamdqE
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("streamdq", "connectors", "state")
 
-# Files whose ConfigError calls still use the retired free-form ConfigError(message, path=...)
-# (owned by other work in issue 21; each conversion shrinks this set, the test below keeps it honest).
-FREE_FORM_PENDING: set[str] = {
-    "streamdq/autovalidate/calendar.py",
-}
 
 
 def _free_form_sites() -> list[str]:
@@ -46,7 +41,7 @@ def _free_form_sites() -> list[str]:
 
 
 def test_no_call_site_uses_the_free_form():
-    offending = [s for s in _free_form_sites() if s.split(":")[0] not in FREE_FORM_PENDING]
+    offending = _free_form_sites()
     assert offending == [], "use ConfigError(key, problem, fix=None, file=None): " + ", ".join(offending)
 
 
@@ -73,7 +68,6 @@ def test_the_structured_form_renders_file_key_problem_fix():
     )
     assert str(err) == "orders.yaml: source.schema: missing or empty schema (fix: write schema: 'id INT')"
     assert err.line() == "orders.yaml: source.schema: missing or empty schema; fix: write schema: 'id INT'"
-    assert err.path == err.key and err.detail == err.problem
     kw = ConfigError(key="window", problem="expected a duration", fix="write window: 1 minute")
     assert str(kw) == "window: expected a duration (fix: write window: 1 minute)"
     assert str(ConfigError("", "not valid YAML", file="a.yaml")) == "a.yaml: not valid YAML"
@@ -81,13 +75,12 @@ def test_the_structured_form_renders_file_key_problem_fix():
     assert ConfigError("k", "p").with_file("f.yaml").line() == "f.yaml: k: p"
 
 
-def test_the_free_form_is_refused_or_deprecated():
-    """A lone message has no key: it warns until every call site is converted."""
-    with pytest.warns(DeprecationWarning, match=r"ConfigError\(key, problem, fix, file\)"):
-        err = ConfigError("just a message")
-    assert err.key == "" and err.problem == "just a message"
+def test_the_free_form_is_refused():
+    """A lone message has no key, and path= is no keyword: both are TypeErrors."""
+    with pytest.raises(TypeError, match="problem"):
+        ConfigError("just a message")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="path"):
-        ConfigError("a.b", "bad", path="a.b")
+        ConfigError("just a message", path="a.b")  # type: ignore[call-arg]
 
 
 def test_errors_are_streamdq_errors_and_value_errors():
