@@ -546,7 +546,11 @@ def _validate_anomaly(p: Mapping[str, Any]) -> tuple[str, str] | None:
         return "metric", f"not a valid analyzer spec: {exc}"
     if not isinstance(p["detector"].get("type"), str):
         return "detector.type", "missing: expected the detector type, e.g. online_normal"
-    return None
+    # the detector's own spec laws (an unknown type or key, a bad value), at load time rather
+    # than as "can't evaluate" on every judgement; the detectors own them (same layer)
+    from streamdq.detectors.evaluator import validate_detector_spec
+
+    return validate_detector_spec(p["detector"])
 
 
 def _anomaly_evaluator_missing(

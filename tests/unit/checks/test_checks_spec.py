@@ -74,7 +74,7 @@ def every_kind() -> list[Check]:
         .is_less_than_or_equal_to("discount", "amount")
         .is_greater_than("amount", "discount")
         .is_greater_than_or_equal_to("amount", "discount", ">= 0.9")
-        .has_no_anomalies(make("Mean", column="amount"), {"type": "online_normal", "lower": 3.0})
+        .has_no_anomalies(make("Mean", column="amount"), {"type": "online_normal", "lower_factor": 3.0})
         .expression("not too big", 'metrics["Size"] < 1000000 && metrics["Mean(amount)"] > 0', scope="total")
         .aggregation("discreteValuesHistogram", "status")
         .aggregation("numericHistogram", "amount", {"bins": 5}, where="status = 'paid'", scope="window")
@@ -232,7 +232,8 @@ ERRORS = [
     ),
     (
         "checks:\n- description: d\n  constraints:\n"
-        "  - has_no_anomalies: {metric: {analyzer: Mean, column: a}, detector: {type: x}, assertion: '> 1'}\n",
+        "  - has_no_anomalies: {metric: {analyzer: Mean, column: a}, detector: {type: online_normal}, "
+        "assertion: '> 1'}\n",
         "checks.yaml: checks[0].constraints[0].has_no_anomalies.assertion: has_no_anomalies takes no assertion",
     ),
 ]
@@ -250,6 +251,25 @@ def test_errors_name_file_path_line_and_expectation(text, message, line):
         loads_suite(text, file="checks.yaml")
     # every mistake is reported (one line each); the first one is the case's
     assert str(err.value).splitlines()[0] == (message if line is None else f"{message} (line {line})")
+
+
+@pytest.mark.parametrize(
+    ("detector", "key"),
+    [
+        ("{type: online_normal, lower_facter: 3}", "detector.lower_facter"),
+        ("{type: online_normal, min_points: -1}", "detector.min_points"),
+        ("{type: no_such_detector}", "detector"),
+    ],
+)
+def test_a_bad_detector_spec_fails_at_load_time_naming_its_key(detector, key):
+    # it used to load, and fail as "can't evaluate" at every judgement of the stream
+    text = (
+        "checks:\n- description: d\n  constraints:\n"
+        f"  - has_no_anomalies: {{metric: {{analyzer: Mean, column: a}}, detector: {detector}}}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        loads_suite(text, file="checks.yaml")
+    assert err.value.key.startswith(f"checks[0].constraints[0].has_no_anomalies.{key}"), err.value.key
 
 
 def test_line_of_finds_nested_nodes_and_nearest_parent():

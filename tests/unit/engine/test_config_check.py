@@ -130,7 +130,7 @@ def test_check_on_a_missing_column_fails_at_start_naming_the_checks_file_and_lin
 def test_detector_metric_and_monitor_columns_are_checked(tmp_path):
     checks = CHECKS + (
         "      - has_no_anomalies: {metric: {analyzer: Mean, column: price}, "
-        "detector: {type: simple_threshold, upper: 10}}\n"
+        "detector: {type: simple_threshold, upper_bound: 10}}\n"
     )
     run = _write(tmp_path, checks=checks, extra="auto_validate: {columns: [amount, countri]}\n")
     lines = _lines(run)
