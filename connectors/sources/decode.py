@@ -1,6 +1,7 @@
-"""Payload decoding with bad-record capture (JSON, CSV, raw), with Spark built-ins only.
+"""Payload decoding with bad-record capture (JSON, CSV, raw).
 
-Where it runs: inside the Spark plan (``from_json``/``from_csv``; no Python UDF), on any DataFrame
+Where it runs: inside the Spark plan (``from_json``/``from_csv``, and for JSON streamdq's own
+single-pass JVM function when the session has its jar, see ``decode_jvm``; no Python UDF), on any DataFrame
 with a string or binary payload column, batch or streaming. Empty input gives an empty output with
 the same columns.
 
