@@ -132,9 +132,9 @@ def decode_vs_plain(
         )
         return int(t.select(*[F.col("t").getField(n) for n in names], "t._c", "k").toArrow().num_rows)
 
-    from streamdq.connectors.sources.decode_jvm import json_decode_function
+    from streamdq.connectors.sources import decode_jvm
 
-    results["decode_jvm"] = float(json_decode_function(spark, struct, (), "__probe") is not None)
+    results["decode_jvm"] = float(decode_jvm.available(spark))
     fns = (plain, decoded, decoded_spark, typed, typed_keys, kafka_plain, kafka_decoded)
     for fn in fns:  # warm-up: JIT, file cache
         n = fn()

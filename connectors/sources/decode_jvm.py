@@ -87,6 +87,11 @@ def json_decode_function(
         return name
 
 
+def available(spark: SparkSession) -> bool:
+    """True when ``spark`` can run the JVM decoder (its reason otherwise: :func:`unavailable_reason`)."""
+    return json_decode_function(spark, StructType([]), (), "__probe") is not None
+
+
 def decoded_struct(function: str, raw: Column) -> Column:
     """The decoder's output struct for the (valid UTF-8) payload ``raw``: fields ``_0.._n-1``
     (the schema's typed values), ``error``, ``unknown``, ``missing``, ``type_errors``."""

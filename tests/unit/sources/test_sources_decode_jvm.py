@@ -10,17 +10,14 @@ non-ASCII values, blanks) and every output column of every row must be equal.
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyspark.sql import DataFrame
 from streamdq.connectors.sources.decode import RAW_COL, decode_json
-from streamdq.connectors.sources.decode_jvm import json_decode_function, unavailable_reason
 
 from streamdq.errors import ConfigError
-from tests.conftest import require_integration
+from tests.unit.sources.conftest import collect_rows, require_jvm_decoder
 
 SCHEMA = (
     "id BIGINT, amount DOUBLE, name STRING, ok BOOLEAN, n INT, ts TIMESTAMP, d DATE, "
@@ -68,22 +65,6 @@ def payloads(draw: st.DrawFn) -> str | None:
     return text
 
 
-def _jvm_available(spark) -> None:
-    from pyspark.sql.types import StructType
-
-    if json_decode_function(spark, StructType([]), (), "__probe") is None:
-        require_integration("streamdq's jar (javac)", str(unavailable_reason(spark)))
-
-
-def _rows(df: DataFrame) -> list[dict[str, object]]:
-    def norm(v: object) -> object:
-        if isinstance(v, float) and math.isnan(v):
-            return "NaN"
-        return v
-
-    return [{k: norm(v) for k, v in r.asDict(recursive=True).items()} for r in df.collect()]
-
-
 @settings(
     max_examples=6,
     deadline=None,
@@ -91,19 +72,19 @@ def _rows(df: DataFrame) -> list[dict[str, object]]:
 )
 @given(batch=st.lists(payloads(), min_size=1, max_size=120), required=st.sets(st.sampled_from(FIELDS), max_size=3))
 def test_jvm_decoder_equals_builtin_decoder(spark, batch, required):
-    _jvm_available(spark)
+    require_jvm_decoder(spark)
     df = spark.createDataFrame(list(enumerate(batch)), "i INT, value STRING")
     keep = [("i", "_streamdq_i")]
     req = sorted(required)
     jvm = decode_json(df, SCHEMA, required=req, keep=keep, decoder="jvm").orderBy("_streamdq_i")
     builtin = decode_json(df, SCHEMA, required=req, keep=keep, decoder="spark").orderBy("_streamdq_i")
     assert jvm.schema == builtin.schema
-    for got, want in zip(_rows(jvm), _rows(builtin), strict=True):
+    for got, want in zip(collect_rows(jvm), collect_rows(builtin), strict=True):
         assert got == want, (want[RAW_COL], got, want)
 
 
 def test_auto_takes_the_jvm_decoder_in_one_evaluation(spark):
-    _jvm_available(spark)
+    require_jvm_decoder(spark)
     df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
     plan = decode_json(df, "id BIGINT, s STRING")._jdf.queryExecution().executedPlan().toString()
     assert plan.count("streamdq_decode_json_") == 1  # evaluated once, not once per output column
@@ -112,12 +93,12 @@ def test_auto_takes_the_jvm_decoder_in_one_evaluation(spark):
 
 
 def test_binary_payloads_with_invalid_utf8_decode_alike(spark):
-    _jvm_available(spark)
+    require_jvm_decoder(spark)
     rows = [(bytearray(b'{"id": 1, "name": "caf\xc3\xa9"}'),), (bytearray(b'{"id": 2, "name": "\xff\xfe"}'),)]
     df = spark.createDataFrame(rows, "value BINARY")
     for policy in ("quarantine", "flag"):
-        jvm = _rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="jvm"))
-        builtin = _rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="spark"))
+        jvm = collect_rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="jvm"))
+        builtin = collect_rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="spark"))
         assert jvm == builtin
         assert [r["id"] for r in jvm] == [1, 2]
 
@@ -138,11 +119,11 @@ def test_unknown_decoder_and_missing_jar_are_config_errors(spark, monkeypatch):
         decode_json(df, "id BIGINT", decoder="jvm")
     assert missing.value.key == "source.decoder" and "no javac on PATH" in str(missing.value)
     # auto falls back to the built-ins and decodes the same record
-    assert _rows(decode_json(df, "id BIGINT"))[0]["id"] == 1
+    assert collect_rows(decode_json(df, "id BIGINT"))[0]["id"] == 1
 
 
 def test_source_config_chooses_the_decoder(spark, tmp_path):
-    _jvm_available(spark)
+    require_jvm_decoder(spark)
     from streamdq.connectors.sources import read_source, validate_source_spec
 
     (tmp_path / "a.json").write_text('{"id": 1}\n')

@@ -9,7 +9,6 @@ must equal the reference's.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pytest
@@ -34,6 +33,8 @@ from streamdq.connectors.sources.decode import (
     payload_invalid_utf8,
     with_utf8_reason,
 )
+
+from tests.unit.sources.conftest import collect_rows, require_jvm_decoder
 
 
 def _field_reasons(
@@ -192,23 +193,8 @@ PAYLOADS = [
 def decoder(request, spark):
     """Each test runs on both decoders: the built-in expressions and the JVM single pass."""
     if request.param == "jvm":
-        from pyspark.sql.types import StructType as _ST
-        from streamdq.connectors.sources.decode_jvm import json_decode_function, unavailable_reason
-
-        if json_decode_function(spark, _ST([]), (), "__probe") is None:
-            from tests.conftest import require_integration
-
-            require_integration("streamdq's jar (javac)", str(unavailable_reason(spark)))
+        require_jvm_decoder(spark)
     return request.param
-
-
-def _collect(df: DataFrame) -> list[dict[str, object]]:
-    def norm(v: object) -> object:
-        if isinstance(v, float) and math.isnan(v):
-            return "NaN"
-        return v
-
-    return [{k: norm(v) for k, v in r.asDict(recursive=True).items()} for r in df.collect()]
 
 
 @pytest.mark.parametrize(
@@ -224,7 +210,7 @@ def test_decode_json_equals_reference(spark, required, decoder):
     got = decode_json(df, SCHEMA, required=required, keep=keep, decoder=decoder).orderBy("_streamdq_i")
     want = reference_decode_json(df, SCHEMA, required=required, keep=keep).orderBy("_streamdq_i")
     assert got.schema == want.schema
-    for g, w in zip(_collect(got), _collect(want), strict=True):
+    for g, w in zip(collect_rows(got), collect_rows(want), strict=True):
         assert g == w, (w[RAW_COL], g, w)
 
 
@@ -232,7 +218,7 @@ def test_schema_with_the_internal_column_names_decodes(spark, decoder):
     schema = "__sdq_corrupt STRING, __SDQ_MAP STRING, __sdq_keys INT, __sdq_typed STRING"
     payloads = ['{"__sdq_corrupt":"a","__SDQ_MAP":"b","__sdq_keys":1}', '{"__sdq_keys":"x","y":1}']
     df = spark.createDataFrame([(p,) for p in payloads], "value STRING")
-    got = _collect(decode_json(df, schema, decoder=decoder))
+    got = collect_rows(decode_json(df, schema, decoder=decoder))
     assert [(r["__sdq_corrupt"], r["__SDQ_MAP"], r["__sdq_keys"]) for r in got] == [
         ("a", "b", 1),
         (None, None, None),
@@ -244,7 +230,7 @@ def test_schema_with_the_internal_column_names_decodes(spark, decoder):
 
 def test_empty_schema_decodes(spark, decoder):
     df = spark.createDataFrame([('{"a":1}',), ("{}",), ("x",)], "value STRING")
-    assert _collect(decode_json(df, StructType([]), decoder=decoder)) == _collect(reference_decode_json(df, StructType([])))
+    assert collect_rows(decode_json(df, StructType([]), decoder=decoder)) == collect_rows(reference_decode_json(df, StructType([])))
 
 
 def test_duplicate_key_last_value_wins_without_a_false_type_error(spark, decoder):
