@@ -38,6 +38,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 from streamdq.connectors.sources.clf import CLF_COLUMNS, CLF_SCHEMA_DDL
 from streamdq.connectors.sources.ddl import parse_ddl
+from streamdq.connectors.sources.decode import JSON_DECODERS
 from streamdq.connectors.sources.generator import (
     GENERATOR_SCHEMA_DDL,
     INCIDENT_KINDS,
@@ -466,7 +467,7 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
                 "use quarantine (the record is bad: 'invalid UTF-8') or flag (kept and counted)",
             )
         )
-    if spec.get("decoder") is not None and spec["decoder"] not in ("auto", "jvm", "spark"):
+    if spec.get("decoder") is not None and spec["decoder"] not in JSON_DECODERS:
         errs.add(
             ConfigError(
                 f"{where}.decoder",

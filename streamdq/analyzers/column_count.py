@@ -24,8 +24,6 @@ from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import JsonState, State, register_state
 
-METADATA_PREFIX = metadata_columns.PREFIX
-
 
 def data_columns(schema: StructType) -> list[str]:
     """The schema's column names without the engine's ``_streamdq_*`` metadata columns."""

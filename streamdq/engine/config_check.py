@@ -45,7 +45,6 @@ from streamdq.engine.config import RunConfig, read_run_config
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 TIME_TYPES = (TimestampType, TimestampNTZType, DateType)
-METADATA_PREFIX = metadata_columns.PREFIX
 MONITOR_COLUMN_KEYS = {"auto_validate": ("columns",), "quality_score": ("columns", "numeric_columns")}
 
 
@@ -68,7 +67,7 @@ class CheckedConfig:
             "clf": f"access logs in {src.get('path')}",
         }.get(str(src.get("type")), "")
         data = (
-            [f for f in self.schema.fields if not f.name.startswith(METADATA_PREFIX)] if self.schema else []
+            [f for f in self.schema.fields if not metadata_columns.is_metadata(f.name)] if self.schema else []
         )
         fields = _n(len(data), "column") if self.schema is not None else "schema from the data"
         detail = ", ".join(p for p in (what, fields) if p)
@@ -185,7 +184,7 @@ def _missing(name: str, schema: StructType) -> str:
     names = schema.fieldNames()
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    data = [n for n in names if not n.startswith(METADATA_PREFIX)]
+    data = metadata_columns.data_columns(names)
     return f"column {name!r} is not in the source schema{hint} (columns: {', '.join(data)})"
 
 
@@ -243,7 +242,7 @@ def _check_measures(config: RunConfig, schema: StructType | None, errs: ErrorCol
     file = _checks_file(config)
     text = _read(file)
     # measures see the data columns (not the decoder's metadata)
-    data = [n for n in schema.fieldNames() if not n.startswith(METADATA_PREFIX)] if schema else None
+    data = metadata_columns.data_columns(schema.fieldNames()) if schema else None
     _, found = checked_measures(config.measures, data, file=file, path="measures")
     errs.extend(with_line(text, e, file) if text is not None else e for e in found)
 
@@ -283,7 +282,7 @@ def _check_check_columns(
     text = _read(file)
     names = set(schema.fieldNames())
     for use in check_columns(checks):
-        if use.column in names or use.column.startswith(METADATA_PREFIX):
+        if use.column in names or metadata_columns.is_metadata(use.column):
             continue
         error = ConfigError(
             use.path, _missing(use.column, schema), "fix the column name, or add the column to source.schema"
@@ -324,7 +323,7 @@ def _check_monitor_columns(config: RunConfig, schema: StructType, errs: ErrorCol
             value = raw.get(sub)
             columns = list(value) if isinstance(value, list | dict) else []
             for i, column in enumerate(columns):
-                if not isinstance(column, str) or column in names or column.startswith(METADATA_PREFIX):
+                if not isinstance(column, str) or column in names or metadata_columns.is_metadata(column):
                     continue
                 path = f"{key}.{sub}[{i}]" if isinstance(value, list) else f"{key}.{sub}.{column}"
                 errs.add(
