@@ -124,13 +124,16 @@ class Table:
 
     ``what`` names the section in messages (``unknown key for a kafka sink``; None: plain
     ``unknown key``); ``known_label`` starts the fix of an unknown key; ``extra`` are keys the
-    caller reads itself (``type`` of a sink), allowed but not parsed here."""
+    caller reads itself (``type`` of a sink), allowed but not parsed here; ``rules`` are the
+    checks across keys (``rule(values, where)`` raising ConfigError), run on the parsed values
+    when every key of the section is valid."""
 
     name: str
     keys: tuple[Key, ...]
     what: str | None = None
     known_label: str = "known keys"
     extra: tuple[str, ...] = ()
+    rules: tuple[Callable[[dict[str, Any], str], None], ...] = ()
 
     def __post_init__(self) -> None:
         names = [k.name for k in self.keys]
@@ -168,6 +171,7 @@ class Table:
                 problem = "unknown key" + (f" for {self.what}" if self.what else "")
                 listed = ", ".join([*self.extra, *known] if self.what else sorted(map(str, known)))
                 collector.add(ConfigError(_join(where, str(name)), problem, f"{self.known_label}: {listed}"))
+        before = len(collector)
         out: dict[str, Any] = {}
         for k in self.keys:
             path = _join(where, k.name)
@@ -175,10 +179,15 @@ class Table:
                 out[k.name] = collector.get(k.parse, raw[k.name], path, default=k.stand_in())
             elif k.required:
                 fix = k.fix_text()
-                collector.add(ConfigError(path, "missing required key" if not self.what else f"required for {self.what}", fix))
+                problem = f"required for {self.what}" if self.what else "missing required key"
+                collector.add(ConfigError(path, problem, fix))
                 out[k.name] = k.stand_in()
             else:
                 out[k.name] = k.default
+        if len(collector) == before:
+            for rule in self.rules:
+                with collector.catch():
+                    rule(out, where)
         if own:
             collector.raise_if_any()
         return out
@@ -368,7 +377,9 @@ def list_of(item: Check, *, nonempty: bool = True, kind: str | None = None) -> C
 
     def check(path: str, value: Any) -> list[Any]:
         if not isinstance(value, list) or (nonempty and not value):
-            raise ConfigError(path, f"expected a {'non-empty ' if nonempty else ''}list of {item.kind}, got {value!r}")
+            raise ConfigError(
+                path, f"expected a {'non-empty ' if nonempty else ''}list of {item.kind}, got {value!r}"
+            )
         errs = ErrorCollector()
         out = [errs.get(item, f"{path}[{i}]", v, default=None) for i, v in enumerate(value)]
         errs.raise_if_any()

@@ -69,7 +69,10 @@ def test_every_mistake_at_once_each_naming_its_full_dotted_key() -> None:
     keys = [e.key for e in err.value.errors_list()]
     assert keys == ["sec.x", "sec.name", "sec.every", "sec.on", "sec.mode", "sec.tags[1]", "sec.inner.depth"]
     by_key = {e.key: e for e in err.value.errors_list()}
-    assert by_key["sec.name"].problem == "missing required key" and by_key["sec.name"].fix == "write name: orders"
+    assert (
+        by_key["sec.name"].problem == "missing required key"
+        and by_key["sec.name"].fix == "write name: orders"
+    )
     assert by_key["sec.inner.depth"].fix == "write e.g. depth: 3"  # the key's example
     assert by_key["sec.mode"].fix == "use one of fast, safe"  # the check's own fix wins
     assert by_key["sec.x"].problem == "unknown key"
@@ -102,3 +105,19 @@ def test_a_table_names_each_key_once() -> None:
 def test_rows_describe_the_table_for_the_docs() -> None:
     assert DEMO.rows()[0] == ("name", "string", "required", "")
     assert "| `mode` | fast | safe | 'safe' |" in DEMO.markdown()
+
+
+def test_rules_across_keys_run_when_the_keys_are_valid() -> None:
+    def ordered(values: dict[str, object], where: str) -> None:
+        if values["low"] > values["high"]:  # type: ignore[operator]
+            raise ConfigError(f"{where}.high", "below low", "raise high")
+
+    span = Table(
+        "span", (Key("low", integer(), default=0), Key("high", integer(), default=9)), rules=(ordered,)
+    )
+    assert span.parse({"high": 3}, "s") == {"low": 0, "high": 3}
+    with pytest.raises(ConfigError, match=r"^s.high: below low"):
+        span.parse({"low": 5, "high": 3}, "s")
+    with pytest.raises(ConfigError) as err:  # a bad key: the rule does not run on stand-ins
+        span.parse({"low": "x", "high": -1}, "s")
+    assert [e.key for e in err.value.errors_list()] == ["s.low"]

@@ -142,3 +142,39 @@ def test_alert_sinks_build_from_specs_and_close_without_traffic(tmp_path):
     finally:
         for s in sinks:
             s.close()
+
+
+def test_a_spec_is_parsed_once_into_a_frozen_value_with_its_defaults():
+    from streamdq.connectors.sinks.config import SinkSpec, parse_sink_specs
+
+    email_raw = {"type": "email", "host": "h", "from": "dq@example.com", "to": ["oncall@example.com"]}
+    console, email = parse_sink_specs([{"type": "console", "name": "out"}, email_raw])
+    assert isinstance(console, SinkSpec) and console.name == "out"
+    assert dict(console.options) == {"stream": "stdout", "verbose": False, "only_changes": False}
+    assert email.options["subject_prefix"] == "[streamdq]" and email.options["port"] is None
+    assert email["to"] == ["oncall@example.com"] and "port" not in email  # the mapping view drops nulls
+    with pytest.raises(TypeError):
+        console.options["verbose"] = True  # type: ignore[index]
+
+
+def test_parsed_specs_are_built_as_they_are(tmp_path, monkeypatch):
+    """build_sinks takes the run config's parse: no second validation of a SinkSpec."""
+    from streamdq.connectors.sinks import config as sink_config
+
+    specs = sink_config.parse_sink_specs([{"type": "console"}, {"type": "jsonl", "path": str(tmp_path / "a")}])
+    calls = []
+    monkeypatch.setattr(sink_config, "parse_sink_specs", lambda *a, **k: calls.append(a))
+    sinks = build_sinks(specs, dataset="d", state_dir=str(tmp_path))
+    try:
+        assert [type(s) for s in sinks] == [ConsoleSink, JsonLinesSink] and calls == []
+    finally:
+        for s in sinks:
+            s.close()
+
+
+def test_the_sink_tables_document_every_key():
+    from streamdq.connectors.sinks.config import SINK_TABLES
+
+    for kind, table in SINK_TABLES.items():
+        assert table.names()[0] == "name", kind
+        assert all(doc for _key, _kind, _default, doc in table.rows()), kind
