@@ -27,13 +27,13 @@ _DONE = False
 
 
 def _auto_validate(section: Any, dataset: str) -> WindowMonitor | None:
-    from streamdq.autovalidate.monitor import auto_validate_monitor_from_config
+    from streamdq.autovalidate.avh.monitor import auto_validate_monitor_from_config
 
     return auto_validate_monitor_from_config(section, dataset)
 
 
 def _quality_score(section: Any, dataset: str) -> WindowMonitor | None:
-    from streamdq.autovalidate.quality_monitor import quality_monitor_from_config
+    from streamdq.autovalidate.quality.monitor import quality_monitor_from_config
 
     return quality_monitor_from_config(section, dataset)
 

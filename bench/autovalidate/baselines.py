@@ -20,7 +20,7 @@ here with pandas from the raw batch:
   configured threshold): the judge is ``None`` there and the table says n/a.
 - ``deequ_default`` and ``streamdq_suggest``: constraints suggested ONCE from the trace's first batch
   (the user runs ``streamdq suggest`` at set-up and never again), then checked on every batch. The
-  rules are streamdq's own (``streamdq.autovalidate.suggestion_rules``, ``suggest_from_profile``);
+  rules are streamdq's own (``streamdq.autovalidate.suggest.rules``, ``suggest_from_profile``);
   ``deequ_default`` uses Deequ's default rule set (CompleteIfComplete, RetainCompleteness,
   RetainType, CategoricalRange, FractionalCategoricalRange, NonNegativeNumbers), ``streamdq_suggest``
   all of ``DEFAULT_RULES`` (adds HasMin/HasMax/HasMean/HasStandardDeviation/HasMin-/MaxLength and
@@ -142,7 +142,7 @@ def _counts(batch: pd.DataFrame, column: str) -> dict[str, float]:
 
 
 def tfdv_linf(ctx: FitContext, threshold: float = 0.01) -> Judge | None:
-    from streamdq.autovalidate.distances import linf
+    from streamdq.autovalidate.avh.distances import linf
 
     if ctx.kind != "categorical":
         return None
@@ -158,7 +158,7 @@ def tfdv_linf(ctx: FitContext, threshold: float = 0.01) -> Judge | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# (c) static suggestions from the trace's first batch (streamdq.autovalidate.suggestion_rules)
+# (c) static suggestions from the trace's first batch (streamdq.autovalidate.suggest.rules)
 
 DEEQU_DEFAULT = 6  # Deequ's Rules.DEFAULT: the first six of streamdq's DEFAULT_RULES
 HISTOGRAM_MAX_DISTINCT = 120  # the profiler's histogram threshold
@@ -182,7 +182,7 @@ def profiled_column(series: pd.Series) -> Any:
     defines it (numeric statistics for typed numeric columns, lengths and inferred type for strings,
     an exact histogram when at most 120 distinct values)."""
     from streamdq.analyzers.histogram import NULL_VALUE
-    from streamdq.autovalidate.suggestion_rules import ProfiledColumn, infer_type
+    from streamdq.autovalidate.suggest.rules import ProfiledColumn, infer_type
 
     n = len(series)
     present = series.dropna()
@@ -237,7 +237,7 @@ def profiled_column(series: pd.Series) -> Any:
 
 
 def column_kind_of(series: pd.Series) -> str:
-    from streamdq.autovalidate.corruptions import column_kind
+    from streamdq.autovalidate.avh.corruptions import column_kind
 
     return column_kind(series)
 
@@ -293,7 +293,7 @@ def static_suggestions(
 ) -> list[tuple[str, str, dict[str, Any], Any]]:
     """``(rule, kind, body, assertion)`` of every suggestion for ``column`` of ``first``."""
     from streamdq.autovalidate.suggest import suggest_from_profile
-    from streamdq.autovalidate.suggestion_rules import TableProfile
+    from streamdq.autovalidate.suggest.rules import TableProfile
     from streamdq.checks.assertion import IS_ONE, parse_assertion
 
     profile = TableProfile(rows=len(first), columns=(profiled_column(first[column]),))
@@ -321,13 +321,13 @@ def _suggestion_judge(ctx: FitContext, rules: Any) -> Judge:
 
 
 def deequ_default(ctx: FitContext) -> Judge:
-    from streamdq.autovalidate.suggestion_rules import DEFAULT_RULES
+    from streamdq.autovalidate.suggest.rules import DEFAULT_RULES
 
     return _suggestion_judge(ctx, DEFAULT_RULES[:DEEQU_DEFAULT])
 
 
 def streamdq_suggest(ctx: FitContext) -> Judge:
-    from streamdq.autovalidate.suggestion_rules import DEFAULT_RULES
+    from streamdq.autovalidate.suggest.rules import DEFAULT_RULES
 
     return _suggestion_judge(ctx, DEFAULT_RULES)
 

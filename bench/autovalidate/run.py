@@ -7,7 +7,7 @@ H_K = C_{K-29} .. C_K (30 batches) and judges:
 - the real next batch C_{K+1}: a *precision test* (the data are production-quality, so any flag is
   a false positive);
 - C_{K+1} with one synthetic issue injected into the column, for every issue type and magnitude of
-  ``streamdq.autovalidate.corruptions.corruptions_for(kind)`` (Appendix B): *recall tests*. A
+  ``streamdq.autovalidate.avh.corruptions.corruptions_for(kind)`` (Appendix B): *recall tests*. A
   corruption that leaves the batch unchanged (e.g. upper-casing an all-upper-case column) is not a
   test and is counted as skipped.
 
@@ -73,8 +73,8 @@ import baselines  # noqa: E402
 import data  # noqa: E402
 from scores import SWEEP, ScoreRecord, matched_threshold, profile_scorer  # noqa: E402
 
-from streamdq.autovalidate.calendar import HolidayCalendar, calendar_from_config  # noqa: E402
-from streamdq.autovalidate.corruptions import ISSUE_TYPES, Corruption, apply, corruptions_for  # noqa: E402
+from streamdq.autovalidate.avh.calendar import HolidayCalendar, calendar_from_config  # noqa: E402
+from streamdq.autovalidate.avh.corruptions import ISSUE_TYPES, Corruption, apply, corruptions_for  # noqa: E402
 
 HISTORY = 30
 TRACE = 60
@@ -126,7 +126,7 @@ def avh_trace(
     Equivalent to ``judge(learn(trace[k-30:k], column, fpr, seed), batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once by
     ``profile_frames``, then the learning corruptions and the test batches of ``chunk`` steps per
-    run by ``streamdq.autovalidate.avh.profile_steps``, the public call for this) instead of one
+    run by ``streamdq.autovalidate.avh.learner.profile_steps``, the public call for this) instead of one
     Spark run per ``learn`` and per ``judge``; ``learn_at_targets`` (``learn_from_profiles`` at several targets
     over one computation of the metrics) and ``Program.judge_profile`` are the very
     functions ``learn``/``judge`` call after profiling. With a ``cache``, profiles are read from
@@ -134,7 +134,7 @@ def avh_trace(
     without Spark.
     """
     from streamdq.autovalidate import profile_frames
-    from streamdq.autovalidate.avh import learn_at_targets, profile_steps
+    from streamdq.autovalidate.avh.learner import learn_at_targets, profile_steps
 
     def profiled(frames: list[pd.DataFrame]) -> list:
         if cache is None:
@@ -193,7 +193,7 @@ class ProfileCache:
         import hashlib
         import inspect
 
-        from streamdq.autovalidate import profile
+        from streamdq.autovalidate.avh import profile
 
         digest = hashlib.sha256(inspect.getsource(profile).encode())
         self.root = root / f"content-{digest.hexdigest()[:16]}"

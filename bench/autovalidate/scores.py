@@ -15,7 +15,7 @@ user could not set that threshold in advance.
   and the batch lacks (the mean of an all-NULL batch) scores infinity, as does any change of a
   metric whose history is constant.
 - ``zscore_all``: the same rule over AVH's own metric space (every single- and two-distribution
-  metric of ``streamdq.autovalidate.features`` on the engine's profiles, the very profiles AVH
+  metric of ``streamdq.autovalidate.avh.features`` on the engine's profiles, the very profiles AVH
   learns from), the spread floored as AVH floors it (``avh.std_floor``); distances to the previous
   batch are scored one-sided. What AVH adds over it is the per-metric bound, the differencing and
   the budgeted selection.
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from streamdq.autovalidate.avh import std_floor
-from streamdq.autovalidate.features import pair_metrics, single_metrics
-from streamdq.autovalidate.profile import ColumnProfile
+from streamdq.autovalidate.avh.features import pair_metrics, single_metrics
+from streamdq.autovalidate.avh.learner import std_floor
+from streamdq.autovalidate.avh.profile import ColumnProfile
 
 SWEEP = (2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0, 50.0)
 

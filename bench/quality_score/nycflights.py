@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from streamdq.autovalidate.quality_score import QualityScoreConfig, QualityScorer
+from streamdq.autovalidate.quality.score import QualityScoreConfig, QualityScorer
 
 
 def daily_metrics() -> pd.DataFrame:

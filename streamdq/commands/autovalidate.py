@@ -63,7 +63,7 @@ def register(sub: Any) -> None:
 
 def stored_programs(state: str, dataset: str, storage_options: dict[str, str] | None = None) -> list[Any]:
     """The programs of ``dataset`` in the state store (empty when none was learned yet)."""
-    from streamdq.autovalidate.program import Program
+    from streamdq.autovalidate.avh.program import Program
     from streamdq.state.delta_store import DeltaStateStore
 
     store = DeltaStateStore(state, storage_options=storage_options or None)
@@ -105,7 +105,7 @@ def run_learn(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from streamdq.analyzers.base import col
-    from streamdq.autovalidate.avh import (
+    from streamdq.autovalidate.avh.learner import (
         corrupted_frames,
         kind_of,
         learn_from_profiles,
@@ -140,7 +140,7 @@ def run_learn(args: argparse.Namespace) -> int:
     if args.holidays:
         import yaml
 
-        from streamdq.autovalidate.calendar import calendar_from_config
+        from streamdq.autovalidate.avh.calendar import calendar_from_config
 
         try:
             flags = calendar_from_config(yaml.safe_load(args.holidays), "--holidays").flags(keys)

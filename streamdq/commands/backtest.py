@@ -198,12 +198,12 @@ def closed_window_rows(
 
 def run_quality_score(args: argparse.Namespace) -> int:
     """``--quality-score``: replay the dataset's closed windows through the quality score."""
-    from streamdq.autovalidate.quality_backtest import (
+    from streamdq.autovalidate.quality.backtest import (
         format_quality_report,
         replay_quality,
         windows_from_rows,
     )
-    from streamdq.autovalidate.quality_monitor import quality_config_from_raw
+    from streamdq.autovalidate.quality.monitor import quality_config_from_raw
 
     try:
         start, end = _when(args.start, "--start"), _when(args.end, "--end")

@@ -22,21 +22,21 @@ from dataclasses import replace
 
 from pyspark.sql import DataFrame
 
-from streamdq.autovalidate.suggest import (
-    DEFAULT_HISTOGRAM_THRESHOLD,
-    UNUSED,
-    histogram_counts,
-    profiled_column,
-    sample,
-    suggest_from_profile,
-)
-from streamdq.autovalidate.suggestion_rules import (
+from streamdq.autovalidate.suggest.rules import (
     DEFAULT_RULES,
     INTEGRAL,
     STRING,
     Suggestion,
     SuggestionRule,
     TableProfile,
+)
+from streamdq.autovalidate.suggest.suggestions import (
+    DEFAULT_HISTOGRAM_THRESHOLD,
+    UNUSED,
+    histogram_counts,
+    profiled_column,
+    sample,
+    suggest_from_profile,
 )
 from streamdq.errors import ConfigError
 

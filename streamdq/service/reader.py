@@ -453,7 +453,7 @@ class StateReader:
 
     def programs(self, dataset: str) -> list[dict[str, Any]]:
         """The programs the job learned from history (``auto_validate:``), as of the last batch."""
-        from streamdq.autovalidate.program import Program
+        from streamdq.autovalidate.avh.program import Program
 
         self.require(dataset)
         doc = self.monitor_state(dataset, AUTO_VALIDATE_KEY) or {}

@@ -57,6 +57,9 @@ def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
         "streamdq/examples/demo_stream_checks.yaml",
         "streamdq/engine/handler.py",
         "streamdq/analyzers/frequency/states.py",
+        "streamdq/autovalidate/avh/learner.py",  # the three autovalidate sub-packages
+        "streamdq/autovalidate/quality/score.py",
+        "streamdq/autovalidate/suggest/rules.py",
         "streamdq/aggregations/kll.py",  # the aggregation library and the contract kit users import
         "streamdq/testing/aggregations.py",
         "streamdq/jvm/jar.py",  # and the Java sources it compiles on first use

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from streamdq.autovalidate.features import VOLUME_METRICS
-from streamdq.autovalidate.monitor import AutoValidateMonitor, auto_validate_monitor_from_config
-from streamdq.autovalidate.profile import ColumnProfile
-from streamdq.autovalidate.reconstruct import rescale, sample_frame
+from streamdq.autovalidate.avh.features import VOLUME_METRICS
+from streamdq.autovalidate.avh.monitor import AutoValidateMonitor, auto_validate_monitor_from_config
+from streamdq.autovalidate.avh.profile import ColumnProfile
+from streamdq.autovalidate.avh.reconstruct import rescale, sample_frame
 from streamdq.cli import main
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge

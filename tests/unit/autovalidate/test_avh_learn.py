@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from streamdq.autovalidate import Program, bounds, judge, learn, learn_from_profiles, profile_frames
-from streamdq.autovalidate.avh import bound_for, looks_normal, mostly_tied, on_lattice, std_floor
-from streamdq.autovalidate.features import pair_metrics, single_metrics
-from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
-from streamdq.autovalidate.stationarity import MAX_LAG
+from streamdq.autovalidate import Program, judge, learn, learn_from_profiles, profile_frames
+from streamdq.autovalidate.avh import bounds
+from streamdq.autovalidate.avh.features import pair_metrics, single_metrics
+from streamdq.autovalidate.avh.learner import bound_for, looks_normal, mostly_tied, on_lattice, std_floor
+from streamdq.autovalidate.avh.profile import CATEGORICAL, NUMERIC, ColumnProfile, pattern_of
+from streamdq.autovalidate.avh.stationarity import MAX_LAG
 from streamdq.checks.spec import loads_suite
 
 
@@ -159,7 +160,7 @@ def test_learn_from_profiles_spends_at_most_the_budget_and_prefers_recall():
 def test_learning_at_several_targets_gives_each_targets_program(history):
     """learn_at_targets computes the metrics once and selects per target: the same programs as one
     learn_from_profiles call per target (a budget of 0.05 buys at least what 0.001 buys)."""
-    from streamdq.autovalidate.avh import learn_at_targets
+    from streamdq.autovalidate.avh.learner import learn_at_targets
 
     frames, _ = history
     profiles = profile_frames(frames, "amount", NUMERIC)
@@ -181,7 +182,7 @@ def test_single_metrics_drop_non_finite_values():
 def test_the_distinct_exponent_tracks_the_value_distribution_not_the_batch_size():
     """Samples of one distribution: the unique ratio of 300 values is far above that of 900, the
     exponent log(distinct)/log(n) moves far less; 10% of unrelated values raise it as well."""
-    from streamdq.autovalidate.features import distinct_exponent
+    from streamdq.autovalidate.avh.features import distinct_exponent
 
     rng = np.random.default_rng(3)
 
@@ -362,8 +363,8 @@ def test_only_the_volume_is_differenced_one_period_back():
 
 def test_recent_values_start_over_after_a_batch_without_the_metric():
     """A difference never spans a batch that lacked its metric: learning and advance() agree."""
-    from streamdq.autovalidate.avh import recent_values
-    from streamdq.autovalidate.program import append_recent
+    from streamdq.autovalidate.avh.learner import recent_values
+    from streamdq.autovalidate.avh.program import append_recent
 
     singles = [{"mean": 1.0, "max": 5.0}, {"max": 6.0}, {"mean": 3.0, "max": 7.0}]
     assert recent_values(singles) == {"mean": (3.0,), "max": (5.0, 6.0, 7.0)}

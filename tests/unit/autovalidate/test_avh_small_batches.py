@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from streamdq.autovalidate import Program, bounds, judge, learn, learn_from_profiles
-from streamdq.autovalidate.avh import profile_steps, row_count_floor
-from streamdq.autovalidate.profile import CATEGORICAL, NUMERIC, ColumnProfile
+from streamdq.autovalidate import Program, judge, learn, learn_from_profiles
+from streamdq.autovalidate.avh import bounds
+from streamdq.autovalidate.avh.learner import profile_steps, row_count_floor
+from streamdq.autovalidate.avh.profile import CATEGORICAL, NUMERIC, ColumnProfile
 
 
 def _hourly(rng: np.random.Generator, rows: int = 72) -> ColumnProfile:
@@ -133,7 +134,7 @@ def test_upper_case_where_history_had_none_is_a_rare_event():
 
 
 def test_each_issue_gets_a_second_metric_while_the_budget_lasts():
-    from streamdq.autovalidate.select import greedy_select
+    from streamdq.autovalidate.avh.select import greedy_select
 
     costs = {"mean@1": 1e-4, "mean@0.1": 1e-5, "p05@1": 1e-4, "max@1": 5e-4}
     coverage = {"mean@1": {"a", "b"}, "mean@0.1": {"a", "b"}, "p05@1": {"a"}, "max@1": {"b"}}
@@ -165,7 +166,7 @@ def test_profile_steps_gives_learns_programs_in_one_engine_run(spark):
 
 
 def test_a_column_all_null_on_some_batches_keeps_its_value_constraints(monkeypatch):
-    import streamdq.autovalidate.avh as avh
+    import streamdq.autovalidate.avh.learner as avh
 
     monkeypatch.setattr(avh, "SOMETIMES_MISSING_SHARE", 0.5)  # off by default (see its comment)
     """A gust column is all NULL on calm days: its mean is missing there. The mean is learned from

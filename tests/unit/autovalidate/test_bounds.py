@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from streamdq.autovalidate.bounds import fpr_at, interval, k_for
+from streamdq.autovalidate.avh.bounds import fpr_at, interval, k_for
 
 
 @pytest.mark.parametrize("bound", ["chebyshev", "cantelli", "normal", "extreme", "skewed"])

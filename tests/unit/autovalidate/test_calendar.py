@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from streamdq.autovalidate.calendar import HolidayCalendar, calendar_from_config
-from streamdq.autovalidate.monitor import auto_validate_monitor_from_config
+from streamdq.autovalidate.avh.calendar import HolidayCalendar, calendar_from_config
+from streamdq.autovalidate.avh.monitor import auto_validate_monitor_from_config
 from streamdq.errors import ConfigError
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from streamdq.autovalidate.corruptions import (
+from streamdq.autovalidate.avh.corruptions import (
     ISSUE_TYPES,
     Corruption,
     apply,

@@ -4,7 +4,7 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy
 
-from streamdq.autovalidate.distances import chi_squared, cosine, js, kl, l1, linf
+from streamdq.autovalidate.avh.distances import chi_squared, cosine, js, kl, l1, linf
 
 P = {"a": 5, "b": 3, "c": 2}
 Q = {"a": 2, "b": 3, "d": 5}

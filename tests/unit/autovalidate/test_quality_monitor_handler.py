@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from streamdq.analyzers import Mean, Size
-from streamdq.autovalidate.quality_monitor import METRIC_NAME, quality_monitor_from_config
+from streamdq.autovalidate.quality.monitor import METRIC_NAME, quality_monitor_from_config
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 

@@ -11,8 +11,8 @@ import pytest
 
 from streamdq.analyzers import Completeness, Mean, Size
 from streamdq.analyzers.metric import DATASET, Metric
-from streamdq.autovalidate import quality_score as qs
-from streamdq.autovalidate.quality_model import (
+from streamdq.autovalidate.quality import score as qs
+from streamdq.autovalidate.quality.model import (
     ComponentModel,
     band,
     fit_component,
@@ -20,13 +20,13 @@ from streamdq.autovalidate.quality_model import (
     select_components,
     table_score,
 )
-from streamdq.autovalidate.quality_monitor import (
+from streamdq.autovalidate.quality.monitor import (
     METRIC_NAME,
     QualityScoreMonitor,
     quality_monitor_from_config,
     window_series,
 )
-from streamdq.autovalidate.quality_score import QualityScoreConfig, QualityScorer, series_names
+from streamdq.autovalidate.quality.score import QualityScoreConfig, QualityScorer, series_names
 from streamdq.engine.monitor import MonitorOutput
 from streamdq.errors import ConfigError
 from streamdq.report import Window

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from streamdq.connectors.sinks.prometheus import ReportCollector
 
-from streamdq.autovalidate.monitor import auto_validate_monitor_from_config
+from streamdq.autovalidate.avh.monitor import auto_validate_monitor_from_config
 from tests.unit.autovalidate.test_autovalidate_monitor import SCHEMA, _handler, _rows
 
 CHECK = "auto-validated amount"

@@ -1,4 +1,4 @@
-from streamdq.autovalidate.select import greedy_select
+from streamdq.autovalidate.avh.select import greedy_select
 
 
 def test_hand_made_instance_with_known_optimum():

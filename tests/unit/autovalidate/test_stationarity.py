@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from streamdq.autovalidate.stationarity import Transform, fit, is_stationary
+from streamdq.autovalidate.avh.stationarity import Transform, fit, is_stationary
 
 
 def test_white_noise_keeps_identity():

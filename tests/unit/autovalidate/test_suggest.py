@@ -16,7 +16,7 @@ from streamdq.autovalidate.suggest import (
     sample,
     suggest_from_profile,
 )
-from streamdq.autovalidate.suggestion_rules import (
+from streamdq.autovalidate.suggest.rules import (
     DEEQU_DEFAULT_RULES,
     DEFAULT_RULES,
     Z_95,

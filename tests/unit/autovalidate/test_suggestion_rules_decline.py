@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamdq.autovalidate.suggestion_rules import (
+from streamdq.autovalidate.suggest.rules import (
     CategoricalRange,
     FractionalCategoricalRange,
     ProfiledColumn,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from streamdq.autovalidate.profile import CATEGORICAL, ColumnProfile
+from streamdq.autovalidate.avh.profile import CATEGORICAL, ColumnProfile
 from tests.unit.bench.bench_modules import load_bench_module
 
 S = load_bench_module("autovalidate/scores.py", "bench_avh_scores")

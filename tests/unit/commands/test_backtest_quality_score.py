@@ -11,8 +11,8 @@ from streamdq.state.records import records_for_batch
 
 from streamdq.analyzers import ApproxCountDistinct, Completeness, Histogram, Mean, Size
 from streamdq.analyzers.metric import COLUMN, DATASET, Metric
-from streamdq.autovalidate.quality_backtest import QualityWindow, replay_quality, windows_from_rows
-from streamdq.autovalidate.quality_score import QualityScoreConfig
+from streamdq.autovalidate.quality.backtest import QualityWindow, replay_quality, windows_from_rows
+from streamdq.autovalidate.quality.score import QualityScoreConfig
 from streamdq.cli import main
 from streamdq.report import BatchReport, ScopedMetric, Window
 

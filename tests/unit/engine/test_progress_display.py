@@ -157,7 +157,7 @@ def test_attach_prints_the_banner_and_joins_the_sinks(tmp_path: Path, capsys) ->
 
 
 def test_learned_constraints_read_without_double_max() -> None:
-    from streamdq.autovalidate.program import LearnedConstraint
+    from streamdq.autovalidate.avh.program import LearnedConstraint
     from streamdq.display import between_text, range_text
 
     assert between_text("Mean(x)", 0.5, MAX_DOUBLE) == "Mean(x) >= 0.5"

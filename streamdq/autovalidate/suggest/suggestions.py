@@ -12,7 +12,7 @@ This module is pure Python over a ``TableProfile``; the Spark side (``profile_ta
   distinct count is at most ``histogram_threshold`` (default 120); the plan runs one
   grouped pass per histogram column. The job count therefore never depends on the number
   of numeric or high-cardinality columns.
-* ``suggest_from_profile(profile)`` applies the rules of ``suggestion_rules`` (pure
+* ``suggest_from_profile(profile)`` applies the rules of ``rules`` (pure
   Python, no Spark); ``suggest(df)`` = profile (optionally of a sample) + rules.
 * ``checks_document`` / ``render_yaml`` turn suggestions into a checks file (one check per
   column) that ``streamdq.load_checks`` reads back; the YAML names each constraint's rule
@@ -21,14 +21,13 @@ This module is pure Python over a ``TableProfile``; the Spark side (``profile_ta
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from streamdq.autovalidate.suggestion_rules import (
+from streamdq.autovalidate.suggest.rules import (
     BOOLEAN,
     DEFAULT_RULES,
     FRACTIONAL,
@@ -245,11 +244,3 @@ def render_text(suggestions: Iterable[Suggestion]) -> str:
     for s in suggestions:
         lines.append(f"{s.column}: {s.rule}\n    why:  {s.why}\n    code: {s.code}")
     return "\n".join(lines) + ("\n" if lines else "no suggestions\n")
-
-
-def __getattr__(name: str) -> Any:
-    # compatibility: the engine-running functions moved up to streamdq.commands.table_profile
-    if name in ("profile_table", "suggest"):
-        module = importlib.import_module("streamdq.commands.table_profile")
-        return getattr(module, "suggest_table" if name == "suggest" else name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,7 +45,7 @@ from streamdq.analyzers import (
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import DATASET, Metric, failure
 from streamdq.analyzers.state import State
-from streamdq.autovalidate.quality_score import (
+from streamdq.autovalidate.quality.score import (
     QualityScoreConfig,
     QualityScorer,
     ScoreResult,

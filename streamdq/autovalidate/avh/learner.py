@@ -47,23 +47,23 @@ from typing import Any
 
 import numpy as np
 
-from streamdq.autovalidate import bounds, stationarity
-from streamdq.autovalidate.features import (
+from streamdq.autovalidate.avh import bounds, stationarity
+from streamdq.autovalidate.avh.features import (
     CLT_METRICS,
     EXTREME_METRICS,
     VOLUME_METRICS,
     pair_metrics,
     single_metrics,
 )
-from streamdq.autovalidate.profile import (
+from streamdq.autovalidate.avh.profile import (
     CATEGORICAL,
     NUMERIC,
     ColumnProfile,
     column_analyzers,
     profile_from_states,
 )
-from streamdq.autovalidate.program import LearnedConstraint, Program, Violation, append_recent
-from streamdq.autovalidate.select import greedy_select
+from streamdq.autovalidate.avh.program import LearnedConstraint, Program, Violation, append_recent
+from streamdq.autovalidate.avh.select import greedy_select
 
 MIN_HISTORY = 4
 FPR_LADDER = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)  # fractions of the target FPR
@@ -102,7 +102,7 @@ def kind_of(frame: Any, column: str) -> str:
 
         field = frame.schema[column]
         return NUMERIC if is_numeric(field.dataType) else CATEGORICAL
-    from streamdq.autovalidate.corruptions import column_kind
+    from streamdq.autovalidate.avh.corruptions import column_kind
 
     return column_kind(frame[column])
 
@@ -140,7 +140,7 @@ def profile_segments(
 def corrupted_frames(newest: Any, column: str, kind: str, seed: int | None) -> dict[str, Any]:
     """name -> a copy of the batch ``newest`` (pandas or Spark) with one synthetic issue injected
     (every applicable corruption of ``corruptions.py``, drawn from one generator seeded ``seed``)."""
-    from streamdq.autovalidate import corruptions as cx
+    from streamdq.autovalidate.avh import corruptions as cx
 
     if hasattr(newest, "sparkSession"):
         newest = newest.toPandas()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from streamdq.autovalidate.quality_score import QualityScoreConfig, QualityScorer, ScoreResult, series_names
+from streamdq.autovalidate.quality.score import QualityScoreConfig, QualityScorer, ScoreResult, series_names
 
 METRIC_NAME = "QualityScore"
 

@@ -6,7 +6,7 @@ variance, at most ``max_components``), forecast each component one step ahead wi
 Holt-Winters, score each component 0 (normal) to 4 (extreme) by which prediction-interval
 width (1, 2, 3, 4 sigma of its one-step residuals) its value leaves, score the part of the
 point the components do not explain the same way, and sum the three largest scores into the
-table score (0..12). The math and the exact rules are in ``quality_model``; docs/quality_score.md
+table score (0..12). The math and the exact rules are in ``model``; docs/quality_score.md
 explains them for users.
 
 Contract of ``QualityScorer.observe(seq, {series: value})``:
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from streamdq.autovalidate.quality_model import (
+from streamdq.autovalidate.quality.model import (
     QualityModel,
     band,
     fit_model,
@@ -52,7 +52,7 @@ MAX_SCORE = 12
 
 @dataclass(frozen=True)
 class QualityScoreConfig:
-    """Settings of the score (run config key ``quality_score``; see ``quality_monitor``)."""
+    """Settings of the score (run config key ``quality_score``; see ``monitor``)."""
 
     max_components: int = 5
     variance: float = 0.9

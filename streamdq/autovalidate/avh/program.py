@@ -35,9 +35,9 @@ from typing import Any
 
 import yaml
 
-from streamdq.autovalidate.features import VOLUME_METRICS, pair_metrics, single_metrics
-from streamdq.autovalidate.profile import ColumnProfile
-from streamdq.autovalidate.stationarity import MAX_LAG, Transform
+from streamdq.autovalidate.avh.features import VOLUME_METRICS, pair_metrics, single_metrics
+from streamdq.autovalidate.avh.profile import ColumnProfile
+from streamdq.autovalidate.avh.stationarity import MAX_LAG, Transform
 from streamdq.display import between_text
 
 FORMAT_VERSION = 2  # 2: recent_values (seasonal lags) instead of last_values

@@ -51,9 +51,9 @@ from typing import Any
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import COLUMN, Metric
 from streamdq.analyzers.state import State
-from streamdq.autovalidate.avh import MIN_HISTORY, learn_from_profiles
-from streamdq.autovalidate.calendar import HolidayCalendar, calendar_from_config
-from streamdq.autovalidate.profile import (
+from streamdq.autovalidate.avh.calendar import HolidayCalendar, calendar_from_config
+from streamdq.autovalidate.avh.learner import MIN_HISTORY, learn_from_profiles
+from streamdq.autovalidate.avh.profile import (
     CATEGORICAL,
     KINDS,
     NUMERIC,
@@ -61,7 +61,7 @@ from streamdq.autovalidate.profile import (
     column_analyzers,
     profile_from_states,
 )
-from streamdq.autovalidate.program import LearnedConstraint, Program, Violation
+from streamdq.autovalidate.avh.program import LearnedConstraint, Program, Violation
 from streamdq.display import range_text
 from streamdq.errors import ConfigError
 from streamdq.monitors import MonitorOutput
@@ -221,7 +221,7 @@ class AutoValidateMonitor:
         due = column not in self.programs or self.since_learn.get(column, 0) >= self.relearn_every
         if len(profiles) < self.min_history or not due or profiles[-1] is not newest:
             return
-        from streamdq.autovalidate.reconstruct import corrupted_profiles
+        from streamdq.autovalidate.avh.reconstruct import corrupted_profiles
 
         try:
             corrupted = corrupted_profiles(newest, self.seed, max_rows=self.max_sample_rows)

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from streamdq.autovalidate import distances as d
-from streamdq.autovalidate.profile import CATEGORICAL, ColumnProfile
+from streamdq.autovalidate.avh import distances as d
+from streamdq.autovalidate.avh.profile import CATEGORICAL, ColumnProfile
 
 CATEGORICAL_DISTANCES: dict[str, Callable[[Mapping[str, float], Mapping[str, float]], float]] = {
     "l1": d.l1,

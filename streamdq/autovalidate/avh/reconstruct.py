@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from streamdq.autovalidate.profile import NULL_KEY, NUMERIC, ColumnProfile
+from streamdq.autovalidate.avh.profile import NULL_KEY, NUMERIC, ColumnProfile
 
 EXTENSIVE = frozenset({"row_count", "sum", "distinct_count"})
 
@@ -66,8 +66,8 @@ def corrupted_profiles(
     profile: ColumnProfile, seed: int | None = 0, *, max_rows: int = 5000, spark: Any = None
 ) -> dict[str, ColumnProfile]:
     """name -> the profile a corrupted copy of the batch behind ``profile`` would have."""
-    from streamdq.autovalidate import corruptions as cx
-    from streamdq.autovalidate.avh import profile_frames
+    from streamdq.autovalidate.avh import corruptions as cx
+    from streamdq.autovalidate.avh.learner import profile_frames
 
     sample = sample_frame(profile, max_rows)
     if len(sample) == 0:
