@@ -25,7 +25,8 @@ from streamdq.state.tables import utc_date
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.state import State, StateFormatError, state_from_bytes
+from streamdq.analyzers.register import analyzer_from_spec, state_from_bytes
+from streamdq.analyzers.state import State, StateFormatError
 from streamdq.analyzers.user_aggregation import combinable, metric_name
 from streamdq.report import SCOPES
 
@@ -207,7 +208,7 @@ def resolve_analyzer(key_or_analyzer: Any) -> tuple[Analyzer | None, str]:
     if isinstance(key_or_analyzer, Analyzer):
         return key_or_analyzer, key_or_analyzer.state_key()
     if isinstance(key_or_analyzer, dict):
-        analyzer = Analyzer.from_spec(key_or_analyzer)
+        analyzer = analyzer_from_spec(key_or_analyzer)
         return analyzer, analyzer.state_key()
     if isinstance(key_or_analyzer, str):
         text = key_or_analyzer.strip()
@@ -216,7 +217,7 @@ def resolve_analyzer(key_or_analyzer: Any) -> tuple[Analyzer | None, str]:
                 spec = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"analyzer spec is not valid JSON: {exc}: {text}") from exc
-            analyzer = Analyzer.from_spec(spec)
+            analyzer = analyzer_from_spec(spec)
             return analyzer, analyzer.state_key()
         return None, text
     raise TypeError(
@@ -271,7 +272,7 @@ def fold_range(rows: pa.Table, analyzer: Analyzer | None, state_key: str, where:
     """Fold the latest committed state row of each window in ``rows`` (already filtered)."""
     rows = latest_per(rows, ["window_start"], ["committed_at", "batch_id"])
     if analyzer is None and rows.num_rows:  # before decoding: resolving it registers its state type
-        analyzer = Analyzer.from_spec(json.loads(rows.column("analyzer")[0].as_py()))
+        analyzer = analyzer_from_spec(json.loads(rows.column("analyzer")[0].as_py()))
     if analyzer is not None:
         require_combinable(analyzer)
     states = [decode_state(r, where) for r in rows.to_pylist()]

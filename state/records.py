@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.register import analyzer_from_spec
 from streamdq.analyzers.state import State
 from streamdq.report import SCOPES, BatchReport, ConstraintResult, ScopedMetric, Window
 
@@ -75,7 +76,7 @@ class StateRecord:
         )
 
     def analyzer(self) -> Analyzer:
-        return Analyzer.from_spec(json.loads(self.analyzer_spec))
+        return analyzer_from_spec(json.loads(self.analyzer_spec))
 
 
 def state_records(

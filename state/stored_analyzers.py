@@ -29,6 +29,7 @@ from streamdq.state.sql import lit
 
 from streamdq.analyzers.approx_quantile import ApproxQuantile, ApproxQuantiles
 from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.register import analyzer_from_spec
 
 _KLL_ANALYZERS = (ApproxQuantile, ApproxQuantiles)
 
@@ -61,7 +62,7 @@ def _analyzer(spec: str | None) -> Analyzer | None:
     if not spec:
         return None
     try:
-        return Analyzer.from_spec(json.loads(spec))
+        return analyzer_from_spec(json.loads(spec))
     except (ValueError, KeyError, TypeError):  # a spec of an analyzer this version does not know
         return None
 

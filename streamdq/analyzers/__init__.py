@@ -1,6 +1,11 @@
 """Analyzers: one per file, each a frozen dataclass named as in Deequ.
 
-Importing this package registers every analyzer and state type.
+Importing this package (or any module in it) registers nothing: ``register_builtins()``
+(``streamdq.analyzers.register``) adds every built-in analyzer and state type, and the look-ups
+re-exported here (``analyzer_from_spec``, ``state_from_bytes``) call it first.
+
+>>> analyzer_from_spec({"analyzer": "Size"})
+Size(where=None)
 """
 
 from streamdq.analyzers.approx_count_distinct import ApproxCountDistinct
@@ -31,11 +36,18 @@ from streamdq.analyzers.non_finite import NonFinite
 from streamdq.analyzers.pattern_match import PATTERNS, PatternMatch
 from streamdq.analyzers.range import Range, RangeState
 from streamdq.analyzers.ratio_of_sums import RatioOfSums, RatioOfSumsState
+from streamdq.analyzers.register import (
+    analyzer_from_spec,
+    register_builtins,
+    registered_analyzers,
+    registered_states,
+    state_from_bytes,
+)
 from streamdq.analyzers.size import Size
 from streamdq.analyzers.sketch_states import HllState, KllState
 from streamdq.analyzers.skewness import Skewness
 from streamdq.analyzers.standard_deviation import StandardDeviation
-from streamdq.analyzers.state import State, state_from_bytes
+from streamdq.analyzers.state import State
 from streamdq.analyzers.sum import Sum
 from streamdq.analyzers.unique_value_ratio import UniqueValueRatio
 from streamdq.analyzers.uniqueness import Uniqueness
@@ -94,5 +106,9 @@ __all__ = [
     "ScanShareableAnalyzer",
     "Size",
     "State",
+    "analyzer_from_spec",
+    "register_builtins",
+    "registered_analyzers",
+    "registered_states",
     "state_from_bytes",
 ]

@@ -40,7 +40,7 @@ import threading
 from typing import Any
 
 from streamdq.analyzers.aggregation import INPUT_TYPES, Aggregation
-from streamdq.analyzers.state import JsonState, register_state, registered_states
+from streamdq.analyzers.state import JsonState, StateTagTaken, register_state, state_types
 from streamdq.errors import StreamdqError
 
 ENTRY_POINT_GROUP = "streamdq.aggregations"
@@ -192,8 +192,8 @@ def _with_state_type(cls: type[Aggregation], where: str) -> type[Aggregation]:
     """``cls`` after registering its state type (so stored bytes of it load), unless its tag is another's."""
     try:
         register_state(cls)
-    except ValueError:
-        owner = registered_states()[cls.TYPE_TAG]
+    except StateTagTaken:
+        owner = state_types()[cls.TYPE_TAG]
         raise AggregationLoadError(
             f"aggregation {where}: TYPE_TAG {cls.TYPE_TAG!r} is already the tag of "
             f"{owner.__module__}.{owner.__qualname__}; choose a unique tag"

@@ -29,7 +29,6 @@ from streamdq.analyzers.base import (
     col,
     conditional,
     field_type,
-    register_analyzer,
 )
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.row_aggregate import RowAggregate, of
@@ -47,7 +46,6 @@ def hll_input(schema: StructType, column: str) -> Column:
     return col(column).cast("string")
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class ApproxCountDistinct(ScanShareableAnalyzer):
     """Approximate number of distinct non-NULL values (HLL, lgConfigK 12).

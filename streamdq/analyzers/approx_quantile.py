@@ -36,7 +36,7 @@ from typing import Any
 import datasketches as ds
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
@@ -131,7 +131,6 @@ class KllAnalyzer(ScanShareableAnalyzer):
         """The metric of a sketch that saw at least one value."""
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class ApproxQuantile(KllAnalyzer):
     """The q-quantile of a numeric column (KLL; approximate, with its rank error bound).
@@ -179,7 +178,6 @@ class ApproxQuantile(KllAnalyzer):
         return self.ok(state.quantile(float(self.quantile)), approximate=True, error_bound=state.rank_error())
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class ApproxQuantiles(KllAnalyzer):
     """Several quantiles of a numeric column from one KLL sketch: ``{repr(q): value}``.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -46,35 +47,41 @@ from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
-from streamdq.errors import ConfigError
+from streamdq.errors import StreamdqError
 
 _ANALYZERS: dict[str, type[Analyzer]] = {}
+_LOCK = threading.Lock()
 
 INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
 FRACTIONAL_TYPES = (FloatType, DoubleType, DecimalType)
 
 
 def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
-    """Class decorator: make ``cls`` constructible by name from a spec dict."""
-    _ANALYZERS[cls.NAME] = cls
+    """Make ``cls`` constructible by its ``NAME`` from a spec dict (returns ``cls``).
+
+    Idempotent and thread-safe: the same class again does nothing; another class under a name
+    already taken raises ``AnalyzerNameTaken``. Importing an analyzer module registers nothing:
+    ``streamdq.analyzers.register.register_builtins()`` registers the built-ins.
+    """
+    with _LOCK:
+        owner = _ANALYZERS.get(cls.NAME)
+        if owner is not None and owner is not cls:
+            raise AnalyzerNameTaken(
+                f"analyzer name {cls.NAME!r} registered twice ({owner.__qualname__}, {cls.__qualname__})"
+            )
+        _ANALYZERS[cls.NAME] = cls
     return cls
 
 
-def registered_analyzers() -> dict[str, type[Analyzer]]:
-    """Every registered analyzer class by name (for suites that must cover them all)."""
-    return dict(sorted(_ANALYZERS.items()))
+def analyzer_types() -> dict[str, type[Analyzer]]:
+    """The analyzer classes registered so far, by name (no built-ins unless registered:
+    ``streamdq.analyzers.register.registered_analyzers()`` registers them first)."""
+    with _LOCK:
+        return dict(sorted(_ANALYZERS.items()))
 
 
-def analyzer_class(name: str) -> type[Analyzer]:
-    try:
-        return _ANALYZERS[name]
-    except KeyError:
-        raise KeyError(f"unknown analyzer {name!r}; known: {', '.join(sorted(_ANALYZERS))}") from None
-
-
-def _spec_value(value: Any) -> Any:
-    """A spec value as an analyzer field holds it (JSON/YAML lists become tuples)."""
-    return tuple(value) if isinstance(value, list) else value
+class AnalyzerNameTaken(StreamdqError, ValueError):
+    """``register_analyzer`` of a class under a name another class already holds."""
 
 
 def rows_in_scope(where: str | None) -> RowAggregate:
@@ -140,7 +147,8 @@ class Analyzer(ABC):
         return ",".join(cols) if cols else "*"
 
     def to_spec(self) -> dict[str, Any]:
-        """A plain dict naming the analyzer and its parameters (round-trips via ``from_spec``)."""
+        """A plain dict naming the analyzer and its parameters (round-trips via
+        ``streamdq.analyzers.register.analyzer_from_spec``)."""
         spec: dict[str, Any] = {"analyzer": self.NAME}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
@@ -150,38 +158,6 @@ class Analyzer(ABC):
                 continue
             spec[f.name] = v
         return spec
-
-    @staticmethod
-    def from_spec(spec: dict[str, Any]) -> Analyzer:
-        """The analyzer a ``to_spec`` dict names (lists become tuples).
-
-        A spec without ``analyzer``, with a parameter the analyzer does not have, or without
-        one it needs raises ``ConfigError`` whose ``key`` is that parameter; an unknown
-        analyzer name raises ``KeyError`` naming the known ones.
-
-        >>> Analyzer.from_spec({"analyzer": "Mean", "column": "price"})
-        Mean(column='price', where=None)
-        >>> try:
-        ...     Analyzer.from_spec({"analyzer": "Mean", "colum": "price"})
-        ... except ConfigError as exc:
-        ...     print(exc.key, "|", exc.problem, "|", exc.fix)
-        colum | analyzer Mean: unknown parameters ['colum'] | use the parameters of Mean: column, where
-        """
-        data = dict(spec)
-        if "analyzer" not in data:
-            raise ConfigError("analyzer", f"missing in {spec!r}", "name the analyzer, e.g. analyzer: Mean")
-        cls = analyzer_class(data.pop("analyzer"))
-        fields = dataclasses.fields(cls)
-        known = f"use the parameters of {cls.NAME}: {', '.join(f.name for f in fields)}"
-        if data.keys() - {f.name for f in fields}:
-            unknown = sorted(data.keys() - {f.name for f in fields})
-            raise ConfigError(unknown[0], f"analyzer {cls.NAME}: unknown parameters {unknown}", known)
-        kwargs = {f.name: _spec_value(data[f.name]) for f in fields if f.name in data}
-        for f in fields:
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            if required and f.name not in kwargs:
-                raise ConfigError(f.name, f"analyzer {cls.NAME}: missing parameter {f.name!r}", known)
-        return cls(**kwargs)
 
     def key(self) -> str:
         """A stable textual key (canonical JSON of ``to_spec``), used by the state store."""

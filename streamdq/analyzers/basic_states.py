@@ -25,7 +25,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Self
 
-from streamdq.analyzers.state import JsonState, register_state
+from streamdq.analyzers.state import JsonState
 
 
 def _max(a: float, b: float) -> float:
@@ -52,7 +52,6 @@ def _all_finite(*values: float) -> bool:
     return all(math.isfinite(v) for v in values)
 
 
-@register_state
 @dataclass(frozen=True)
 class NumMatches(JsonState):
     """A count of rows (Size, ZerosCount).
@@ -74,7 +73,6 @@ class NumMatches(JsonState):
         return type(self)(self.matches + other.matches)
 
 
-@register_state
 @dataclass(frozen=True)
 class NumMatchesAndCount(JsonState):
     """Matching rows over rows in scope (Completeness, Compliance, PatternMatch).
@@ -103,7 +101,6 @@ class NumMatchesAndCount(JsonState):
         )
 
 
-@register_state
 @dataclass(frozen=True)
 class SumState(JsonState):
     """Sum of non-NULL values and how many there were (Sum; empty when n == 0).
@@ -156,7 +153,6 @@ class ExtremeState(JsonState):
         return type(self)(self.pick(self.value, other.value))
 
 
-@register_state
 @dataclass(frozen=True)
 class MinState(ExtremeState):
     """Minimum of non-NULL values (Minimum, MinLength); NaN only when every value is.
@@ -169,7 +165,6 @@ class MinState(ExtremeState):
     pick = staticmethod(_min)
 
 
-@register_state
 @dataclass(frozen=True)
 class MaxState(ExtremeState):
     """Maximum of non-NULL values (Maximum, MaxLength); NaN as soon as one value is.
@@ -182,7 +177,6 @@ class MaxState(ExtremeState):
     pick = staticmethod(_max)
 
 
-@register_state
 @dataclass(frozen=True)
 class MomentsState(JsonState):
     """Count, mean and central moment sums m2..m4 (StdDev, Variance, Skewness, Kurtosis).
@@ -298,7 +292,6 @@ class MomentsState(JsonState):
         return cls(int(n), float(mean or 0.0), m2, m3, m4, order)
 
 
-@register_state
 @dataclass(frozen=True)
 class CoMomentsState(JsonState):
     """Pearson correlation state over rows where both values are non-NULL.

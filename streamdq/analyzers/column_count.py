@@ -19,10 +19,10 @@ from typing import Any, Self
 from pyspark.sql.types import StructType
 
 from streamdq import metadata_columns
-from streamdq.analyzers.base import ScanShareableAnalyzer, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.row_aggregate import RowAggregate
-from streamdq.analyzers.state import JsonState, State, register_state
+from streamdq.analyzers.state import JsonState, State
 
 
 def data_columns(schema: StructType) -> list[str]:
@@ -30,7 +30,6 @@ def data_columns(schema: StructType) -> list[str]:
     return metadata_columns.data_columns(schema.fieldNames())
 
 
-@register_state
 @dataclass(frozen=True)
 class ColumnCountState(JsonState):
     """The number of data columns seen (0 = no row seen yet); merges by the maximum.
@@ -52,7 +51,6 @@ class ColumnCountState(JsonState):
         return type(self)(max(self.columns, other.columns))
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class ColumnCount(ScanShareableAnalyzer):
     """Number of data columns of the input (dataset level).

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import col, in_scope, register_analyzer, rows_in_scope
+from streamdq.analyzers.base import col, in_scope, rows_in_scope
 from streamdq.analyzers.matches import MatchRatio
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Completeness(MatchRatio):
     """non-NULL / rows in scope. No rows in scope (e.g. a where-filter keeps none) -> Failure.

@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import in_scope, register_analyzer, rows_in_scope
+from streamdq.analyzers.base import in_scope, rows_in_scope
 from streamdq.analyzers.basic_states import NumMatchesAndCount
 from streamdq.analyzers.matches import MatchRatio
 from streamdq.analyzers.metric import COLUMN, Metric
@@ -26,7 +26,6 @@ from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import State
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Compliance(MatchRatio):
     """#rows with ``predicate`` TRUE / #rows in scope; instance = ``name``.

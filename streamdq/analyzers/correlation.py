@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, in_scope, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, in_scope
 from streamdq.analyzers.basic_states import CoMomentsState
 from streamdq.analyzers.metric import MULTICOLUMN, Metric
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
@@ -24,7 +24,6 @@ from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.state import State
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Correlation(ScanShareableAnalyzer):
     """Pearson r of (first_column, second_column); NaN when either column is constant.

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer
 from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class CountDistinct(ColumnsGroupingAnalyzer):
     """The number of distinct keys (NULL-only keys not counted); no rows -> 0.0.

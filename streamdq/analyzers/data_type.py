@@ -19,10 +19,10 @@ from typing import Any, Self
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
-from streamdq.analyzers.state import JsonState, State, register_state
+from streamdq.analyzers.state import JsonState, State
 
 FRACTIONAL = r"^(-|\+)? ?\d+((\.\d+)|((?:\.\d+)?[Ee][-+]?\d+))$"
 INTEGRAL = r"^(-|\+)? ?\d+$"
@@ -30,7 +30,6 @@ BOOLEAN = r"^(true|false)$"
 TYPE_KEYS = ("Unknown", "Fractional", "Integral", "Boolean", "String")
 
 
-@register_state
 @dataclass(frozen=True)
 class DataTypeState(JsonState):
     """Row counts per inferred type (Unknown includes NULLs and out-of-scope rows).
@@ -63,7 +62,6 @@ class DataTypeState(JsonState):
         return sum(self.counts())
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class DataType(ScanShareableAnalyzer):
     """Distribution of inferred value types over all rows (out-of-scope rows are Unknown).

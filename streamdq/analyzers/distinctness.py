@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer
 from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Distinctness(ColumnsGroupingAnalyzer):
     """#distinct keys / rows in scope (NULL-only keys dropped).

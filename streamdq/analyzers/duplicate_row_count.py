@@ -12,13 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import GroupingAnalyzer
 from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class DuplicateRowCount(GroupingAnalyzer):
     """Rows whose key occurs more than once (every such row, not the extra copies).

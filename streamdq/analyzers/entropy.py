@@ -11,13 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import GroupingAnalyzer
 from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Entropy(GroupingAnalyzer):
     """-sum (c/n) ln(c/n) over the values of one column (natural log).

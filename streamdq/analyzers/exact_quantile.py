@@ -28,11 +28,11 @@ from typing import Any, Self
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
-from streamdq.analyzers.state import JsonState, State, register_state
+from streamdq.analyzers.state import JsonState, State
 
 NOT_MERGEABLE = (
     "ExactQuantile is not mergeable: this scope merges several scans (batches or windows); "
@@ -47,7 +47,6 @@ def quantile_problem(q: Any) -> str | None:
     return None
 
 
-@register_state
 @dataclass(frozen=True)
 class ExactQuantileState(JsonState):
     """The exact quantile of one scan (None: nothing seen; NaN: several scans were merged).
@@ -79,7 +78,6 @@ class ExactQuantileState(JsonState):
         return self.value is not None and math.isnan(self.value)
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class ExactQuantile(ScanShareableAnalyzer):
     """The exact, interpolated q-quantile of one scan (not mergeable, see the module doc).

@@ -48,7 +48,6 @@ from streamdq.analyzers.base import (
     GroupingAnalyzer,
     field_type,
     is_numeric,
-    register_analyzer,
 )
 from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, Metric
@@ -59,7 +58,6 @@ MAX_DETAIL_BINS = 1000
 __all__ = ["Histogram", "NULL_VALUE", "MAX_DETAIL_BINS"]
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Histogram(GroupingAnalyzer):
     """Count (and ratio) per value of one column: the top max_detail_bins bins in detail.

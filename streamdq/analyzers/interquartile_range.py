@@ -23,7 +23,7 @@ import numpy as np
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.approx_quantile import KllAnalyzer, k_problem
-from streamdq.analyzers.base import conditional, register_analyzer
+from streamdq.analyzers.base import conditional
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
@@ -45,7 +45,6 @@ def interpolated_quantile(state: KllState, q: float) -> float:
     return (higher - position) * low + (position - lower) * high
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class InterquartileRange(KllAnalyzer):
     """Q3 - Q1 (interpolated quartiles from a KLL sketch; exact while the sketch is).

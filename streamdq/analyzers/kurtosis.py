@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.moments import MomentsAnalyzer
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Kurtosis(MomentsAnalyzer):
     """Excess kurtosis n * m4 / m2^2 - 3; 0.0 when m2 == 0 (a constant column; Spark's F.kurtosis gives NULL there).

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MaxState
 from streamdq.analyzers.length import LengthExtreme
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class MaxLength(LengthExtreme):
     """Longest length of a string column, as a float.

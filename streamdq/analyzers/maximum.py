@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MaxState
 from streamdq.analyzers.extreme import ValueExtreme
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Maximum(ValueExtreme):
     """Largest non-NULL value in scope, as a float. Numeric columns only.

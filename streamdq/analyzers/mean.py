@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import SumState
 from streamdq.analyzers.sum import SumAndCount
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Mean(SumAndCount):
     """sum / count of non-NULL values. Numeric columns only; all-NULL -> Failure (empty).

@@ -19,12 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import GroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import GroupingAnalyzer
 from streamdq.analyzers.frequency import ExactFrequencies, FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class MutualInformation(GroupingAnalyzer):
     """Mutual information of two columns over the pairs with both sides non-NULL (natural log).

@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import col, in_scope, register_analyzer
+from streamdq.analyzers.base import col, in_scope
 from streamdq.analyzers.matches import MatchCount
 from streamdq.analyzers.numeric import can_be_non_finite, is_finite, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class NonFinite(MatchCount):
     """Count of NaN / +Infinity / -Infinity values in scope (NULL is not counted).

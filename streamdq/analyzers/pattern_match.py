@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import col, in_scope, register_analyzer, rows_in_scope
+from streamdq.analyzers.base import col, in_scope, rows_in_scope
 from streamdq.analyzers.matches import MatchRatio
 from streamdq.analyzers.numeric import string_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
@@ -47,7 +47,6 @@ def resolve_pattern(pattern: str) -> str:
     return PATTERNS.get(pattern, pattern)
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class PatternMatch(MatchRatio):
     """#rows whose value contains a match of ``pattern`` / #rows in scope.

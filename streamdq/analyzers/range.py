@@ -15,15 +15,13 @@ from typing import Any, Self
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MaxState, MinState
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import NumericColumnAnalyzer
 from streamdq.analyzers.row_aggregate import RowAggregate, of
-from streamdq.analyzers.state import JsonState, State, register_state
+from streamdq.analyzers.state import JsonState, State
 
 
-@register_state
 @dataclass(frozen=True)
 class RangeState(JsonState):
     """Smallest and largest value seen (None = none seen); each merges like Min / Max.
@@ -48,7 +46,6 @@ class RangeState(JsonState):
         return type(self)(low, high)
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Range(NumericColumnAnalyzer):
     """``max - min`` of the finite values in scope, as a float. Numeric columns only.

@@ -15,14 +15,13 @@ from typing import Any, Self
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import ScanShareableAnalyzer, conditional, register_analyzer
+from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
 from streamdq.analyzers.metric import MULTICOLUMN, Metric
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
-from streamdq.analyzers.state import JsonState, State, register_state
+from streamdq.analyzers.state import JsonState, State
 
 
-@register_state
 @dataclass(frozen=True)
 class RatioOfSumsState(JsonState):
     """Σ numerator, Σ denominator, and the number of non-NULL numerators.
@@ -57,7 +56,6 @@ class RatioOfSumsState(JsonState):
         return self.numerator / self.denominator
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class RatioOfSums(ScanShareableAnalyzer):
     """Σ numerator / Σ denominator; Σ denominator = 0 -> ±inf.

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import register_analyzer, rows_in_scope
+from streamdq.analyzers.base import rows_in_scope
 from streamdq.analyzers.matches import MatchCount
 from streamdq.analyzers.row_aggregate import RowAggregate
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Size(MatchCount):
     """Row count. Empty input gives 0.0 (a success, as in Deequ).

@@ -23,7 +23,7 @@ from typing import Self
 
 import datasketches as ds
 
-from streamdq.analyzers.state import State, register_state
+from streamdq.analyzers.state import State
 
 HLL_LG_K = 12
 HLL_CONFIDENCE_STDDEVS = 2  # error_bound of distinct counts: ~95% two-sided interval
@@ -70,7 +70,6 @@ class SketchState(State):
         return cls.from_sketch_bytes(payload)
 
 
-@register_state
 @dataclass(frozen=True)
 class HllState(SketchState):
     """A serialized HLL sketch (``b""`` = no value seen).
@@ -143,7 +142,6 @@ class HllState(SketchState):
         return sk.get_lower_bound(num_std_devs), sk.get_upper_bound(num_std_devs)
 
 
-@register_state
 @dataclass(frozen=True)
 class KllState(SketchState):
     """A serialized KLL doubles sketch (``b""`` = no value seen).

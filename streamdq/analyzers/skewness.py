@@ -9,12 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.moments import MomentsAnalyzer
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Skewness(MomentsAnalyzer):
     """Population skewness sqrt(n) * m3 / m2^1.5; 0.0 when m2 == 0 (a constant column; Spark's F.skewness gives NULL there).

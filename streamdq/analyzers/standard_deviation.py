@@ -9,12 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.moments import MomentsAnalyzer
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class StandardDeviation(MomentsAnalyzer):
     """Population standard deviation sqrt(m2 / n).

@@ -6,12 +6,18 @@ Contract (DESIGN.md section 3):
   state type has an empty identity (``empty()``) such that ``s.merge(empty) == s``.
 * ``to_bytes()`` writes ``MAGIC | tag length | tag | format version | payload``; the
   payload is canonical JSON for numeric states and the sketch's own serialization for
-  DataSketches states. ``state_from_bytes()`` dispatches on the tag. Nothing is pickled.
+  DataSketches states. ``decode_state()`` dispatches on the tag. Nothing is pickled.
 * Exact states satisfy ``metric(merge(s(A), s(B))) == metric(s(A ++ B))``; sketch states
   stay inside the sketch's error bounds.
 
 States run on the driver: the engine builds them from one aggregated row per grouping
 set and merges them across microbatches, windows and stored history.
+
+Registration is explicit: importing a state module registers nothing. ``register_state(cls)``
+adds a class to the process-wide registry of tags; ``streamdq.analyzers.register`` registers the
+built-ins (``register_builtins()``) and its ``state_from_bytes`` / ``registered_states`` call it
+first, so readers of stored bytes use those. The registry here is the registry *as filled so
+far* (``state_types()``).
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
 from streamdq.errors import StreamdqError
@@ -29,24 +37,42 @@ _HEADER = struct.Struct(">4sH")  # magic, tag length
 _VERSION = struct.Struct(">H")
 
 _REGISTRY: dict[str, type[State]] = {}
+_LOCK = threading.Lock()
 
 
 class StateFormatError(StreamdqError, ValueError):
     """Raised when bytes are not a streamdq state or carry an unknown tag or version."""
 
 
+class StateTagTaken(StreamdqError, ValueError):
+    """``register_state`` of a class under a tag another class already holds."""
+
+
 def register_state(cls: type[State]) -> type[State]:
-    """Class decorator: make ``cls`` loadable by ``state_from_bytes`` under its TYPE_TAG."""
+    """Make ``cls`` loadable from its bytes under its ``TYPE_TAG`` (returns ``cls``).
+
+    Idempotent and thread-safe: registering the same class again does nothing; a different class
+    under a tag already taken raises ``StateTagTaken`` (the registry is unchanged).
+    """
     tag = cls.TYPE_TAG
-    if tag in _REGISTRY and _REGISTRY[tag] is not cls:
-        raise ValueError(f"state tag {tag!r} registered twice ({_REGISTRY[tag].__name__}, {cls.__name__})")
-    _REGISTRY[tag] = cls
+    with _LOCK:
+        owner = _REGISTRY.get(tag)
+        if owner is not None and owner is not cls:
+            raise StateTagTaken(f"state tag {tag!r} registered twice ({owner.__name__}, {cls.__name__})")
+        _REGISTRY[tag] = cls
     return cls
 
 
-def registered_states() -> dict[str, type[State]]:
-    """Every registered state class by type tag (for suites that must cover them all)."""
-    return dict(sorted(_REGISTRY.items()))
+def state_types() -> dict[str, type[State]]:
+    """The state classes registered so far, by type tag (no built-ins unless registered:
+    ``streamdq.analyzers.register.registered_states()`` registers them first)."""
+    with _LOCK:
+        return dict(sorted(_REGISTRY.items()))
+
+
+def state_type(tag: str) -> type[State] | None:
+    """The class registered so far under ``tag``, or None."""
+    return _REGISTRY.get(tag)
 
 
 class State(ABC):
@@ -95,10 +121,11 @@ def split_header(data: bytes) -> tuple[str, int, bytes]:
     return tag, version, data[start + tag_len + _VERSION.size :]
 
 
-def state_from_bytes(data: bytes) -> State:
-    """Load any registered state from ``to_bytes`` output."""
+def decode_state(data: bytes, classes: Callable[[str], type[State] | None] = state_type) -> State:
+    """Load a state from ``to_bytes`` output, finding its class by tag with ``classes`` (by default
+    the registry as filled so far); ``StateFormatError`` for an unknown tag or a newer version."""
     tag, version, payload = split_header(data)
-    cls = _REGISTRY.get(tag)
+    cls = classes(tag)
     if cls is None:
         raise StateFormatError(f"unknown state type tag {tag!r}")
     if version > cls.FORMAT_VERSION:

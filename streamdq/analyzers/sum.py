@@ -18,7 +18,6 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import SumState
 from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.numeric import NumericColumnAnalyzer
@@ -51,7 +50,6 @@ class SumAndCount(NumericColumnAnalyzer):
         """The statistic of a state that saw at least one value."""
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Sum(SumAndCount):
     """Σ of non-NULL values in scope. Numeric columns only; all-NULL -> Failure (empty).

@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer
 from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import SIGMAS, estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class UniqueValueRatio(ColumnsGroupingAnalyzer):
     """Share of distinct keys that occur exactly once.

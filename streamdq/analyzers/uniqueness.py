@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streamdq.analyzers.base import ColumnsGroupingAnalyzer, register_analyzer
+from streamdq.analyzers.base import ColumnsGroupingAnalyzer
 from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.estimators import estimate_kwargs
 from streamdq.analyzers.metric import Metric
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Uniqueness(ColumnsGroupingAnalyzer):
     """Share of rows whose key occurs exactly once (NULL-only keys dropped).

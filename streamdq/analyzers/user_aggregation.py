@@ -56,7 +56,6 @@ from streamdq.analyzers.base import (
     field_type,
     is_numeric,
     is_string,
-    register_analyzer,
 )
 from streamdq.analyzers.metric import Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
@@ -96,7 +95,6 @@ def canonical_params(params: Any) -> str:
         ) from None
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class AggregationAnalyzer(ScanShareableAnalyzer):
     """An aggregation function on one column (see the module docstring).

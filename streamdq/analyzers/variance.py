@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamdq.analyzers.base import register_analyzer
 from streamdq.analyzers.basic_states import MomentsState
 from streamdq.analyzers.moments import MomentsAnalyzer
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class Variance(MomentsAnalyzer):
     """Population variance m2 / n.

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from streamdq.analyzers.base import col, in_scope, register_analyzer
+from streamdq.analyzers.base import col, in_scope
 from streamdq.analyzers.matches import MatchCount
 from streamdq.analyzers.numeric import numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 
 
-@register_analyzer
 @dataclass(frozen=True)
 class ZerosCount(MatchCount):
     """Count of values == 0 in scope (NULL is not zero).

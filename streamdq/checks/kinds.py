@@ -21,8 +21,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from streamdq.analyzers.base import Analyzer, analyzer_class
+from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.register import analyzer_class, analyzer_from_spec
 from streamdq.checks.assertion import Assertion, Comparison
 from streamdq.checks.vocabulary import (
     ConstraintKind,
@@ -63,8 +64,7 @@ def make(name: str, /, **kwargs: Any) -> Analyzer:
 
 def registered_analyzer(name: str) -> type[Analyzer]:
     """The analyzer class registered as ``name`` (``KeyError`` naming the known ones). The
-    built-ins are there: importing ``streamdq.analyzers.base`` imports the package, which
-    imports every built-in analyzer module by name (no directory scan)."""
+    built-ins are there: ``analyzer_class`` registers them first (``streamdq.analyzers.register``)."""
     return analyzer_class(name)
 
 
@@ -467,7 +467,7 @@ def register() -> None:
                 Param("metric", "mapping", doc="an analyzer spec, e.g. {analyzer: Mean, column: amount}"),
                 Param("detector", "mapping", doc="a detector spec with a 'type' key"),
             ),
-            lambda p, w: Analyzer.from_spec(_with_where(p["metric"], w)),
+            lambda p, w: analyzer_from_spec(_with_where(p["metric"], w)),
             validate=_validate_anomaly,
             evaluate=_anomaly_evaluator_missing,
             takes_assertion=False,
@@ -539,7 +539,7 @@ def _validate_anomaly(p: Mapping[str, Any]) -> tuple[str, str] | None:
         return "metric.analyzer", "missing: expected an analyzer name such as Mean or Completeness"
     try:
         registered_analyzer(str(metric["analyzer"]))
-        Analyzer.from_spec(metric)
+        analyzer_from_spec(metric)
     except KeyError as exc:
         return "metric.analyzer", str(exc.args[0])
     except (TypeError, ValueError) as exc:

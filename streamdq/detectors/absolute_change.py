@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamdq.detectors.base import register_detector
 from streamdq.detectors.change import ChangeDetector
 
 
@@ -23,7 +22,6 @@ def nth_difference(values: Sequence[float]) -> float:
     return current[0]
 
 
-@register_detector
 @dataclass(frozen=True)
 class AbsoluteChange(ChangeDetector):
     """Flags a point whose ``order``-th difference leaves ``[max_rate_decrease, max_rate_increase]``.

@@ -31,13 +31,17 @@ Contract (DESIGN.md section 3, "Detector"):
   semantics exactly (SEMANTICS.md "Anomaly detection"); for the others it replays the series through
   ``update``. An empty series gives ``[]`` (BatchNormal and HoltWinters raise, as Deequ does).
 
+Registration is explicit: importing a detector module registers nothing; ``register_detector(cls)``
+adds a class, and ``streamdq.detectors.register`` registers the built-ins (``register_builtins()``)
+before its look-ups (``detector_from_spec``, ``detector_types``, ``registered_detectors``).
+
 Every detector class gives ``_unit_test_params()`` (parameter sets to build it with); the
 conformance kit ``streamdq.testing.detector_checks.check_detector`` puts every registered class
 through the laws above (tests/laws/test_detector_conformance.py).
 
 Examples
 --------
->>> from streamdq.detectors import SimpleThreshold
+>>> from streamdq.detectors import detector_from_spec
 >>> detector = detector_from_spec({"type": "simple_threshold", "upper_bound": 10})
 >>> state = detector.initial_state()
 >>> state, verdict = detector.update(state, Point(time=0.0, value=12.0, seq=0))
@@ -59,12 +63,13 @@ import dataclasses
 import difflib
 import json
 import math
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Self
 
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, StreamdqError
 
 # Scala's Double.MinValue / Double.MaxValue: Deequ's "missing bound".
 MIN_DOUBLE = -1.7976931348623157e308
@@ -76,6 +81,7 @@ REPLAY_MEMORY = 32
 DetectorState = dict[str, Any]
 
 _REGISTRY: dict[str, type[Detector]] = {}
+_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,16 +145,31 @@ def warming_up(
 
 
 def register_detector(cls: type[Detector]) -> type[Detector]:
-    """Class decorator: make ``cls`` buildable by ``detector_from_spec`` under its ``TYPE``."""
-    if cls.TYPE in _REGISTRY and _REGISTRY[cls.TYPE] is not cls:
-        raise ValueError(f"detector type {cls.TYPE!r} registered twice")
-    _REGISTRY[cls.TYPE] = cls
+    """Make ``cls`` buildable by ``detector_from_spec`` under its ``TYPE`` (returns ``cls``).
+
+    Idempotent and thread-safe: the same class again does nothing; another class under a type
+    already taken raises ``DetectorTypeTaken``. Importing a detector module registers nothing:
+    ``streamdq.detectors.register.register_builtins()`` registers the built-ins.
+    """
+    with _LOCK:
+        owner = _REGISTRY.get(cls.TYPE)
+        if owner is not None and owner is not cls:
+            raise DetectorTypeTaken(
+                f"detector type {cls.TYPE!r} registered twice ({owner.__qualname__}, {cls.__qualname__})"
+            )
+        _REGISTRY[cls.TYPE] = cls
     return cls
 
 
-def detector_types() -> list[str]:
-    """The registered detector type names."""
-    return sorted(_REGISTRY)
+def detector_classes() -> dict[str, type[Detector]]:
+    """The detector classes registered so far, by type (no built-ins unless registered:
+    ``streamdq.detectors.register.registered_detectors()`` registers them first)."""
+    with _LOCK:
+        return dict(sorted(_REGISTRY.items()))
+
+
+class DetectorTypeTaken(StreamdqError, ValueError):
+    """``register_detector`` of a class under a type another class already holds."""
 
 
 def spec_error(kind: str, key: str, problem: str, fix: str | None = None) -> ConfigError:
@@ -160,9 +181,11 @@ def spec_error(kind: str, key: str, problem: str, fix: str | None = None) -> Con
     return ConfigError(key, f"{problem} (detector {kind})", fix)
 
 
-def detector_from_spec(spec: Mapping[str, Any]) -> Detector:
-    """Build a detector from its ``to_spec()`` dict; a ``ConfigError`` names the bad key."""
-    known = ", ".join(detector_types())
+def build_detector(spec: Mapping[str, Any], classes: Mapping[str, type[Detector]]) -> Detector:
+    """Build a detector from its ``to_spec()`` dict, its class found by ``type`` in ``classes``
+    (``streamdq.detectors.register.detector_from_spec`` passes the registry, built-ins included);
+    a ``ConfigError`` names the bad key."""
+    known = ", ".join(sorted(classes))
     if not isinstance(spec, Mapping):
         raise ConfigError(
             "type",
@@ -172,7 +195,7 @@ def detector_from_spec(spec: Mapping[str, Any]) -> Detector:
     if "type" not in spec:
         raise ConfigError("type", "missing in the detector spec", f"add type: one of {known}")
     kind = spec["type"]
-    cls = _REGISTRY.get(kind) if isinstance(kind, str) else None
+    cls = classes.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ConfigError("type", f"unknown detector type {kind!r}", f"use one of {known}")
     return cls.from_spec(spec)

@@ -23,7 +23,6 @@ from streamdq.detectors.base import (
     Point,
     Verdict,
     check_interval,
-    register_detector,
     require,
     require_factors,
     resolve_end,
@@ -32,7 +31,6 @@ from streamdq.detectors.base import (
 from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_empty, welford_of
 
 
-@register_detector
 @dataclass(frozen=True)
 class BatchNormal(Detector):
     """Flags a point outside ``mean +- factor * sd`` of the reference points (sample sd).

@@ -45,10 +45,10 @@ from streamdq.detectors.base import (
     DetectorState,
     Point,
     Verdict,
-    detector_from_spec,
     dump_state,
     load_state,
 )
+from streamdq.detectors.register import detector_from_spec
 from streamdq.errors import ConfigError
 
 SUCCESS = "Success"  # streamdq.report.SUCCESS / FAILURE (not imported: detectors stay light)

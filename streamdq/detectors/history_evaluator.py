@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from streamdq.detectors.base import Point, detector_from_spec
+from streamdq.detectors.base import Point
+from streamdq.detectors.register import detector_from_spec
 
 SUCCESS = "Success"
 FAILURE = "Failure"

@@ -44,7 +44,6 @@ from streamdq.detectors.base import (
     Point,
     Verdict,
     is_missing,
-    register_detector,
     require,
     require_relearn_after,
     warming_up,
@@ -55,7 +54,6 @@ from streamdq.detectors.running_stats import sample_stddev, welford_add, welford
 RESIDUAL_SCALES = ("abs_stddev", "rmse")
 
 
-@register_detector
 @dataclass(frozen=True)
 class HoltWinters(Detector):
     """Flags a point outside ``forecast +- z * scale`` of an additive Holt-Winters model.

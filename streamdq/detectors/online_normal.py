@@ -26,7 +26,6 @@ from streamdq.detectors.base import (
     Point,
     Verdict,
     check_interval,
-    register_detector,
     require,
     require_factors,
     require_relearn_after,
@@ -41,7 +40,6 @@ def _z(value: float, mean: float, sd: float) -> float:
     return 0.0 if value == mean else math.inf
 
 
-@register_detector
 @dataclass(frozen=True)
 class OnlineNormal(Detector):
     """Flags a point outside ``mean +- factor * sd`` of the running (population) statistics.

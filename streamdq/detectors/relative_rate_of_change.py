@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamdq.detectors.base import register_detector
 from streamdq.detectors.change import ChangeDetector
 
 
@@ -25,7 +24,6 @@ def ieee_divide(numerator: float, denominator: float) -> float:
     return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
 
 
-@register_detector
 @dataclass(frozen=True)
 class RelativeRateOfChange(ChangeDetector):
     """Flags a point whose ratio to the point ``order`` steps back leaves

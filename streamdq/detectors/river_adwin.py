@@ -13,11 +13,10 @@ from typing import Any, ClassVar
 
 from river import drift
 
-from streamdq.detectors.base import register_detector, require
+from streamdq.detectors.base import require
 from streamdq.detectors.river_drift import RiverDriftDetector
 
 
-@register_detector
 @dataclass(frozen=True)
 class Adwin(RiverDriftDetector):
     """Flags the point where river's ADWIN sees the mean of the recent window drift away.

@@ -13,13 +13,12 @@ from typing import Any, ClassVar
 
 from river import drift
 
-from streamdq.detectors.base import register_detector, require
+from streamdq.detectors.base import require
 from streamdq.detectors.river_drift import RiverDriftDetector
 
 MODES = ("up", "down", "both")
 
 
-@register_detector
 @dataclass(frozen=True)
 class PageHinkley(RiverDriftDetector):
     """Flags the point where river's Page-Hinkley test sees the running mean shift.

@@ -24,13 +24,12 @@ from typing import Any, ClassVar
 
 from river import anomaly, linear_model, optim, preprocessing, time_series
 
-from streamdq.detectors.base import Detector, Point, Verdict, register_detector, require, warming_up
+from streamdq.detectors.base import Detector, Point, Verdict, require, warming_up
 from streamdq.detectors.river_state import dump_river, load_river
 
 MODELS = ("snarimax", "holt_winters")
 
 
-@register_detector
 @dataclass(frozen=True)
 class RiverPredictive(Detector):
     """Flags a point whose one-step forecast error river scores at ``score_threshold`` or more.

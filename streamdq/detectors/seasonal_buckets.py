@@ -25,7 +25,6 @@ from streamdq.detectors.base import (
     Detector,
     Point,
     Verdict,
-    register_detector,
     require,
     require_relearn_after,
     warming_up,
@@ -55,7 +54,6 @@ def bucket_of(kind: str, time: datetime | float) -> str:
     return str(when.month)
 
 
-@register_detector
 @dataclass(frozen=True)
 class SeasonalBuckets(Detector):
     """Flags a point more than ``z`` sd away from the mean of its seasonal bucket.

@@ -17,13 +17,11 @@ from streamdq.detectors.base import (
     Point,
     Verdict,
     check_interval,
-    register_detector,
     require,
     resolve_end,
 )
 
 
-@register_detector
 @dataclass(frozen=True)
 class SimpleThreshold(Detector):
     """Flags a point outside ``[lower_bound, upper_bound]``; no warm-up, nothing learned.

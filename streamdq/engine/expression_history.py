@@ -39,6 +39,7 @@ from typing import Any
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.register import analyzer_from_spec
 from streamdq.checks.expression import HistoryRef
 from streamdq.checks.expression_kind import expression_history_refs, metric_key
 from streamdq.report import SCOPES
@@ -52,7 +53,7 @@ def row_metric_key(name: str, instance: str, analyzer_key: str) -> str:
     """The expression key of a stored metric row (counters without an analyzer: ``Name``)."""
     if analyzer_key and analyzer_key.startswith("{"):
         try:
-            return metric_key(Analyzer.from_spec(json.loads(analyzer_key)))
+            return metric_key(analyzer_from_spec(json.loads(analyzer_key)))
         except Exception:  # an analyzer this process does not know: fall back to the row's names
             pass
     return name if instance in ("*", "") else f"{name}({instance})"

@@ -32,8 +32,9 @@ import pyarrow.dataset as pads
 
 from streamdq.analyzers.approx_quantile import ApproxQuantile
 from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.register import analyzer_from_spec, state_from_bytes
 from streamdq.analyzers.sketch_states import HllState, KllState
-from streamdq.analyzers.state import State, StateFormatError, state_from_bytes
+from streamdq.analyzers.state import State, StateFormatError
 from streamdq.analyzers.user_aggregation import combinable, metric_name
 from streamdq.service.errors import BadRequest, NotFound
 from streamdq.service.reader import StateReader, plain
@@ -66,7 +67,7 @@ def _analyzer(key: str | None) -> Analyzer | None:
     if not key:
         return None
     try:
-        return Analyzer.from_spec(json.loads(key))
+        return analyzer_from_spec(json.loads(key))
     except (ValueError, KeyError, TypeError):
         return None
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from streamdq.detectors.base import (
@@ -53,10 +53,10 @@ from streamdq.detectors.base import (
     DetectorState,
     Point,
     Verdict,
-    detector_from_spec,
     dump_state,
     load_state,
 )
+from streamdq.detectors.register import detector_from_spec, registered_detectors
 from streamdq.errors import ConfigError
 from streamdq.testing.laws import ContractReport, ContractViolation, unit_test_params
 
@@ -305,14 +305,6 @@ def check_detector(cls: type[Detector]) -> ContractReport:
     for params in param_sets:
         _check_one(cls, params, report)
     return report
-
-
-def registered_detectors() -> Mapping[str, type[Detector]]:
-    """Every registered detector class by type name (the built-ins are imported first)."""
-    import streamdq.detectors  # noqa: F401 - the built-in classes register on import
-    from streamdq.detectors.base import _REGISTRY
-
-    return dict(_REGISTRY)
 
 
 __all__ = ["check_detector", "points", "registered_detectors", "series"]

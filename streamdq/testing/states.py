@@ -24,7 +24,8 @@ import itertools
 import struct
 from collections.abc import Callable, Sequence
 
-from streamdq.analyzers.state import State, StateFormatError, split_header, state_from_bytes
+from streamdq.analyzers.register import state_from_bytes
+from streamdq.analyzers.state import State, StateFormatError, split_header
 from streamdq.testing.laws import ContractReport, ContractViolation, same
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from streamdq.aggregations import Aggregation, registry
 from streamdq.analyzers.aggregation_registry import AggregationRegistry
-from streamdq.analyzers.state import registered_states
+from streamdq.analyzers.register import registered_states
 from streamdq.testing import ContractViolation, check_aggregation, check_state
 from tests.unit.aggregations import user_aggs
 

@@ -30,7 +30,7 @@ from streamdq.analyzers import (
 from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec
 from streamdq.analyzers.frequency.grouped import state_from_grouped
 from streamdq.analyzers.frequency.query import compute_frequency_state
-from streamdq.analyzers.state import state_from_bytes
+from streamdq.analyzers.register import state_from_bytes
 
 Row = tuple[int | None, str | None]
 rows_st = st.lists(

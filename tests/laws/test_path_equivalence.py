@@ -55,7 +55,8 @@ from streamdq.analyzers import (
     Variance,
     ZerosCount,
 )
-from streamdq.analyzers.base import Analyzer, registered_analyzers
+from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.register import registered_analyzers
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.engine.plan import AnalysisPlan
 

@@ -35,8 +35,9 @@ from streamdq.analyzers.aggregation import Aggregation
 from streamdq.analyzers.basic_states import CoMomentsState, MomentsState
 from streamdq.analyzers.frequency import FrequencyState
 from streamdq.analyzers.frequency.grouped import state_from_grouped
+from streamdq.analyzers.register import registered_states, state_from_bytes
 from streamdq.analyzers.sketch_states import HLL_LG_K, HllState, KllState
-from streamdq.analyzers.state import JsonState, State, registered_states, state_from_bytes
+from streamdq.analyzers.state import JsonState, State
 
 NAN, INF = math.nan, math.inf
 SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 5e-324, -5e-324, 1.0, -1.0]

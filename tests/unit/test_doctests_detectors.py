@@ -11,8 +11,7 @@ import pkgutil
 import pytest
 
 import streamdq.detectors
-from streamdq.detectors import detector_types
-from streamdq.detectors.base import _REGISTRY
+from streamdq.detectors import registered_detectors
 
 
 def _modules() -> list[str]:
@@ -29,10 +28,10 @@ def test_the_module_examples_run(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "kind", [k for k in detector_types() if _REGISTRY[k].__module__.startswith("streamdq.")]
+    "kind", [k for k, c in registered_detectors().items() if c.__module__.startswith("streamdq.")]
 )
 def test_every_registered_detector_shows_an_example(kind: str) -> None:
-    cls = _REGISTRY[kind]
+    cls = registered_detectors()[kind]
     doc = cls.__dict__.get("__doc__") or ""
     assert "Examples" in doc and ">>>" in doc, f"{cls.__name__} has no Examples block in its docstring"
     tests = doctest.DocTestFinder(recurse=False).find(

@@ -47,7 +47,7 @@ is converted on read by ``migration.from_v1_sketch``.
 >>> merged = a.merge(b)
 >>> type(merged).__name__, merged.n, merged.total, merged.table.to_pydict()
 ('ExactFrequencies', 4, 5, {'k0': ['x', 'y'], 'count': [3, 1]})
->>> from streamdq.analyzers.state import state_from_bytes
+>>> from streamdq.analyzers.register import state_from_bytes
 >>> state_from_bytes(merged.to_bytes()) == merged
 True
 """
@@ -87,7 +87,7 @@ from streamdq.analyzers.frequency.tables import (
     table_bytes,
 )
 from streamdq.analyzers.key_hash import key_hashes
-from streamdq.analyzers.state import State, StateFormatError, register_state
+from streamdq.analyzers.state import State, StateFormatError
 
 EXACT = "exact"
 SAMPLE = "sample"
@@ -516,6 +516,3 @@ class SampledFrequencies(FrequencyState):
             f"SampledFrequencies[{len(self.sample)}, theta={self.sample.theta:.3g}, {self.sample.scheme}]"
             f"(n={self.n}, total={self.total}, max_groups={self.max_groups})"
         )
-
-
-register_state(FrequencyState)  # type: ignore[type-abstract]  # one tag, two concrete forms

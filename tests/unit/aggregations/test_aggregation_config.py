@@ -16,7 +16,7 @@ import pytest
 
 from streamdq.aggregations import AggregationLoadError, AggregationRegistry, registry
 from streamdq.analyzers import AggregationAnalyzer
-from streamdq.analyzers.base import Analyzer
+from streamdq.analyzers.register import analyzer_from_spec
 from streamdq.checks.spec import loads_suite
 from streamdq.engine.config_check import check_run_config
 from streamdq.errors import ConfigError
@@ -40,7 +40,7 @@ def test_a_check_file_entry_builds_the_analyzer_and_its_key_round_trips() -> Non
         {"bins": 4},
         "status = 200",
     )
-    assert Analyzer.from_spec(json.loads(a.key())) == a
+    assert analyzer_from_spec(json.loads(a.key())) == a
     assert a.metric_name == "numericHistogram" and a.combinable
     user = _one(f'{{function: "{USER}:WindowMax", column: bytes}}').analyzer
     assert user.metric_name == "windowMax" and not user.combinable
@@ -144,8 +144,8 @@ def test_entry_points_of_the_group_are_found_and_loaded_when_resolved(
 def test_importing_registers_nothing() -> None:
     code = (
         "import streamdq.aggregations, streamdq.analyzers, streamdq.checks.kinds;"
-        "from streamdq.analyzers.state import registered_states;"
-        "print(sorted(t for t in registered_states() if t.startswith('agg.')))"
+        "from streamdq.analyzers.state import state_types;"
+        "print(sorted(t for t in state_types() if t.startswith('agg.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -22,6 +22,7 @@ from streamdq.analyzers import (
 from streamdq.analyzers.approx_quantile import k_for_relative_error
 from streamdq.analyzers.exact_quantile import ExactQuantileState
 from streamdq.analyzers.interquartile_range import interpolated_quantile
+from streamdq.analyzers.register import analyzer_from_spec
 from streamdq.analyzers.sketch_states import KllState
 from tests.unit.analyzers.analyzer_testkit import assert_failed, metrics_of
 
@@ -171,7 +172,7 @@ def test_relative_error_absent_keeps_the_old_key():
     assert "relative_error" not in ApproxQuantile("x", 0.5).to_spec()
     assert ApproxQuantile("x", 0.5, relative_error=0.1).to_spec()["relative_error"] == 0.1
     a = ApproxQuantile("x", 0.5, relative_error=0.1)
-    assert Analyzer.from_spec(a.to_spec()) == a
+    assert analyzer_from_spec(a.to_spec()) == a
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +200,7 @@ def test_histogram_binning_map_with_default_bin(countries):
     }
     assert binned.value["number_of_bins"] == 3
     assert set(kept.value["values"]) == {"EU", "US", "NullValue", "JP"}
-    assert Analyzer.from_spec(h.to_spec()) == h
+    assert analyzer_from_spec(h.to_spec()) == h
     assert "binning" not in Histogram("c").to_spec()  # unchanged key without binning
 
 

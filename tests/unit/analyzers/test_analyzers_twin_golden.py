@@ -41,6 +41,7 @@ from streamdq.analyzers import (
     state_from_bytes,
 )
 from streamdq.analyzers.basic_states import MaxState, MinState, NumMatches, NumMatchesAndCount
+from streamdq.analyzers.register import analyzer_from_spec
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -139,7 +140,7 @@ def test_share_of_rows_when_nothing_matched_or_nothing_was_evaluated() -> None:
 @pytest.mark.parametrize("analyzer,key,hex_bytes,value", SCAN_TWINS, ids=lambda v: getattr(v, "NAME", ""))
 def test_scan_twin_reads_its_stored_state(analyzer: Analyzer, key: str, hex_bytes: str, value: float) -> None:
     assert analyzer.key() == key and analyzer.state_key() == key
-    assert Analyzer.from_spec(analyzer.to_spec()) == analyzer
+    assert analyzer_from_spec(analyzer.to_spec()) == analyzer
     state = state_from_bytes(bytes.fromhex(hex_bytes))
     assert isinstance(state, type(analyzer.empty_state()))
     assert state.to_bytes().hex() == hex_bytes
@@ -208,7 +209,7 @@ def test_grouping_twin_reads_the_stored_frequency_states(
     analyzer: Analyzer, key: str, exact: float, sampled: tuple[float, float] | None
 ) -> None:
     assert analyzer.key() == key and analyzer.state_key() == FREQ_KEY
-    assert Analyzer.from_spec(analyzer.to_spec()) == analyzer
+    assert analyzer_from_spec(analyzer.to_spec()) == analyzer
     m = analyzer.metric(state_from_bytes((GOLDEN / "frequency_exact_v3.bin").read_bytes()))
     assert (m.value, m.approximate, m.error_bound) == (exact, False, None)
     if sampled is not None:

@@ -24,7 +24,7 @@ import pytest
 from streamdq.analyzers import CountDistinct, FrequencyState, Histogram, MutualInformation, Uniqueness
 from streamdq.analyzers.frequency import ExactFrequencies, SampledFrequencies
 from streamdq.analyzers.frequency.sample import V1
-from streamdq.analyzers.state import state_from_bytes
+from streamdq.analyzers.register import state_from_bytes
 
 GOLDEN = Path(__file__).parent / "golden"
 HEADER = 17  # magic, tag length, "frequency", version: the payload starts here

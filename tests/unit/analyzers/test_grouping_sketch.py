@@ -22,7 +22,7 @@ from streamdq.analyzers import (
     UniqueValueRatio,
 )
 from streamdq.analyzers.frequency.query import compute_frequency_state
-from streamdq.analyzers.state import state_from_bytes
+from streamdq.analyzers.register import state_from_bytes
 from streamdq.engine.plan import count_jobs
 
 ROWS = 6000

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from streamdq import analyze
 from streamdq.analyzers import Histogram
 from streamdq.analyzers.frequency import SampledFrequencies
-from streamdq.analyzers.state import state_from_bytes
+from streamdq.analyzers.register import state_from_bytes
 from streamdq.checks import Check, Level, verify
 from streamdq.checks.spec import loads_suite
 from streamdq.engine.plan import AnalysisPlan
