@@ -59,10 +59,13 @@ REQUIRED: Any = _Required()
 class Check:
     """``check(key_path, value) -> typed value``; raises ConfigError naming ``key_path``.
 
-    ``kind`` describes the accepted values for the docs (``integer >= 1``, ``json | csv``)."""
+    ``kind`` describes the accepted values for the docs (``integer >= 1``, ``json | csv``);
+    ``nested`` (a sub-section's check, ``section()``) parses into the caller's collector, so a
+    bad key of the sub-section is stood in for alone, not the whole sub-section."""
 
     fn: Callable[[str, Any], Any]
     kind: str
+    nested: Callable[[str, Any, ErrorCollector], Any] | None = None
 
     def __call__(self, path: str, value: Any) -> Any:
         return self.fn(path, value)
@@ -166,7 +169,7 @@ class Table:
                 collector.raise_if_any()
             return {k.name: k.stand_in() for k in self.keys}
         known = self.names()
-        for name in raw:
+        for name in sorted(raw, key=str):
             if name not in known and name not in self.extra:
                 problem = "unknown key" + (f" for {self.what}" if self.what else "")
                 listed = ", ".join([*self.extra, *known] if self.what else sorted(map(str, known)))
@@ -175,7 +178,10 @@ class Table:
         out: dict[str, Any] = {}
         for k in self.keys:
             path = _join(where, k.name)
-            if k.name in raw:
+            if k.name in raw and k.check.nested is not None and not own:
+                nested = k.check.nested
+                out[k.name] = collector.get(nested, path, raw[k.name], collector, default=k.stand_in())
+            elif k.name in raw:
                 out[k.name] = collector.get(k.parse, raw[k.name], path, default=k.stand_in())
             elif k.required:
                 fix = k.fix_text()
@@ -404,9 +410,27 @@ def custom(fn: Callable[[str, Any], Any], kind: str) -> Check:
     return Check(fn, kind)
 
 
-def table(section: Table) -> Check:
-    """A nested section: its mapping parsed by ``section`` (errors name ``path.key``)."""
-    return Check(lambda path, value: section.parse(value, path), f"mapping ({section.name})")
+def section(
+    sub: Table,
+    build: Callable[[dict[str, Any]], Any] = dict,
+    *,
+    shape: Callable[[str, Any], Any] | None = None,
+) -> Check:
+    """A nested section: ``shape(path, value)`` (optional) turns shorthand into a mapping
+    (``state: ./dir`` is ``{path: ./dir}``), ``sub`` parses it (errors name ``path.key``) and
+    ``build(values)`` makes the typed value (``StateConfig(**values)``). Parsed with a collector,
+    a bad key of the section is recorded and stood in for alone."""
+
+    def nested(path: str, value: Any, errs: ErrorCollector | None) -> Any:
+        given = shape(path, value) if shape is not None else value
+        return build(sub.parse(given, path, errs))
+
+    return Check(lambda path, value: nested(path, value, None), f"mapping ({sub.name})", nested)
+
+
+def table(sub: Table) -> Check:
+    """A nested section parsed into a plain mapping (``section(sub)``)."""
+    return section(sub)
 
 
 __all__ = [
@@ -425,6 +449,7 @@ __all__ = [
     "one_of",
     "optional",
     "seconds_of",
+    "section",
     "str_map",
     "table",
     "text",

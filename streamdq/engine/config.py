@@ -1,17 +1,31 @@
-"""The run config of a streaming job (YAML), validated at start-up.
+"""The run config of a streaming job (YAML), parsed once into typed, frozen specs.
+
+``read_run_config`` parses every section of the run config exactly once, with the one
+table-driven validator (``streamdq.config_schema``): each section's keys are a ``Table`` of
+``Key`` rows (key, accepted values, default, fix, doc). The result is a frozen ``RunConfig``
+holding typed values, and the engine (``StreamRunner``) and ``streamdq run --check-config``
+(``config_check.py``) both consume that one parse; nothing is validated twice:
+
+* ``source``: the validated mapping (paths resolved) and ``source_schema``, the declared
+  schema of the decoded frame (parsed once, without Spark);
+* ``sinks``: a tuple of ``SinkSpec`` (``connectors/sinks/config.py``: one table per type);
+* ``policy``: the ``AlertPolicy`` of ``alerts:``;
+* ``checks_spec``: a ``ChecksSpec`` with the compiled checks, the measures and the ``pass:``
+  policy (inline or from ``checks_file``);
+* ``state``, ``supervision``, ``event_time_bounds``: ``StateConfig``, ``SupervisionConfig``,
+  ``EventTimeBounds`` from their tables (``STATE_TABLE``, ``SUPERVISION_TABLE``, ``BOUNDS_TABLE``);
+* the top-level scalars (``window``, ``trigger``, ``max_groups``, ...) from ``RUN_TABLE``;
+* a window monitor's key (``auto_validate``, ``quality_score``) is known through the monitor
+  registry (``streamdq.register.monitor_registry``); its raw section lands in
+  ``RunConfig.monitors``.
 
 Every mistake is reported before any Spark job starts, all of them at once: ``load_run_config``
 raises one ``ConfigErrors`` (a ``ConfigError``) with a ``file: key: problem; fix`` line per
-mistake; ``read_run_config`` returns the config as far as it is valid plus the errors (the
-whole-config check in ``config_check.py`` goes on from there: schema, columns, paths).
-Relative paths are resolved against the config file's folder.
-
-A window monitor's key (``auto_validate``, ``quality_score``) is known through the monitor
-registry (``streamdq.register.monitor_registry``); its raw section lands in ``RunConfig.monitors``.
-Adding another key: name it in ``KNOWN_KEYS``, give ``RunConfig`` a field, and parse it in
-``_validate`` with ``errs.get(parser, raw.get("key"), "key", default=...)`` so that a mistake
-in it is collected with the others instead of hiding them.
-See docs/streaming.md for the full reference; a minimal config::
+mistake, each naming the full dotted key; ``read_run_config`` returns the config as far as it is
+valid (stand-ins for wrong keys) plus the errors, for the whole-config check in
+``config_check.py`` (schema columns, paths, ports) to go on from. Relative paths are resolved
+against the config file's folder. Adding a top-level key: give it a ``Key`` row in ``RUN_TABLE``
+(or a table of its own) and a ``RunConfig`` field. See docs/configuration.md; a minimal config::
 
     dataset: orders
     source: {type: generator, rows_per_second: 200}
@@ -28,74 +42,45 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from streamdq.alerts.policy import AlertPolicy
+from streamdq.config_schema import (
+    REQUIRED,
+    Key,
+    Table,
+    boolean,
+    custom,
+    duration,
+    integer,
+    number,
+    one_of,
+    optional,
+    seconds_of,
+    section,
+    str_map,
+    text,
+)
 from streamdq.engine.event_time import EventTimeBounds
 from streamdq.errors import ConfigError, ErrorCollector
 from streamdq.register import monitor_registry
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
-_UNITS = {
-    "ms": 0.001,
-    "millisecond": 0.001,
-    "milliseconds": 0.001,
-    "s": 1,
-    "sec": 1,
-    "second": 1,
-    "seconds": 1,
-    "m": 60,
-    "min": 60,
-    "minute": 60,
-    "minutes": 60,
-    "h": 3600,
-    "hour": 3600,
-    "hours": 3600,
-    "d": 86400,
-    "day": 86400,
-    "days": 86400,
-}
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
-KNOWN_KEYS = {
-    "dataset",
-    "source",
-    "event_time",
-    "window",
-    "watermark",
-    "trigger",
-    "checkpoint",
-    "state",
-    "quarantine",
-    "checks",
-    "checks_file",
-    "measures",
-    "pass",
-    "sinks",
-    "alerts",
-    "max_groups",
-    "small_batch_rows",
-    "row_level_quarantine_max_rows",
-    "query_name",
-    "supervision",
-    "event_time_bounds",
-}
+    from streamdq.checks.pass_policy import PassPolicy
+    from streamdq.connectors.sinks.config import SinkSpec
 
 
 def parse_duration(value: Any, path: str) -> float:
     """Seconds in ``"30 seconds"``, ``"1 minute"``, ``"5s"``, ``"2h"`` or a plain number of seconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    if isinstance(value, str):
-        m = _DURATION.match(value)
-        if m and m.group(2).lower() in _UNITS:
-            seconds = float(m.group(1)) * _UNITS[m.group(2).lower()]
-            if seconds > 0:
-                return seconds
-    raise ConfigError(path, f"expected a positive duration such as '30 seconds' or '1 minute', got {value!r}")
+    return seconds_of(value, path)
 
 
 def spark_interval(seconds: float) -> str:
@@ -105,13 +90,87 @@ def spark_interval(seconds: float) -> str:
     return f"{int(seconds * 1000)} milliseconds"
 
 
+# -- state ----------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class StateConfig:
+    """``state:`` of a run config: where the Delta tables live and how they are kept."""
+
     path: str | None = None
     retention_hours: float = 168.0
     maintenance_every: int = 100
     log_retention_hours: float = 1.0
     storage_options: dict[str, str] = field(default_factory=dict)
+
+
+STATE_TABLE = Table(
+    "state",
+    (
+        Key(
+            "path",
+            optional(text()),
+            default=None,
+            fix="write path: ./state",
+            doc="folder (or object-store URI) of the Delta tables; none: metrics are not stored",
+        ),
+        Key(
+            "retention_hours",
+            number(0, above=True, unit="hours"),
+            default=168.0,
+            example="168 (a week)",
+            doc="hours of metrics and states kept",
+        ),
+        Key(
+            "maintenance_every",
+            integer(low=1, meaning="batches between Delta maintenance runs"),
+            default=100,
+            example=100,
+            doc="batches between Delta maintenance runs (compaction, vacuum)",
+        ),
+        Key(
+            "log_retention_hours",
+            number(0, unit="hours"),
+            default=1.0,
+            example=1,
+            doc="hours of Delta log kept",
+        ),
+        Key(
+            "storage_options",
+            str_map(values="any"),
+            default=None,
+            fix="write storage_options: {AWS_REGION: eu-west-1}",
+            doc="object-store settings passed to the Delta tables",
+        ),
+    ),
+    known_label="known",
+)
+STATE_KEYS = set(STATE_TABLE.names())
+
+
+def _state_shape(path: str, raw: Any) -> Any:
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        return {"path": raw}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(path, "expected a mapping such as {path: ./state, retention_hours: 168}")
+    return raw
+
+
+def _state(values: dict[str, Any]) -> StateConfig:
+    return StateConfig(**{**values, "storage_options": values["storage_options"] or {}})
+
+
+STATE = section(STATE_TABLE, _state, shape=_state_shape)
+
+
+def state_config(raw: Any, where: str = "state") -> StateConfig:
+    """``state:`` (a path, or a mapping of ``STATE_TABLE``) as a StateConfig (paths unresolved)."""
+    return STATE(where, raw)  # type: ignore[no-any-return]
+
+
+# -- supervision ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -132,21 +191,357 @@ class SupervisionConfig:
     poison_after: int = 3
 
 
-SUPERVISION_KEYS = (
-    "enabled",
-    "max_restarts",
-    "backoff_initial",
-    "backoff_max",
-    "window",
-    "poison",
-    "poison_after",
-)
 POISON_POLICIES = ("quarantine", "stop")
+
+
+def _backoff_order(values: dict[str, Any], where: str) -> None:
+    if values["backoff_max"] < values["backoff_initial"]:
+        raise ConfigError(
+            f"{where}.backoff_max",
+            f"{values['backoff_max']:g} s is below backoff_initial ({values['backoff_initial']:g} s)",
+            "make backoff_max at least backoff_initial",
+        )
+
+
+SUPERVISION_TABLE = Table(
+    "supervision",
+    (
+        Key("enabled", boolean(), default=True, fix="write enabled: true", doc="restart a failed query"),
+        Key("max_restarts", integer(low=0), default=10, example=10, doc="restarts allowed within window"),
+        Key("backoff_initial", duration(), default=1.0, doc="the first restart's delay"),
+        Key("backoff_max", duration(), default=60.0, doc="the longest delay (the backoff doubles up to it)"),
+        Key("window", duration(), default=600.0, doc="the span max_restarts counts over"),
+        Key(
+            "poison",
+            one_of(*POISON_POLICIES),
+            default="quarantine",
+            doc="a poison batch's rows go to quarantine, or the query stops",
+        ),
+        Key("poison_after", integer(low=1), default=3, example=3, doc="failures that make a batch poison"),
+    ),
+    known_label="known",
+    rules=(_backoff_order,),
+)
+SUPERVISION_KEYS = SUPERVISION_TABLE.names()
+
+
+def _supervision_shape(path: str, raw: Any) -> Any:
+    if raw is None or raw is True:
+        return {}
+    if raw is False:
+        return {"enabled": False}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(
+            path,
+            f"expected a mapping or false, got {raw!r}",
+            "write e.g. supervision: {max_restarts: 10, backoff_max: 1 minute, poison: quarantine}",
+        )
+    return raw
+
+
+SUPERVISION = section(SUPERVISION_TABLE, lambda values: SupervisionConfig(**values), shape=_supervision_shape)
+
+
+def supervision_config(raw: Any) -> SupervisionConfig:
+    """``supervision:`` (optional; ``false`` turns restarts off) as a SupervisionConfig."""
+    return SUPERVISION("supervision", raw)  # type: ignore[no-any-return]
+
+
+# -- event_time_bounds ----------------------------------------------------------------------
+
+
+def _off(value: Any) -> bool:
+    """``none`` / ``off`` / ``false`` / null: no such bound."""
+    return (
+        value is None
+        or value is False
+        or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
+    )
+
+
+def _span(path: str, value: Any) -> timedelta | None:
+    return None if _off(value) else timedelta(seconds=seconds_of(value, path))
+
+
+def _moment(path: str, value: Any) -> datetime | None:
+    return None if _off(value) else _instant(value, path)
+
+
+_DEFAULT_BOUNDS = EventTimeBounds()
+BOUNDS_TABLE = Table(
+    "event_time_bounds",
+    (
+        Key(
+            "past",
+            custom(_span, "duration | none"),
+            default=_DEFAULT_BOUNDS.past,
+            doc="oldest event time accepted, before now",
+        ),
+        Key(
+            "future",
+            custom(_span, "duration | none"),
+            default=_DEFAULT_BOUNDS.future,
+            doc="newest event time accepted, after now",
+        ),
+        Key(
+            "min",
+            custom(_moment, "ISO-8601 instant | none"),
+            default=_DEFAULT_BOUNDS.min,
+            doc="earliest event time accepted",
+        ),
+        Key(
+            "max",
+            custom(_moment, "ISO-8601 instant | none"),
+            default=_DEFAULT_BOUNDS.max,
+            doc="latest event time accepted",
+        ),
+    ),
+    known_label="known",
+)
+BOUNDS_KEYS = BOUNDS_TABLE.names()
+
+
+def _bounds_shape(path: str, raw: Any) -> Any:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(
+            path,
+            f"expected a mapping, got {raw!r}",
+            "write e.g. event_time_bounds: {past: 30d, future: 1h} or {min: '2020-01-01T00:00:00Z'}",
+        )
+    return raw
+
+
+# EventTimeBounds names the key of a range error (event_time_bounds.max)
+BOUNDS = section(BOUNDS_TABLE, lambda values: EventTimeBounds(**values), shape=_bounds_shape)
+
+
+def event_time_bounds(raw: Any) -> EventTimeBounds:
+    """``event_time_bounds:`` (optional) as EventTimeBounds (engine/event_time.py).
+
+    ``past``/``future``: durations around processing time (``none`` = no such bound);
+    ``min``/``max``: ISO-8601 instants (UTC when no offset is given; ``none`` = no bound).
+    A key left out keeps its default (future 1 hour, min 1900-01-01T00:00:00Z).
+    """
+    return BOUNDS("event_time_bounds", raw)  # type: ignore[no-any-return]
+
+
+# -- the checks section (checks | checks_file, measures, pass) --------------------------------
+
+
+@dataclass(frozen=True)
+class ChecksSpec:
+    """The checks section, parsed: the compiled ``checks``, the ``measures`` and the ``pass:``
+    policy (None when not written), from the run config inline or from ``checks_file``
+    (``origin``: the file's path, or ``<inline>``). ``raw_*`` keep the YAML as written."""
+
+    checks: tuple[Any, ...] = ()
+    measures: tuple[Any, ...] = ()
+    pass_policy: PassPolicy | None = None
+    origin: str = "<inline>"
+    raw_checks: tuple[Any, ...] = ()
+    raw_measures: tuple[Any, ...] = ()
+    raw_pass: Any = None
+
+
+# -- the run config -------------------------------------------------------------------------
+
+
+def _mapping_of(what: str) -> Any:
+    def check(path: str, value: Any) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise ConfigError(path, f"expected {what}, got {value!r}")
+        return dict(value)
+
+    return custom(check, "mapping")
+
+
+def _watermark(path: str, value: Any) -> float:
+    return 0.0 if value in (None, 0, "0") else seconds_of(value, path)
+
+
+def _trigger(path: str, value: Any) -> str:
+    if value in ("once", "available_now"):
+        return str(value)
+    seconds_of(value, path)
+    return str(value)
+
+
+def _sinks(path: str, value: Any) -> tuple[SinkSpec, ...]:
+    from streamdq.connectors.sinks.config import parse_sink_specs
+
+    if value is None or value == []:
+        value = [{"type": "console"}]
+    if not isinstance(value, list) or not all(isinstance(s, Mapping) for s in value):
+        raise ConfigError(path, "expected a list of mappings such as [{type: console}]")
+    return parse_sink_specs(value, path)
+
+
+def _policy(path: str, value: Any) -> AlertPolicy:
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(
+            path, "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)"
+        )
+    return AlertPolicy.from_spec(dict(value) if value else None, where=path)
+
+
+def _anything(path: str, value: Any) -> Any:
+    return value
+
+
+RUN_TABLE = Table(
+    "run config",
+    (
+        Key(
+            "dataset",
+            text(),
+            default=REQUIRED,
+            fix="add a dataset name (string), e.g. 'dataset: orders'",
+            fallback="",
+            doc="the dataset's name (state rows, metrics, alerts carry it)",
+        ),
+        Key(
+            "source",
+            _mapping_of("a mapping with a 'type' (kafka | files | clf | generator)"),
+            default=REQUIRED,
+            fix="add a mapping with a 'type' (kafka | files | clf | generator)",
+            fallback={},
+            doc="where the records come from (docs/sources.md)",
+        ),
+        Key(
+            "checkpoint",
+            text(),
+            default=REQUIRED,
+            fix="add a checkpoint directory, e.g. 'checkpoint: ./chk'",
+            fallback="",
+            doc="Spark's checkpoint folder (offsets; the query id)",
+        ),
+        Key(
+            "event_time",
+            optional(text()),
+            default=None,
+            fix="write event_time: ts",
+            doc="the timestamp column windows are cut by",
+        ),
+        Key(
+            "window",
+            duration(),
+            default=60.0,
+            fix="write window: 1 minute",
+            doc="length of an event-time window",
+        ),
+        Key(
+            "watermark",
+            custom(_watermark, "duration | 0"),
+            default=0.0,
+            fix="write watermark: 30 seconds",
+            doc="how late an event may come",
+        ),
+        Key(
+            "trigger",
+            custom(_trigger, "duration | once | available_now"),
+            default="5 seconds",
+            fallback="5 seconds",
+            fix="write trigger: 5 seconds",
+            doc="how often a microbatch starts",
+        ),
+        Key(
+            "state",
+            STATE,
+            default=StateConfig(),
+            doc="the state store (STATE_TABLE)",
+        ),
+        Key("quarantine", boolean(), default=True, doc="write bad records to the quarantine table"),
+        Key(
+            "checks",
+            custom(_anything, "list of checks"),
+            default=None,
+            doc="the checks inline (docs/checks.md)",
+        ),
+        Key("checks_file", text(), default=None, doc="a YAML file of checks (and measures, pass)"),
+        Key(
+            "measures",
+            custom(_anything, "list of measures"),
+            default=None,
+            doc="SQL measures (docs/measure-check-pass.md)",
+        ),
+        Key(
+            "pass",
+            custom(_anything, "pass policy"),
+            default=None,
+            doc="when a batch passes (docs/measure-check-pass.md)",
+        ),
+        Key(
+            "sinks",
+            custom(_sinks, "list of sinks"),
+            default=None,
+            fallback=(),
+            doc="where reports and alerts go (default: console)",
+        ),
+        Key(
+            "alerts",
+            custom(_policy, "mapping (alert policy)"),
+            default=None,
+            doc="the alert policy (docs/alerts.md)",
+        ),
+        Key(
+            "max_groups", integer(low=1), default=100_000, example=100, doc="groups kept per grouped analyzer"
+        ),
+        Key(
+            "small_batch_rows",
+            integer(
+                low=0,
+                meaning="rows up to which a microbatch takes the one-job Arrow path; 0 = always the fused Spark passes",
+            ),
+            default=250_000,
+            example=100,
+            doc="rows up to which a microbatch takes the one-job Arrow path",
+        ),
+        Key(
+            "row_level_quarantine_max_rows",
+            integer(
+                low=0,
+                meaning="rows failing row-level constraints quarantined per batch (docs/checks.md); the rest are counted",
+            ),
+            default=1000,
+            example=100,
+            doc="rows failing row-level constraints quarantined per batch",
+        ),
+        Key(
+            "query_name",
+            optional(text()),
+            default=None,
+            doc="the Spark query's name (default streamdq_<dataset>)",
+        ),
+        Key(
+            "supervision",
+            SUPERVISION,
+            default=SupervisionConfig(),
+            doc="restarts of a failed query (SUPERVISION_TABLE)",
+        ),
+        Key(
+            "event_time_bounds",
+            BOUNDS,
+            default=EventTimeBounds(),
+            doc="the plausible event times (BOUNDS_TABLE)",
+        ),
+    ),
+)
+KNOWN_KEYS = set(RUN_TABLE.names())
+
+
+def _monitor_key(key: str) -> Key:
+    return Key(key, custom(_anything, "mapping"), default=None, doc=f"the {key} window monitor")
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """A validated run config. ``checks`` holds the raw checks spec (list of dicts)."""
+    """A parsed run config: every section a typed, frozen value (see the module docstring).
+
+    ``checks``, ``checks_origin``, ``measures`` and ``pass_spec`` are the raw checks section as
+    written (from ``checks_spec``); ``alerts`` is the raw ``alerts:`` mapping, ``policy`` its
+    parsed ``AlertPolicy``; ``monitors`` the raw section per registered monitor key."""
 
     dataset: str
     source: dict[str, Any]
@@ -157,12 +552,10 @@ class RunConfig:
     trigger: str = "5 seconds"
     state: StateConfig = field(default_factory=StateConfig)
     quarantine: bool = True
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    checks_origin: str = "<inline>"
-    measures: list[dict[str, Any]] = field(default_factory=list)  # raw ``measures:`` (checks file or inline)
-    pass_spec: Any = None  # raw ``pass:`` (checks file or inline; streamdq.checks.pass_policy)
-    sinks: list[dict[str, Any]] = field(default_factory=list)
+    checks_spec: ChecksSpec = field(default_factory=ChecksSpec)
+    sinks: tuple[SinkSpec, ...] = ()
     alerts: dict[str, Any] = field(default_factory=dict)
+    policy: AlertPolicy = field(default_factory=AlertPolicy)
     max_groups: int = 100_000
     small_batch_rows: int = 250_000
     row_level_quarantine_max_rows: int = 1000  # per batch; beyond it rows are counted only
@@ -172,20 +565,28 @@ class RunConfig:
     query_name: str | None = None
     supervision: SupervisionConfig = field(default_factory=SupervisionConfig)
     event_time_bounds: EventTimeBounds = field(default_factory=EventTimeBounds)
+    source_schema: StructType | None = None  # the decoded frame's declared columns (None: from the data)
     file: str | None = None
 
     @property
     def query_label(self) -> str:
         return self.query_name or f"streamdq_{re.sub(r'[^A-Za-z0-9_]', '_', self.dataset)}"
 
+    @property
+    def checks(self) -> list[Any]:
+        return list(self.checks_spec.raw_checks)
 
-def _require(raw: dict[str, Any], key: str, kind: type | tuple[type, ...], fix: str) -> Any:
-    if key not in raw:
-        raise ConfigError(key, "missing required key", f"add {fix}")
-    value = raw[key]
-    if not isinstance(value, kind):
-        raise ConfigError(key, f"expected {fix}, got {value!r}")
-    return value
+    @property
+    def checks_origin(self) -> str:
+        return self.checks_spec.origin
+
+    @property
+    def measures(self) -> list[Any]:
+        return list(self.checks_spec.raw_measures)
+
+    @property
+    def pass_spec(self) -> Any:
+        return self.checks_spec.raw_pass
 
 
 def _resolve(path: str, base: Path) -> str:
@@ -197,7 +598,7 @@ def _resolve(path: str, base: Path) -> str:
 def load_run_config(
     source: str | os.PathLike[str] | dict[str, Any], *, base_dir: str | None = None
 ) -> RunConfig:
-    """Load and validate a run config from a YAML file path or an already-parsed dict.
+    """Load and parse a run config from a YAML file path or an already-parsed dict.
 
     Raises ``ConfigErrors`` (a ``ConfigError``) listing every mistake found in the file.
     """
@@ -210,7 +611,7 @@ def load_run_config(
 def read_run_config(
     source: str | os.PathLike[str] | dict[str, Any], *, base_dir: str | None = None
 ) -> tuple[RunConfig | None, ErrorCollector]:
-    """The run config as far as it is valid (defaults stand in for wrong keys) and the errors.
+    """The run config as far as it is valid (stand-ins for wrong keys) and the errors.
 
     The config is None when the file cannot be read, is not YAML or is not a mapping. Never
     raises ``ConfigError``: every mistake is in the returned collector, naming the file.
@@ -235,7 +636,7 @@ def read_run_config(
             return None, errs
         base = Path(base_dir or Path(file).resolve().parent)
     try:
-        return _validate(raw, base, file, errs), errs
+        return _parse(raw, base, file, errs), errs
     except ConfigError as exc:  # a key parsed without the collector: still report everything
         errs.add(exc)
         return None, errs
@@ -250,260 +651,132 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"not valid YAML: {problem}"
 
 
-def _validate(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunConfig | None:
+def _parse(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunConfig | None:
+    """Every section parsed once, each mistake recorded in ``errs`` (stand-ins go on)."""
     if not isinstance(raw, dict):
         errs.add(
             ConfigError("", "the run config must be a mapping with keys such as dataset, source, checkpoint")
         )
         return None
     monitor_keys = monitor_registry().keys()  # auto_validate, quality_score (streamdq.monitors)
-    known = KNOWN_KEYS | set(monitor_keys)
-    for key in sorted(set(raw) - known, key=str):
-        errs.add(ConfigError(str(key), "unknown key", f"known keys: {', '.join(sorted(known))}"))
-    dataset = errs.get(
-        _require, raw, "dataset", str, "a dataset name (string), e.g. 'dataset: orders'", default=""
-    )
-    source: dict[str, Any] = dict(
-        errs.get(
-            _require,
-            raw,
-            "source",
-            dict,
-            "a mapping with a 'type' (kafka | files | clf | generator)",
-            default={},
-        )
-    )
-    for key in ("path", "schema_file"):
-        if isinstance(source.get(key), str):
-            source[key] = _resolve(source[key], base)
-    try:
-        from streamdq.connectors.sources import validate_source_spec
-    except ImportError:  # pragma: no cover - the connectors ship with streamdq
-        validate_source_spec = None
-    if validate_source_spec is not None and "source" in raw:
-        with errs.catch():
-            validate_source_spec(source, "source")
-    checkpoint = errs.get(
-        _require, raw, "checkpoint", str, "a checkpoint directory, e.g. 'checkpoint: ./chk'", default=""
-    )
-    checkpoint = _resolve(checkpoint, base) if checkpoint else ""
-    event_time = raw.get("event_time")
-    if event_time is not None and not isinstance(event_time, str):
-        errs.add(
-            ConfigError(
-                "event_time",
-                f"expected the name of a timestamp column, got {event_time!r}",
-                "write event_time: ts",
-            )
-        )
-        event_time = None
-    window = errs.get(parse_duration, raw.get("window", "1 minute"), "window", default=60.0)
-    watermark = (
-        errs.get(parse_duration, raw["watermark"], "watermark", default=0.0)
-        if raw.get("watermark") not in (None, 0, "0")
-        else 0.0
-    )
-    trigger = raw.get("trigger", "5 seconds")
-    if (
-        trigger not in ("once", "available_now")
-        and errs.get(parse_duration, trigger, "trigger", default=0.0) == 0.0
-    ):
-        trigger = "5 seconds"
-    state = _state_config(raw.get("state"), base, errs)
-    no_checks: tuple[list[dict[str, Any]], str] = ([], "<inline>")
-    checks, origin = errs.get(_load_checks, raw, base, default=no_checks)
-    no_measures: list[dict[str, Any]] = []
-    measures = errs.get(_load_measures, raw, base, default=no_measures)
-    pass_spec = errs.get(_load_pass, raw, base, default=None)
-    sinks = raw.get("sinks") or [{"type": "console"}]
-    if not isinstance(sinks, list) or not all(isinstance(s, dict) for s in sinks):
-        errs.add(ConfigError("sinks", "expected a list of mappings such as [{type: console}]"))
-        sinks = []
-    try:
-        from streamdq.connectors.sinks import validate_sink_specs
-    except ImportError:  # pragma: no cover
-        validate_sink_specs = None
-    if validate_sink_specs is not None and sinks:
-        with errs.catch():
-            validate_sink_specs(sinks, "sinks")
-    max_groups = errs.get(_int_at_least, raw.get("max_groups", 100_000), "max_groups", 1, default=100_000)
-    small_batch_rows = errs.get(
-        _int_at_least,
-        raw.get("small_batch_rows", 250_000),
-        "small_batch_rows",
-        0,
-        "rows up to which a microbatch takes the one-job Arrow path; 0 = always the fused Spark passes",
-        default=250_000,
-    )
-    row_level_cap = errs.get(
-        _int_at_least,
-        raw.get("row_level_quarantine_max_rows", 1000),
-        "row_level_quarantine_max_rows",
-        0,
-        "rows failing row-level constraints quarantined per batch (docs/checks.md); the rest are counted",
-        default=1000,
-    )
-    alerts = raw.get("alerts") or {}
-    if not isinstance(alerts, dict):
-        errs.add(
-            ConfigError(
-                "alerts", "expected a mapping (cooldown_seconds, rate_limit_per_minute, min_rows_floor, ...)"
-            )
-        )
-        alerts = {}
-    with errs.catch():
-        monitor_registry().build_all(raw, dataset)  # validates each monitor section (built, then dropped)
-    supervision = errs.get(supervision_config, raw.get("supervision"), default=SupervisionConfig())
-    bounds = errs.get(event_time_bounds, raw.get("event_time_bounds"), default=EventTimeBounds())
+    table = Table(RUN_TABLE.name, (*RUN_TABLE.keys, *(_monitor_key(k) for k in monitor_keys)))
+    values = table.parse(raw, "", errs)
+    source, schema = _source(raw, values["source"], base, errs)
+    checkpoint = _resolve(values["checkpoint"], base) if values["checkpoint"] else ""
+    state: StateConfig = values["state"]
+    if state.path:
+        state = StateConfig(**{**state.__dict__, "path": _resolve(state.path, base)})
+    checks = _checks_spec(raw, base, file, schema, errs)
+    with errs.catch():  # TODO(issue 21 item 2): monitors are still built to validate them
+        monitor_registry().build_all(raw, values["dataset"])
+    alerts = raw.get("alerts")
+    sinks = values["sinks"] if values["sinks"] is not None else _sinks("sinks", None)
+    policy = values["alerts"] if values["alerts"] is not None else _policy("alerts", None)
     return RunConfig(
-        dataset=dataset,
+        dataset=values["dataset"],
         source=source,
         checkpoint=checkpoint,
-        event_time=event_time,
-        window_seconds=window,
-        watermark_seconds=watermark,
-        trigger=str(trigger),
+        event_time=values["event_time"],
+        window_seconds=values["window"],
+        watermark_seconds=values["watermark"],
+        trigger=values["trigger"],
         state=state,
-        quarantine=bool(raw.get("quarantine", True)),
-        checks=checks,
-        checks_origin=origin,
-        measures=measures,
-        pass_spec=pass_spec,
-        sinks=[dict(s) for s in sinks],
-        alerts=dict(alerts),
-        max_groups=max_groups,
-        small_batch_rows=small_batch_rows,
-        row_level_quarantine_max_rows=row_level_cap,
+        quarantine=values["quarantine"],
+        checks_spec=checks,
+        sinks=sinks,
+        alerts=dict(alerts) if isinstance(alerts, Mapping) else {},
+        policy=policy,
+        max_groups=values["max_groups"],
+        small_batch_rows=values["small_batch_rows"],
+        row_level_quarantine_max_rows=values["row_level_quarantine_max_rows"],
         auto_validate=raw.get("auto_validate"),
         quality_score=raw.get("quality_score"),
         monitors={key: raw[key] for key in monitor_keys if raw.get(key) is not None},
-        query_name=raw.get("query_name"),
-        supervision=supervision,
-        event_time_bounds=bounds,
+        query_name=values["query_name"],
+        supervision=values["supervision"],
+        event_time_bounds=values["event_time_bounds"],
+        source_schema=schema,
         file=file,
     )
 
 
-STATE_KEYS = {"path", "retention_hours", "maintenance_every", "log_retention_hours", "storage_options"}
+def _source(
+    raw: dict[str, Any], given: dict[str, Any], base: Path, errs: ErrorCollector
+) -> tuple[dict[str, Any], StructType | None]:
+    """``source:`` validated (paths resolved) and its declared schema, parsed once (None when the
+    schema comes from the data or the source is broken; a missing ``required`` field aside)."""
+    from streamdq.connectors.sources.spec import declared_schema, validate_source_spec
+
+    source = dict(given)
+    for key in ("path", "schema_file"):
+        if isinstance(source.get(key), str):
+            source[key] = _resolve(source[key], base)
+    if not isinstance(raw.get("source"), Mapping):
+        return source, None
+    found = ErrorCollector()
+    with found.catch():
+        validate_source_spec(source, "source")
+    errs.extend(found.errors)
+    if any(e.key != "source.required" for e in found.errors):
+        return source, None
+    return source, errs.get(declared_schema, source, "source", default=None)
 
 
-def _state_config(state_raw: Any, base: Path, errs: ErrorCollector) -> StateConfig:
-    """``state:`` (a path, or a mapping of STATE_KEYS), each key checked; defaults stand in."""
-    state_raw = state_raw or {}
-    if isinstance(state_raw, str):
-        state_raw = {"path": state_raw}
-    if not isinstance(state_raw, dict):
-        errs.add(ConfigError("state", "expected a mapping such as {path: ./state, retention_hours: 168}"))
-        return StateConfig()
-    for key in sorted(set(state_raw) - STATE_KEYS, key=str):
-        errs.add(ConfigError(f"state.{key}", "unknown key", f"known: {', '.join(sorted(STATE_KEYS))}"))
-    path = state_raw.get("path")
-    if path is not None and (not isinstance(path, str) or not path.strip()):
-        errs.add(ConfigError("state.path", f"expected a directory path, got {path!r}", "write path: ./state"))
-        path = None
-    options = state_raw.get("storage_options") or {}
-    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        errs.add(
-            ConfigError(
-                "state.storage_options",
-                f"expected a mapping of option names to values, got {options!r}",
-                "write storage_options: {AWS_REGION: eu-west-1}",
-            )
-        )
-        options = {}
-    return StateConfig(
-        path=_resolve(path, base) if path else None,
-        retention_hours=errs.get(
-            _positive_hours, state_raw.get("retention_hours", 168), "state.retention_hours", default=168.0
-        ),
-        maintenance_every=errs.get(
-            _int_at_least,
-            state_raw.get("maintenance_every", 100),
-            "state.maintenance_every",
-            1,
-            "batches between Delta maintenance runs",
-            default=100,
-        ),
-        log_retention_hours=errs.get(
-            _non_negative, state_raw.get("log_retention_hours", 1.0), "state.log_retention_hours", default=1.0
-        ),
-        storage_options={str(k): str(v) for k, v in options.items()},
+def _checks_spec(
+    raw: dict[str, Any], base: Path, file: str | None, schema: StructType | None, errs: ErrorCollector
+) -> ChecksSpec:
+    """The checks section: checks compiled, measures parsed (against the declared schema's data
+    columns when known), the ``pass:`` policy checked against both. A mistake in a checks file
+    names that file and the line of its key."""
+    from streamdq import metadata_columns
+    from streamdq.checks.judgement_spec import validate_judgement
+    from streamdq.checks.measure_spec import checked_measures
+    from streamdq.checks.spec import checks_from_list, with_line
+
+    no_checks: tuple[list[Any], str] = ([], "<inline>")
+    raw_checks, origin = errs.get(_load_checks, raw, base, default=no_checks)
+    no_measures: list[Any] = []
+    raw_measures = errs.get(_load_measures, raw, base, default=no_measures)
+    raw_pass = errs.get(_load_pass, raw, base, default=None)
+    where = origin if origin != "<inline>" else file
+    text = _read(origin) if origin != "<inline>" else None
+
+    def add(found: Any) -> None:
+        errs.extend(with_line(text, e, where) if text is not None else e for e in found)
+
+    checks: list[Any] = []
+    compiled = True
+    try:
+        checks = list(checks_from_list(raw_checks, file=where, path="checks"))
+    except ConfigError as exc:
+        compiled = False
+        add(exc.errors_list())
+    data = metadata_columns.data_columns(schema.fieldNames()) if schema is not None else None
+    measures, found = checked_measures(raw_measures, data, file=where, path="measures")
+    add(found)
+    policy = None
+    if compiled:
+        names = [str(m.get("name")) for m in raw_measures if isinstance(m, dict) and m.get("name")]
+        try:
+            policy = validate_judgement(checks, names, raw_pass, file=where)
+        except ConfigError as exc:
+            add(exc.errors_list())
+    return ChecksSpec(
+        checks=tuple(checks),
+        measures=tuple(measures),
+        pass_policy=policy,
+        origin=origin,
+        raw_checks=tuple(raw_checks),
+        raw_measures=tuple(raw_measures),
+        raw_pass=raw_pass,
     )
 
 
-def _int_at_least(value: Any, path: str, low: int, meaning: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        what = f"an integer >= {low}" + (f" ({meaning})" if meaning else "")
-        raise ConfigError(
-            path, f"expected {what}, got {value!r}", f"write e.g. {path.split('.')[-1]}: {max(low, 100)}"
-        )
-    return value
-
-
-def _positive_hours(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
-        raise ConfigError(
-            path,
-            f"expected a number of hours > 0, got {value!r}",
-            f"write e.g. {path.split('.')[-1]}: 168 (a week)",
-        )
-    return float(value)
-
-
-def _non_negative(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
-        raise ConfigError(
-            path, f"expected a number of hours >= 0, got {value!r}", f"write e.g. {path.split('.')[-1]}: 1"
-        )
-    return float(value)
-
-
-BOUNDS_KEYS = ("past", "future", "min", "max")
-
-
-def _off(value: Any) -> bool:
-    """``none`` / ``off`` / ``false`` / null: no such bound."""
-    return (
-        value is None
-        or value is False
-        or (isinstance(value, str) and value.strip().lower() in ("none", "off"))
-    )
-
-
-def event_time_bounds(raw: Any) -> EventTimeBounds:
-    """``event_time_bounds:`` (optional) as EventTimeBounds (engine/event_time.py).
-
-    ``past``/``future``: durations around processing time (``none`` = no such bound);
-    ``min``/``max``: ISO-8601 instants (UTC when no offset is given; ``none`` = no bound).
-    A key left out keeps its default (future 1 hour, min 1900-01-01T00:00:00Z).
-    """
-    example = "write e.g. event_time_bounds: {past: 30d, future: 1h} or {min: '2020-01-01T00:00:00Z'}"
-    if raw is None:
-        return EventTimeBounds()
-    if not isinstance(raw, dict):
-        raise ConfigError("event_time_bounds", f"expected a mapping, got {raw!r}", example)
-    unknown = sorted(str(k) for k in raw if k not in BOUNDS_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"event_time_bounds.{unknown[0]}", "unknown key", f"known: {', '.join(BOUNDS_KEYS)}"
-        )
-    defaults = EventTimeBounds()
-    values: dict[str, Any] = {}
-    for key in ("past", "future"):
-        if key not in raw:
-            values[key] = getattr(defaults, key)
-        elif _off(raw[key]):
-            values[key] = None
-        else:
-            values[key] = timedelta(seconds=parse_duration(raw[key], f"event_time_bounds.{key}"))
-    for key in ("min", "max"):
-        if key not in raw:
-            values[key] = getattr(defaults, key)
-        elif _off(raw[key]):
-            values[key] = None
-        else:
-            values[key] = _instant(raw[key], f"event_time_bounds.{key}")
-    return EventTimeBounds(**values)  # a ConfigError names the key (event_time_bounds.min, ...)
+def _read(file: str) -> str | None:
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def _instant(value: Any, path: str) -> datetime:
@@ -524,60 +797,6 @@ def _instant(value: Any, path: str) -> datetime:
             path, f"expected an ISO-8601 instant, got {value!r}", "write e.g. '2020-01-01T00:00:00Z'"
         )
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def supervision_config(raw: Any) -> SupervisionConfig:
-    """``supervision:`` (optional; ``false`` turns restarts off) as a SupervisionConfig."""
-    if raw is None or raw is True:
-        return SupervisionConfig()
-    if raw is False:
-        return SupervisionConfig(enabled=False)
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            "supervision",
-            f"expected a mapping or false, got {raw!r}",
-            "write e.g. supervision: {max_restarts: 10, backoff_max: 1 minute, poison: quarantine}",
-        )
-    unknown = sorted(set(raw) - set(SUPERVISION_KEYS), key=str)
-    if unknown:
-        raise ConfigError(f"supervision.{unknown[0]}", "unknown key", f"known: {', '.join(SUPERVISION_KEYS)}")
-    defaults = SupervisionConfig()
-    enabled = raw.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError(
-            "supervision.enabled", f"expected true or false, got {enabled!r}", "write enabled: true"
-        )
-    max_restarts = _int_at_least(
-        raw.get("max_restarts", defaults.max_restarts), "supervision.max_restarts", 0
-    )
-    poison_after = _int_at_least(
-        raw.get("poison_after", defaults.poison_after), "supervision.poison_after", 1
-    )
-    initial = parse_duration(
-        raw.get("backoff_initial", defaults.backoff_initial), "supervision.backoff_initial"
-    )
-    most = parse_duration(raw.get("backoff_max", defaults.backoff_max), "supervision.backoff_max")
-    if most < initial:
-        raise ConfigError(
-            "supervision.backoff_max",
-            f"{most:g} s is below backoff_initial ({initial:g} s)",
-            "make backoff_max at least backoff_initial",
-        )
-    window = parse_duration(raw.get("window", defaults.window), "supervision.window")
-    poison = raw.get("poison", defaults.poison)
-    if poison not in POISON_POLICIES:
-        raise ConfigError(
-            "supervision.poison", f"unknown policy {poison!r}", f"use one of {', '.join(POISON_POLICIES)}"
-        )
-    return SupervisionConfig(
-        enabled=enabled,
-        max_restarts=max_restarts,
-        backoff_initial=initial,
-        backoff_max=most,
-        window=window,
-        poison=str(poison),
-        poison_after=poison_after,
-    )
 
 
 def _load_measures(raw: dict[str, Any], base: Path) -> list[dict[str, Any]]:

@@ -6,18 +6,15 @@ SparkSession and no JVM, touches no network and creates nothing (a probe file in
 folder is created and removed to learn that the folder can be written). ``streamdq run`` runs it
 before ``get_spark()``; ``streamdq run --check-config run.yaml`` runs only it.
 
-What is checked, beyond each key's own validation in ``config.py`` (sources, sinks, monitors):
+The run config is parsed once (``config.read_run_config``: every section by its table, the
+checks compiled, measures and the ``pass:`` policy checked, the source's schema DDL parsed
+without Spark); the engine runs from that same parse. What is checked here, beyond it:
 
-* the source's schema DDL, parsed without Spark (``connectors/sources/ddl.py``), and its
-  ``required`` fields;
 * ``event_time`` is a field of the decoded frame (data or metadata) with a timestamp-like type
   (TIMESTAMP, TIMESTAMP_NTZ, DATE);
-* every check compiles, and every column a check, a detector (``has_no_anomalies``'s metric) or
-  a monitor (``auto_validate.columns``, ``quality_score.columns``/``numeric_columns``) reads is
-  in the schema (names starting ``_streamdq_`` are the decoder's metadata and always exist);
-* expressions name declared measures and metrics of the plan, and ``pass:`` names existing
-  checks (``streamdq.checks.judgement_spec``);
-* the alert policy (``alerts:``);
+* every column a check, a detector (``has_no_anomalies``'s metric) or a monitor
+  (``auto_validate.columns``, ``quality_score.columns``/``numeric_columns``) reads is in the
+  schema (names starting ``_streamdq_`` are the decoder's metadata and always exist);
 * every local path the job writes can be written: ``checkpoint``, ``state.path`` (the Delta
   tables, quarantine included), the sinks' outbox folder and ``jsonl`` files. A path under a
   regular file, or under a folder this user cannot write, is an error now. Object-store and HDFS
@@ -123,33 +120,26 @@ def _add_lines(errs: ErrorCollector, file: str) -> None:
 
 
 def check_loaded_config(config: RunConfig, errs: ErrorCollector | None = None) -> CheckedConfig:
-    """The checks beyond each key's own validation, on an already loaded config.
+    """The checks beyond each section's own parse, on an already parsed config.
 
-    Mistakes go to ``errs`` (raised at the end when no collector is given). Parts that earlier
-    errors made unknowable (the schema of an invalid source) are skipped, not guessed.
+    The parse (``read_run_config``) has compiled the checks, measures and ``pass:`` policy,
+    the alert policy, the sinks and the source's declared schema; this checks them against each
+    other and the machine: columns, timestamp types, writable paths, ports, secrets. Mistakes go
+    to ``errs`` (raised at the end when no collector is given). Parts that earlier errors made
+    unknowable (the schema of an invalid source) are skipped, not guessed.
     """
     own = errs is None
     errs = errs if errs is not None else ErrorCollector(config.file)
     broken = {_top_key(e) for e in errs.errors} | {e.key for e in errs.errors}
-    schema = None
-    # the schema is known when the source validated (a missing required field aside)
-    source_ok = not any(k == "source" or (k.startswith("source.") and k != "source.required") for k in broken)
-    if config.source and source_ok:
-        schema = errs.get(_declared_schema, config.source, default=None)
+    schema = config.source_schema
     if config.event_time:
         _check_event_time(config.event_time, schema, errs)
-    checks = _compile_checks(config, errs)
-    _check_measures(config, schema, errs)
-    _check_judgement(config, checks, errs)
+    checks = list(config.checks_spec.checks)
     if schema is not None:
         _check_check_columns(checks, config, schema, errs)
         _check_aggregation_types(checks, config, schema, errs)
         _check_monitor_columns(config, schema, errs)
     monitors = tuple(k for k in MONITOR_COLUMN_KEYS if getattr(config, k) is not None)
-    with errs.catch():
-        from streamdq.alerts.policy import AlertPolicy
-
-        AlertPolicy.from_spec(config.alerts, where="alerts")
     _check_paths(config, broken, errs)
     if own:
         errs.raise_if_any()
@@ -171,12 +161,6 @@ def format_errors(error: ConfigError) -> str:
 
 
 # -- schema and columns ---------------------------------------------------------------------
-
-
-def _declared_schema(source: dict[str, Any]) -> StructType | None:
-    from streamdq.connectors.sources.spec import declared_schema
-
-    return declared_schema(source, "source")
 
 
 def _missing(name: str, schema: StructType) -> str:
@@ -219,49 +203,6 @@ def _check_event_time(name: str, schema: StructType | None, errs: ErrorCollector
 
 def _checks_file(config: RunConfig) -> str | None:
     return config.checks_origin if config.checks_origin != "<inline>" else config.file
-
-
-def _compile_checks(config: RunConfig, errs: ErrorCollector) -> list[Any]:
-    from streamdq.checks.spec import checks_from_list, with_line
-
-    file = _checks_file(config)
-    try:
-        return list(checks_from_list(config.checks, file=file, path="checks"))
-    except ConfigError as exc:
-        text = _read(file)
-        errs.extend(with_line(text, e, file) if text is not None else e for e in exc.errors_list())
-        return []
-
-
-def _check_measures(config: RunConfig, schema: StructType | None, errs: ErrorCollector) -> None:
-    """Every measure parses (sqlglot, no Spark), reads only ``data`` and, with a declared
-    schema, only its columns (streamdq.checks.measure_spec)."""
-    from streamdq.checks.measure_spec import checked_measures
-    from streamdq.checks.spec import with_line
-
-    file = _checks_file(config)
-    text = _read(file)
-    # measures see the data columns (not the decoder's metadata)
-    data = metadata_columns.data_columns(schema.fieldNames()) if schema else None
-    _, found = checked_measures(config.measures, data, file=file, path="measures")
-    errs.extend(with_line(text, e, file) if text is not None else e for e in found)
-
-
-def _check_judgement(config: RunConfig, checks: list[Any], errs: ErrorCollector) -> None:
-    """Expressions name declared measures and plan metrics; ``pass:`` names existing checks
-    (streamdq.checks.judgement_spec); skipped when the checks did not compile."""
-    if not checks and config.checks:
-        return
-    from streamdq.checks.judgement_spec import validate_judgement
-    from streamdq.checks.spec import with_line
-
-    file = _checks_file(config)
-    names = [str(m.get("name")) for m in config.measures if isinstance(m, dict) and m.get("name")]
-    try:
-        validate_judgement(checks, names, config.pass_spec, file=file)
-    except ConfigError as exc:
-        text = _read(file)
-        errs.extend(with_line(text, e, file) if text is not None else e for e in exc.errors_list())
 
 
 def _read(file: str | None) -> str | None:
@@ -309,7 +250,9 @@ def _check_aggregation_types(
             problem = type_problem(a.aggregation(), a.column, schema[a.column].dataType)
             if problem is not None:
                 path = f"checks[{i}].constraints[{j}].aggregation.column"
-                error = ConfigError(path, problem, "aggregate a column of that type, or another function", file)
+                error = ConfigError(
+                    path, problem, "aggregate a column of that type, or another function", file
+                )
                 errs.add(with_line(text, error, file) if text is not None else error)
 
 

@@ -32,7 +32,6 @@ from streamdq.engine.faults import fault_marker, raise_if_marked
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import build_monitors
-from streamdq.errors import ConfigError
 from streamdq.spark import set_jvm_log_level
 from streamdq.supervision import SupervisorStatus
 
@@ -43,29 +42,18 @@ log = logging.getLogger(__name__)
 
 
 def build_checks(config: RunConfig) -> list[Any]:
-    """Compile the config's checks spec (validated; errors name the file and path)."""
-    from streamdq.checks.spec import checks_from_list
-
-    return list(checks_from_list(config.checks, file=config.checks_origin))
+    """The config's checks, as its parse compiled them (``RunConfig.checks_spec``)."""
+    return list(config.checks_spec.checks)
 
 
 def build_measures(config: RunConfig, schema: Any = None) -> Any:
     """The config's measures in their forms (``MeasureRunner``; ``schema``: the source's declared
-    schema, which decides numeric and integral columns; errors name the file and path)."""
-    from streamdq.checks.measure_spec import measures_from_list
+    schema, which decides numeric and integral columns; by default the parse's ``source_schema``)."""
     from streamdq.engine.measures import MeasureRunner
 
-    return MeasureRunner(measures_from_list(config.measures, file=config.checks_origin), schema)
-
-
-def _declared(source: dict[str, Any]) -> Any:
-    """The source's declared schema (None when it comes from the data)."""
-    from streamdq.connectors.sources.spec import declared_schema
-
-    try:
-        return declared_schema(source, "source")
-    except ConfigError:
-        return None
+    return MeasureRunner(
+        list(config.checks_spec.measures), schema if schema is not None else config.source_schema
+    )
 
 
 def checkpoint_query_id(checkpoint: str) -> str | None:
@@ -149,7 +137,7 @@ class StreamRunner:
         self.config = _loaded(config)
         self.checks = build_checks(self.config)
         self.monitors = build_monitors(self.config, self.checks)
-        self.measures = build_measures(self.config, _declared(self.config.source))
+        self.measures = build_measures(self.config)
         self.store = self._build_store()
         self.sinks = self._build_sinks()
         self.alert_policy = self._build_policy()
@@ -185,24 +173,22 @@ class StreamRunner:
         return list(build_sinks(self.config.sinks, dataset=self.config.dataset, state_dir=self._state_dir()))
 
     def _build_policy(self) -> Any:
-        from streamdq.alerts.policy import AlertPolicy
-
-        try:
-            return AlertPolicy.from_spec(self.config.alerts, where="alerts")
-        except ConfigError as exc:
-            raise exc.with_file(self.config.file) if self.config.file else exc from None
+        """The alert policy the run config's parse made (``RunConfig.policy``)."""
+        return self.config.policy
 
     def _build_judge(self) -> BatchJudge:
         """Checks, the ``pass:`` policy and the history the expressions read (docs/measure-check-pass.md)."""
-        from streamdq.checks.judgement_spec import validate_judgement
         from streamdq.engine.expression_history import ExpressionHistory
 
         cfg = self.config
         names = [f.measure.name for f in self.measures.forms]
-        policy = validate_judgement(self.checks, names, cfg.pass_spec, file=cfg.checks_origin)
         history = ExpressionHistory(self.store, cfg.dataset, self.checks, names)
         return BatchJudge(
-            self.checks, dataset=cfg.dataset, pass_policy=policy, history=history or None, measure_names=names
+            self.checks,
+            dataset=cfg.dataset,
+            pass_policy=cfg.checks_spec.pass_policy,
+            history=history or None,
+            measure_names=names,
         )
 
     def source_frame(self) -> DataFrame:

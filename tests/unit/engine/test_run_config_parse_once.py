@@ -1,0 +1,159 @@
+"""A run config is parsed once (issue 21 item 2): ``streamdq run`` checks the file
+(``check_run_config``) and the engine (``StreamRunner``) runs from that same parse, so every
+section's validator runs exactly once per load, and the engine validates nothing again."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamdq.connectors.sinks.config as sinks_module
+import streamdq.connectors.sources.spec as source_module
+
+import streamdq.alerts.policy as policy_module
+import streamdq.checks.judgement_spec as judgement_module
+import streamdq.checks.measure_spec as measure_module
+import streamdq.checks.spec as checks_module
+import streamdq.config_schema as schema_module
+from streamdq.engine.config import ChecksSpec, RunConfig, load_run_config
+from streamdq.engine.config_check import check_run_config
+
+SCHEMA = "order_id STRING, ts TIMESTAMP, amount DOUBLE"
+CHECKS = """checks:
+  - description: sane
+    constraints:
+      - is_complete: order_id
+measures:
+  - name: big
+    sql: "SELECT count(*) AS value FROM data WHERE amount > 100"
+pass: [sane]
+"""
+
+
+def _run_yaml(tmp_path: Path) -> Path:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "checks.yaml").write_text(CHECKS)
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "dataset: orders\n"
+        f'source: {{type: files, path: "{tmp_path / "in"}", schema: "{SCHEMA}"}}\n'
+        "event_time: ts\ncheckpoint: ./chk\nchecks_file: checks.yaml\n"
+        f'sinks: [{{type: console}}, {{type: jsonl, path: "{tmp_path / "out.jsonl"}"}}]\n'
+        "alerts: {cooldown_seconds: 60}\n"
+        "supervision: {max_restarts: 2}\n"
+        "event_time_bounds: {past: 30d}\n"
+    )
+    return run
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every run of each section's validator."""
+    seen: Counter[str] = Counter()
+
+    def spy(module: Any, name: str) -> None:
+        original: Callable[..., Any] = getattr(module, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            seen[name] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+    spy(source_module, "validate_source_spec")
+    spy(source_module, "declared_schema")
+    spy(sinks_module, "parse_sink_specs")
+    spy(checks_module, "checks_from_list")
+    spy(measure_module, "checked_measures")
+    spy(judgement_module, "validate_judgement")
+    from_spec = policy_module.AlertPolicy.from_spec
+
+    def counted_policy(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        seen["AlertPolicy.from_spec"] += 1
+        return from_spec(*args, **kwargs)
+
+    monkeypatch.setattr(policy_module.AlertPolicy, "from_spec", classmethod(counted_policy))
+    table_parse = schema_module.Table.parse
+
+    def counted_table(self: schema_module.Table, *args: Any, **kwargs: Any) -> Any:
+        seen[f"table {self.name}"] += 1
+        return table_parse(self, *args, **kwargs)
+
+    monkeypatch.setattr(schema_module.Table, "parse", counted_table)
+    return seen
+
+
+ONCE = {
+    "validate_source_spec",
+    "declared_schema",
+    "parse_sink_specs",
+    "checks_from_list",
+    "checked_measures",
+    "validate_judgement",
+    "AlertPolicy.from_spec",
+    "table run config",
+    "table supervision",
+    "table event_time_bounds",
+    "table console",
+    "table jsonl",
+}
+
+
+def test_check_config_and_the_engine_share_one_parse(tmp_path: Path, calls: Counter[str]) -> None:
+    from streamdq.engine.streaming import StreamRunner
+
+    checked = check_run_config(_run_yaml(tmp_path))
+    assert {name: calls[name] for name in ONCE} == dict.fromkeys(ONCE, 1)
+    before = Counter(calls)
+    runner = StreamRunner(None, checked.config)  # type: ignore[arg-type]  # no Spark: wiring only
+    try:
+        assert calls == before, "the engine validated a section again"
+        assert runner.checks == list(checked.config.checks_spec.checks)
+        assert runner.alert_policy is checked.config.policy
+        assert runner.alert_policy.cooldown_seconds == 60
+        assert [type(s).__name__ for s in runner.sinks] == ["ConsoleSink", "JsonLinesSink"]
+        assert [f.measure.name for f in runner.measures.forms] == ["big"]
+        assert runner._build_judge().pass_policy is checked.config.checks_spec.pass_policy
+    finally:
+        for sink in runner.sinks:
+            sink.close()
+
+
+def test_the_parse_is_typed_and_frozen(tmp_path: Path) -> None:
+    config = load_run_config(_run_yaml(tmp_path))
+    assert isinstance(config, RunConfig) and isinstance(config.checks_spec, ChecksSpec)
+    assert config.checks_spec.origin == str(tmp_path / "checks.yaml")
+    assert [c.description for c in config.checks_spec.checks] == ["sane"]
+    assert config.source_schema is not None and config.source_schema.fieldNames()[:3] == [
+        "order_id",
+        "ts",
+        "amount",
+    ]
+    assert [s.name for s in config.sinks] == ["console", "jsonl"] and config.sinks[1]["path"].endswith(
+        "out.jsonl"
+    )
+    assert config.supervision.max_restarts == 2 and config.event_time_bounds.past is not None
+    assert config.checks == list(config.checks_spec.raw_checks) and config.pass_spec == ["sane"]
+    with pytest.raises(AttributeError):
+        config.dataset = "other"  # type: ignore[misc]
+
+
+def test_a_bad_key_of_a_section_stands_in_alone(tmp_path: Path) -> None:
+    """With several mistakes, the rest of a section still parses (the checks go on from it)."""
+    from streamdq.engine.config import read_run_config
+
+    config, errs = read_run_config(
+        {
+            "dataset": "d",
+            "source": {"type": "generator"},
+            "checkpoint": str(tmp_path / "chk"),
+            "state": {"path": str(tmp_path / "s"), "retention_hours": "a week"},
+            "supervision": {"max_restarts": -1, "poison": "stop"},
+        }
+    )
+    assert [e.key for e in errs.errors] == ["state.retention_hours", "supervision.max_restarts"]
+    assert config is not None and config.state.path == str(tmp_path / "s")
+    assert config.state.retention_hours == 168.0 and config.supervision.poison == "stop"
