@@ -32,7 +32,7 @@ tables (sinks) use it as the engine's do.
 demo.mood: unknown key; fix: known keys: mode, retries, window
 demo.retries: expected an integer >= 0, got -1; fix: write e.g. retries: 5
 >>> [row[:3] for row in section.rows()]
-[('window', 'duration', '60.0'), ('retries', 'integer >= 0', '3'), ('mode', 'fast | safe', "'safe'")]
+[('window', 'duration', '60'), ('retries', 'integer >= 0', '3'), ('mode', 'fast | safe', 'safe')]
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ class Key:
     """One row of a table: ``name``, its ``check``, ``default`` (``REQUIRED``: must be given),
     ``fix`` (what to write; used when the check's own error gives none), ``example`` (a value for
     a ``write e.g. name: example`` fix), ``fallback`` (what stands in after a mistake when parsing
-    with a collector; the default when not given) and ``doc``."""
+    with a collector; the default when not given), ``doc``, and ``shown``: the default as the docs
+    write it in YAML (``1 minute``), when it is not a plain value."""
 
     name: str
     check: Check
@@ -85,6 +86,7 @@ class Key:
     example: Any = None
     doc: str = ""
     fallback: Any = REQUIRED
+    shown: str | None = None
 
     @property
     def required(self) -> bool:
@@ -207,16 +209,31 @@ class Table:
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """``(key, accepted values, default, doc)`` per key, for the reference docs."""
-        return [
-            (k.name, k.check.kind, "required" if k.required else repr(k.default), k.doc) for k in self.keys
-        ]
+        return [(k.name, k.check.kind, _shown(k), k.doc) for k in self.keys]
 
     def markdown(self) -> str:
         """The table as a Markdown table (docs/configuration.md is written from it)."""
         lines = ["| key | accepts | default | meaning |", "|---|---|---|---|"]
         for name, kind, default, doc in self.rows():
-            lines.append(f"| `{name}` | {kind} | {default} | {doc} |")
+            cells = [f"`{name}`", kind, default, doc]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         return "\n".join(lines)
+
+
+def _shown(key: Key) -> str:
+    """A key's default as YAML would write it (``required``, ``none``, ``true``, ``60``)."""
+    if key.shown is not None:
+        return key.shown
+    if key.required:
+        return "required"
+    value = key.default
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _join(where: str, name: str) -> str:
