@@ -27,6 +27,11 @@ importing a module: ``streamdq.register.register_builtins()`` adds the built-ins
 ``MONITORS`` (the engine calls it), and ``MONITORS.register`` adds one in code. This module is
 neutral ground: the engine and the monitors' packages both import it, it imports neither.
 
+A monitor that must compute states of frames of its own (auto-validation profiles corrupted
+samples when it learns) says so with ``use_analysis(analysis)`` (``UsesAnalysis``): the engine
+hands it a ``SegmentedAnalysis``, its plan's segmented run, when it builds the monitors
+(``build_all(..., analysis=...)``), so the monitor reaches the engine only through that function.
+
 >>> reg = MonitorRegistry()
 >>> reg.register("never", lambda section, dataset: None)
 >>> reg.keys()
@@ -42,7 +47,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
@@ -77,6 +82,28 @@ class WindowMonitor(Protocol):
     def load_state(self, blob: bytes) -> None: ...
 
 
+class SegmentedAnalysis(Protocol):
+    """The engine's analysis of one frame grouped by a segment column, handed to the monitors
+    that need it (``UsesAnalysis``): ``analysis(analyzers, df, segment, max_groups=...)`` runs
+    ``analyzers`` over the Spark frame ``df`` once, grouped by the Spark column ``segment``, and
+    returns ``(states, failures)``: ``states[value]`` holds each analyzer's state on the rows whose
+    segment is ``value`` (a value without rows has no entry), ``failures`` the analyzers that
+    could not be computed, with the reason. ``streamdq.engine.monitor.analyze_segments`` is the
+    engine's."""
+
+    def __call__(
+        self, analyzers: Sequence[Analyzer], df: Any, segment: Any, *, max_groups: int = ...
+    ) -> tuple[dict[Any, dict[Analyzer, State]], dict[Analyzer, str]]: ...
+
+
+@runtime_checkable
+class UsesAnalysis(Protocol):
+    """A monitor that computes states of frames of its own takes the engine's analysis here
+    (``MonitorRegistry.build_all(..., analysis=)`` calls it once, after the factory)."""
+
+    def use_analysis(self, analysis: SegmentedAnalysis) -> None: ...
+
+
 MonitorFactory = Callable[[Any, str], WindowMonitor | None]
 """``(raw config section, dataset) -> monitor``; None when the section asks for none; raises
 ``ConfigError`` naming ``<key>.<field>`` on a mistake."""
@@ -104,9 +131,12 @@ class MonitorRegistry:
         with self._lock:
             return tuple(self._factories)
 
-    def build_all(self, sections: Mapping[str, Any], dataset: str) -> list[WindowMonitor]:
+    def build_all(
+        self, sections: Mapping[str, Any], dataset: str, *, analysis: SegmentedAnalysis | None = None
+    ) -> list[WindowMonitor]:
         """The monitors for the registered keys present in ``sections`` (a key absent or None
-        builds nothing; keys not registered are not this registry's business)."""
+        builds nothing; keys not registered are not this registry's business). With
+        ``analysis``, each monitor that ``UsesAnalysis`` is handed it."""
         with self._lock:
             factories = list(self._factories.items())
         monitors: list[WindowMonitor] = []
@@ -115,8 +145,11 @@ class MonitorRegistry:
             if section is None:
                 continue
             monitor = factory(section, dataset)
-            if monitor is not None:
-                monitors.append(monitor)
+            if monitor is None:
+                continue
+            if analysis is not None and isinstance(monitor, UsesAnalysis):
+                monitor.use_analysis(analysis)
+            monitors.append(monitor)
         return monitors
 
 

@@ -126,7 +126,7 @@ def avh_trace(
     Equivalent to ``judge(learn(trace[k-30:k], column, fpr, seed), batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once by
     ``profile_frames``, then the learning corruptions and the test batches of ``chunk`` steps per
-    run by ``streamdq.autovalidate.avh.learner.profile_steps``, the public call for this) instead of one
+    run by ``streamdq.learning.profile_steps``, the public call for this) instead of one
     Spark run per ``learn`` and per ``judge``; ``learn_at_targets`` (``learn_from_profiles`` at several targets
     over one computation of the metrics) and ``Program.judge_profile`` are the very
     functions ``learn``/``judge`` call after profiling. With a ``cache``, profiles are read from
@@ -134,7 +134,8 @@ def avh_trace(
     without Spark.
     """
     from streamdq.autovalidate import profile_frames
-    from streamdq.autovalidate.avh.learner import learn_at_targets, profile_steps
+    from streamdq.autovalidate.avh.learner import learn_at_targets
+    from streamdq.learning import profile_steps
 
     def profiled(frames: list[pd.DataFrame]) -> list:
         if cache is None:

@@ -9,20 +9,27 @@
 
 The three never import each other. This package re-exports AVH's public calls:
 ``learn(history, column, fpr=0.001, seed=None) -> Program`` and ``judge(program, batch)``
-(a ``Program`` itself is a pure value that never runs Spark); importing this package starts no
-Spark session (the engine is used only when profiles are computed).
+(a ``Program`` itself is a pure value that never runs Spark). ``learn``, ``judge`` and
+``profile_frames`` profile DataFrames with the engine, so they live above it in
+:mod:`streamdq.learning` and resolve on first use: importing this package imports no engine and
+starts no Spark session.
 """
 
 from __future__ import annotations
 
-from streamdq.autovalidate.avh import (
-    LearnedConstraint,
-    Program,
-    Violation,
-    judge,
-    learn,
-    learn_from_profiles,
-    profile_frames,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from streamdq.autovalidate.avh import LearnedConstraint, Program, Violation, learn_from_profiles
+
+if TYPE_CHECKING:
+    from streamdq.learning import judge, learn, profile_frames
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("judge", "learn", "profile_frames"):  # above the engine, resolved on first use
+        return getattr(importlib.import_module("streamdq.learning"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["judge", "learn", "learn_from_profiles", "profile_frames", "Program", "LearnedConstraint", "Violation"]

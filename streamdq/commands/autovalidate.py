@@ -105,14 +105,10 @@ def run_learn(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
     from streamdq.analyzers.base import col
-    from streamdq.autovalidate.avh.learner import (
-        corrupted_frames,
-        kind_of,
-        learn_from_profiles,
-        profile_frames,
-        profile_segments,
-    )
+    from streamdq.autovalidate.avh.learner import learn_from_profiles
+    from streamdq.autovalidate.avh.profiling import corrupted_frames, kind_of
     from streamdq.commands.verify import read_data
+    from streamdq.learning import profile_frames, profile_segments
     from streamdq.spark import get_spark
 
     if not 0 < args.fpr < 1:

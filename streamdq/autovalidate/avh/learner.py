@@ -1,11 +1,13 @@
-"""learn(): Auto-Validate-by-History (KDD 2023, Alg. 1) for one column.
+"""The learner of Auto-Validate-by-History (KDD 2023, Alg. 1) for one column, on profiles.
 
-``learn(history, column, fpr=0.001, seed=None) -> Program``
+``learn_from_profiles(history, corrupted, fpr=0.001) -> Program``: pure Python on the driver,
+no Spark. ``streamdq.learning.learn(history, column, fpr=0.001, seed=None)`` (above the engine;
+also ``streamdq.autovalidate.learn``) is step 1 and then this:
 
 1. Profiles: the engine computes the profile (``profile.py``) of every history batch and
    of every synthetic corruption (``corruptions.py``) of the newest batch in ONE
    segmented run of the analysis plan: a scan-shareable pass plus one grouped pass for a
-   categorical column, whatever the number of batches (``profile_frames``).
+   categorical column, whatever the number of batches (``profiling.profile_frames``).
 2. Candidates (``learn_from_profiles``): for each metric of the space (``features.py``)
    with a full history, its series is made stationary (ADF, transform remembered); for a
    ladder of FPR levels at or below the target, a constraint ``mean +- k * std`` (single
@@ -33,7 +35,7 @@
    metric is kept (the tightest chosen). ``learn_at_targets`` runs steps 2-4 for several
    targets over one computation of the metrics (the benchmark's precision/recall frontier).
 
-Runs on the driver; Spark is used only through the engine. Empty history raises
+Runs on the driver and never imports the engine. Empty history raises
 ``ValueError``; a history shorter than ``MIN_HISTORY`` batches gives an empty program
 (nothing can be bounded) that says so in ``show()``.
 """
@@ -43,7 +45,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -56,18 +57,13 @@ from streamdq.autovalidate.avh.features import (
     single_metrics,
 )
 from streamdq.autovalidate.avh.profile import (
-    CATEGORICAL,
-    NUMERIC,
     ColumnProfile,
-    column_analyzers,
-    profile_from_states,
 )
-from streamdq.autovalidate.avh.program import LearnedConstraint, Program, Violation, append_recent
+from streamdq.autovalidate.avh.program import LearnedConstraint, Program, append_recent
 from streamdq.autovalidate.avh.select import greedy_select
 
 MIN_HISTORY = 4
 FPR_LADDER = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)  # fractions of the target FPR
-SEGMENT = "_streamdq_avh_segment"
 # order statistics and quantiles of a numeric column: a history that mostly repeats one value (a
 # capped sensor's median or 95% quantile, the range between two fixed routes) is a point mass with
 # rare departures, and one that moves between a few values (the 5% quantile of route distances:
@@ -93,203 +89,6 @@ SOMETIMES_MISSING_SHARE = 1.01
 # each synthetic issue is covered by up to this many metrics while the budget lasts
 # (select.greedy_select): one draw's catch just past a bound does not carry to the next draw
 COVER_DEPTH = 2
-
-
-def kind_of(frame: Any, column: str) -> str:
-    """``numeric`` or ``categorical`` from a pandas or Spark frame's column type."""
-    if hasattr(frame, "sparkSession"):
-        from streamdq.analyzers.base import is_numeric
-
-        field = frame.schema[column]
-        return NUMERIC if is_numeric(field.dataType) else CATEGORICAL
-    from streamdq.autovalidate.avh.corruptions import column_kind
-
-    return column_kind(frame[column])
-
-
-def profile_frames(
-    frames: Sequence[Any], column: str, kind: str, *, spark: Any = None, max_groups: int = 100_000
-) -> list[ColumnProfile]:
-    """The profile of ``column`` in each frame (pandas or Spark), in one segmented engine run."""
-    from pyspark.sql import functions as F
-
-    if not frames:
-        return []
-    df = _union(frames, column, kind, spark)
-    return profile_segments(df, F.col(SEGMENT), range(len(frames)), column, kind, max_groups=max_groups)
-
-
-def profile_segments(
-    df: Any, segment: Any, keys: Sequence[Any], column: str, kind: str, *, max_groups: int = 100_000
-) -> list[ColumnProfile]:
-    """The profile of ``column`` in each segment ``keys[i]`` of one Spark frame, in that order
-    (one engine run: a scan-shareable pass grouped by ``segment``, plus one grouped pass for a
-    categorical column). A key without rows gets the empty profile."""
-    from streamdq.engine.plan import AnalysisPlan
-
-    plan = AnalysisPlan(column_analyzers(column, kind), max_groups=max_groups)
-    result = plan.run_segmented(df, [segment])
-    by_key = {
-        key[0]: profile_from_states(column, kind, row.states, result.failures)
-        for key, row in result.segments.items()
-    }
-    empty = profile_from_states(column, kind, {})
-    return [by_key.get(k, empty) for k in keys]
-
-
-def corrupted_frames(newest: Any, column: str, kind: str, seed: int | None) -> dict[str, Any]:
-    """name -> a copy of the batch ``newest`` (pandas or Spark) with one synthetic issue injected
-    (every applicable corruption of ``corruptions.py``, drawn from one generator seeded ``seed``)."""
-    from streamdq.autovalidate.avh import corruptions as cx
-
-    if hasattr(newest, "sparkSession"):
-        newest = newest.toPandas()
-    rng = np.random.default_rng(seed)
-    out = {}
-    for c in cx.corruptions_for(kind):
-        try:
-            out[c.name] = cx.apply(newest, column, c, rng)
-        except ValueError:  # not applicable to this column as it is
-            continue
-    return out
-
-
-@dataclass(frozen=True)
-class StepProfiles:
-    """The profiles one learning step needs beyond its history's: ``corrupted`` (name -> the
-    profile of that synthetic issue in a copy of the step's newest batch, exactly what ``learn``
-    trains on at the same seed) and ``judged`` (the profiles of the step's batches to judge, in
-    the order given)."""
-
-    corrupted: dict[str, ColumnProfile]
-    judged: tuple[ColumnProfile, ...]
-
-
-def profile_steps(
-    steps: Sequence[tuple[Any, int | None, Sequence[Any]]],
-    column: str,
-    kind: str,
-    *,
-    spark: Any = None,
-    profiler: Any = None,
-) -> list[StepProfiles]:
-    """Profiles for evaluating auto-validation at scale, in ONE engine run for all steps.
-
-    Each step is ``(newest, seed, to_judge)``: the newest history batch (pandas or Spark), the
-    seed ``learn`` would get, and the batches the step's program will judge. Every step's
-    corruptions (``corrupted_frames(newest, column, kind, seed)``) and batches to judge are
-    profiled together (``profile_frames``; ``profiler(frames) -> profiles`` replaces it, e.g.
-    with a cache). With the history's profiles (``profile_frames`` of the batches once, shared
-    by overlapping windows), each step is then
-    ``learn_from_profiles(history, step.corrupted, fpr)`` and ``program.judge_profile(p)`` for
-    ``p`` in ``step.judged``: the same programs and verdicts as ``learn(...)`` and
-    ``judge(program, batch)`` (docs/autovalidate.md, "Evaluating at scale"). No step: ``[]``.
-
-    >>> # doctest: +SKIP
-    >>> steps = [(batches[k - 1], k, [batches[k]]) for k in range(30, 60)]
-    >>> out = profile_steps(steps, "temp", "numeric")
-    >>> history = profile_frames(batches[:59], "temp", "numeric")
-    >>> program = learn_from_profiles(history[0:30], out[0].corrupted)
-    >>> flagged = bool(program.judge_profile(out[0].judged[0]))
-    """
-    frames: list[Any] = []
-    layout: list[tuple[list[str], int]] = []
-    for newest, seed, to_judge in steps:
-        corrupted = corrupted_frames(newest, column, kind, seed)
-        judged = list(to_judge)
-        layout.append((list(corrupted), len(judged)))
-        frames += [*corrupted.values(), *judged]
-    if not frames:
-        return [StepProfiles({}, ()) for _ in steps]
-    if profiler is None:
-        profiles = profile_frames(frames, column, kind, spark=spark)
-    else:
-        profiles = list(profiler(frames))
-    out, pos = [], 0
-    for names, n_judged in layout:
-        corrupted_profiles = dict(zip(names, profiles[pos : pos + len(names)], strict=True))
-        pos += len(names)
-        out.append(StepProfiles(corrupted_profiles, tuple(profiles[pos : pos + n_judged])))
-        pos += n_judged
-    return out
-
-
-def _union(frames: Sequence[Any], column: str, kind: str, spark: Any) -> Any:
-    import pandas as pd
-    from pyspark.sql import functions as F
-
-    from streamdq.analyzers.base import col
-
-    spark_type = "double" if kind == NUMERIC else "string"
-    parts: list[Any] = []
-    pandas_parts = []
-    for i, frame in enumerate(frames):
-        if hasattr(frame, "sparkSession"):
-            parts.append(
-                frame.select(col(column).cast(spark_type).alias(column), F.lit(i).alias(SEGMENT))
-            )
-            spark = spark or frame.sparkSession
-            continue
-        series = frame[column] if column in frame.columns else pd.Series([], dtype=object)
-        if kind == NUMERIC:
-            values = pd.to_numeric(series, errors="coerce").astype("float64")
-            values = values.astype(object).where(values.notna(), None)
-        else:
-            values = series.astype(object).where(series.notna(), None)
-            values = values.map(lambda v: v if v is None else str(v))
-        pandas_parts.append(pd.DataFrame({column: values.to_numpy(dtype=object), SEGMENT: i}))
-    if pandas_parts:
-        if spark is None:
-            from streamdq.spark import get_spark
-
-            spark = get_spark()
-        data = pd.concat(pandas_parts, ignore_index=True)
-        schema = f"`{column.replace('`', '``')}` {spark_type}, {SEGMENT} int"
-        parts.append(spark.createDataFrame(data, schema))
-    df = parts[0]
-    for p in parts[1:]:
-        df = df.unionByName(p)
-    return df
-
-
-def learn(
-    history: Sequence[Any],
-    column: str,
-    fpr: float = 0.001,
-    seed: int | None = None,
-    *,
-    kind: str | None = None,
-    spark: Any = None,
-    holidays: Sequence[bool] = (),
-) -> Program:
-    """Learn the program of ``column`` from ``history`` (per-batch frames, oldest first);
-    ``holidays``: whether each history batch fell on a day off (``learn_at_targets``)."""
-    if not history:
-        raise ValueError("learn() needs a non-empty history of batches")
-    kind = kind or kind_of(history[-1], column)
-    corrupted = corrupted_frames(history[-1], column, kind, seed)
-    names = list(corrupted)
-    profiles = profile_frames([*history, *corrupted.values()], column, kind, spark=spark)
-    hist, bad = profiles[: len(history)], profiles[len(history) :]
-    return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr, holidays=holidays)
-
-
-def judge(
-    program: Program, batch: Any, *, holiday: bool = False, spark: Any = None
-) -> list[Violation]:
-    """The violations of one new ``batch`` (a pandas or Spark DataFrame) under ``program``; empty
-    means it passes. Runs on the driver: the batch's profile is computed by the engine
-    (``profile_frames``, one run), then judged by the pure ``program.judge_profile``; the program
-    is not changed (``program.advance`` moves its reference). ``holiday``: the batch falls on a
-    day off (``Program.judged``). An empty batch is judged as one (its row count is 0).
-
-    >>> # doctest: +SKIP
-    >>> program = learn(history, "amount", fpr=0.001, seed=0)
-    >>> judge(program, next_batch)   # [] means the batch passes
-    []
-    """
-    (profile,) = profile_frames([batch], program.column, program.kind, spark=spark)
-    return program.judge_profile(profile, holiday=holiday)
 
 
 def learn_from_profiles(

@@ -5,7 +5,8 @@ configured column it keeps the profiles of the last ``history`` closed windows (
 from the window's states; the analyzers it needs join the handler's fused pass). Once
 ``min_history`` windows exist it learns a program (``learn_from_profiles``, recall
 estimated on corruptions of the newest window rebuilt from its profile, see
-``reconstruct.py``), and re-learns every ``relearn_every`` windows. Every closed window
+``reconstruct.py``, profiled by the engine's segmented analysis, which the engine hands over
+when it builds the monitor: ``use_analysis``), and re-learns every ``relearn_every`` windows. Every closed window
 after that is judged by the program against the previous window; the outcome is one
 ``CheckResult`` per column (check ``auto-validated <column>``, the configured level,
 scope ``window``) whose constraint results carry stable ids per (dataset, column,
@@ -64,7 +65,7 @@ from streamdq.autovalidate.avh.profile import (
 from streamdq.autovalidate.avh.program import LearnedConstraint, Program, Violation
 from streamdq.display import range_text
 from streamdq.errors import ConfigError
-from streamdq.monitors import MonitorOutput
+from streamdq.monitors import MonitorOutput, SegmentedAnalysis
 from streamdq.report import CheckResult, ConstraintResult, Window
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ class AutoValidateMonitor:
         seed: int = 0,
         max_sample_rows: int = 5000,
         calendar: HolidayCalendar | None = None,
+        analysis: SegmentedAnalysis | None = None,
     ) -> None:
         self.dataset = dataset
         self.columns = dict(columns)
@@ -105,6 +107,7 @@ class AutoValidateMonitor:
         self.seed = seed
         self.max_sample_rows = max_sample_rows
         self.calendar = calendar
+        self.analysis = analysis
         self.kinds: dict[str, str] = {c: k for c, k in self.columns.items() if k}
         self.profiles: dict[str, list[ColumnProfile]] = {c: [] for c in self.columns}
         # whether each kept profile's window fell on a holiday (parallel to profiles)
@@ -112,6 +115,13 @@ class AutoValidateMonitor:
         self.programs: dict[str, Program] = {}
         self.since_learn: dict[str, int] = {c: 0 for c in self.columns}
         self.last_seq: int | None = None
+        self._warned_no_analysis = False
+
+    def use_analysis(self, analysis: SegmentedAnalysis) -> None:
+        """Take the engine's segmented analysis (``streamdq.monitors.UsesAnalysis``; the engine's
+        ``build_monitors`` calls it): learning profiles corrupted samples with it. Until one is
+        given, no program is learned (a warning says so once)."""
+        self.analysis = analysis
 
     # -- WindowMonitor -----------------------------------------------------------------
     def analyzers(self) -> Sequence[Analyzer]:
@@ -223,8 +233,20 @@ class AutoValidateMonitor:
             return
         from streamdq.autovalidate.avh.reconstruct import corrupted_profiles
 
+        if self.analysis is None:
+            if not self._warned_no_analysis:
+                log.warning(
+                    "auto-validation of %s cannot learn: no analysis to profile samples with "
+                    "(build the monitor with streamdq.engine.monitor.build_monitors, or pass "
+                    "analysis=streamdq.engine.monitor.analyze_segments)",
+                    self.dataset,
+                )
+                self._warned_no_analysis = True
+            return
         try:
-            corrupted = corrupted_profiles(newest, self.seed, max_rows=self.max_sample_rows)
+            corrupted = corrupted_profiles(
+                newest, self.seed, analysis=self.analysis, max_rows=self.max_sample_rows
+            )
             flags = self.holidays.get(column, [])
             # with a calendar the program also gets its off-day selection (Program.judged)
             holidays = flags if self.calendar is not None and len(flags) == len(profiles) else []
@@ -266,8 +288,11 @@ class AutoValidateMonitor:
         return CheckResult(check, self.level, status, tuple(out))
 
 
-def auto_validate_monitor_from_config(raw: Any, dataset: str) -> AutoValidateMonitor:
-    """Validate ``auto_validate:`` (errors name ``auto_validate.<key>`` and the fix)."""
+def auto_validate_monitor_from_config(
+    raw: Any, dataset: str, *, analysis: SegmentedAnalysis | None = None
+) -> AutoValidateMonitor:
+    """Validate ``auto_validate:`` (errors name ``auto_validate.<key>`` and the fix) and build the
+    monitor; ``analysis`` (else ``use_analysis`` later) is what it learns with."""
     if not isinstance(raw, dict):
         raise ConfigError(
             "auto_validate",
@@ -329,4 +354,5 @@ def auto_validate_monitor_from_config(raw: Any, dataset: str) -> AutoValidateMon
         seed=integer("seed", 0, 0),
         max_sample_rows=integer("max_sample_rows", 5000, 100),
         calendar=calendar_from_config(raw["holidays"]) if raw.get("holidays") is not None else None,
+        analysis=analysis,
     )

@@ -10,7 +10,8 @@ recall there, ``corrupted_profiles(profile, seed)``:
 2. corrupts that sample with every applicable synthetic issue (``corruptions.py``;
    ``schema_change`` has no neighbouring column here, so it only permutes the sample and
    is left out);
-3. profiles clean and corrupted samples with the engine (one segmented run) and maps each
+3. profiles clean and corrupted samples with ``analysis`` (the engine's segmented run, handed in:
+   ``streamdq.monitors.SegmentedAnalysis``; one run) and maps each
    corrupted sample back to the real batch's scale: extensive metrics (row count, sum,
    distinct count) by the corrupted/clean ratio, every other single metric by the
    corrupted-minus-clean shift; value counts, patterns and the sketch are the corrupted
@@ -28,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from streamdq.autovalidate.avh.profile import NULL_KEY, NUMERIC, ColumnProfile
+from streamdq.monitors import SegmentedAnalysis
 
 EXTENSIVE = frozenset({"row_count", "sum", "distinct_count"})
 
@@ -63,11 +65,17 @@ def sample_frame(profile: ColumnProfile, max_rows: int = 5000) -> pd.DataFrame:
 
 
 def corrupted_profiles(
-    profile: ColumnProfile, seed: int | None = 0, *, max_rows: int = 5000, spark: Any = None
+    profile: ColumnProfile,
+    seed: int | None = 0,
+    *,
+    analysis: SegmentedAnalysis,
+    max_rows: int = 5000,
+    spark: Any = None,
 ) -> dict[str, ColumnProfile]:
-    """name -> the profile a corrupted copy of the batch behind ``profile`` would have."""
+    """name -> the profile a corrupted copy of the batch behind ``profile`` would have; the
+    samples are profiled by ``analysis`` (e.g. ``streamdq.engine.monitor.analyze_segments``)."""
     from streamdq.autovalidate.avh import corruptions as cx
-    from streamdq.autovalidate.avh.learner import profile_frames
+    from streamdq.autovalidate.avh.profiling import profile_frames
 
     sample = sample_frame(profile, max_rows)
     if len(sample) == 0:
@@ -82,7 +90,7 @@ def corrupted_profiles(
         except ValueError:
             continue
         names.append(c.name)
-    clean, *bad = profile_frames([sample, *frames], profile.column, profile.kind, spark=spark)
+    clean, *bad = profile_frames([sample, *frames], profile.column, profile.kind, analysis=analysis, spark=spark)
     return {name: rescale(profile, clean, p) for name, p in zip(names, bad, strict=True)}
 
 

@@ -15,6 +15,7 @@ from streamdq.autovalidate.avh.reconstruct import rescale, sample_frame
 from streamdq.cli import main
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
+from streamdq.engine.monitor import analyze_segments
 from streamdq.errors import ConfigError
 
 SCHEMA = "ts timestamp, amount double, country string"
@@ -57,6 +58,7 @@ def _monitor():
             "holidays": "US",
         },
         "orders",
+        analysis=analyze_segments,
     )
 
 

@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from streamdq.connectors.sinks.prometheus import ReportCollector
 
 from streamdq.autovalidate.avh.monitor import auto_validate_monitor_from_config
+from streamdq.engine.monitor import analyze_segments
 from tests.unit.autovalidate.test_autovalidate_monitor import SCHEMA, _handler, _rows
 
 CHECK = "auto-validated amount"
@@ -34,6 +35,7 @@ def test_relearning_replaces_the_learned_constraints_series(spark):
     monitor = auto_validate_monitor_from_config(
         {"columns": {"amount": "numeric"}, "history": 6, "min_history": 4, "relearn_every": 2, "fpr": 0.01},
         "orders",
+        analysis=analyze_segments,
     )
     handler = _handler(InMemoryStateStore(), monitor)
     collector = ReportCollector()
