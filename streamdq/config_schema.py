@@ -294,12 +294,15 @@ def integer(low: int | None = None, high: int | None = None, *, meaning: str = "
     return Check(check, kind)
 
 
-def number(low: float | None = None, *, above: bool = False, unit: str = "") -> Check:
+def number(low: float | None = None, *, above: bool = False, unit: str = "", whole: bool = False) -> Check:
     """A finite number ``>= low`` (``above``: ``> low``) as a float; ``unit`` names it
-    (``hours``) in the problem. NaN and infinities are refused."""
+    (``hours``) in the problem. NaN and infinities are refused. ``whole``: an integer, also when
+    written as ``100.0``, returned as an int."""
     sign = ">" if above else ">="
     bound = "" if low is None else f" {sign} {low:g}"
     noun = f"a number of {unit}" if unit else "a finite number"
+    if whole:
+        return _whole(low, bound)
 
     def check(path: str, value: Any) -> float:
         ok = _is_number(value) and math.isfinite(value)
@@ -310,6 +313,18 @@ def number(low: float | None = None, *, above: bool = False, unit: str = "") -> 
         return float(value)
 
     return Check(check, f"number{bound}")
+
+
+def _whole(low: float | None, bound: str) -> Check:
+    def check(path: str, value: Any) -> int:
+        ok = _is_number(value) and math.isfinite(value) and (low is None or value >= low)
+        if not ok:
+            raise ConfigError(path, f"expected a number{bound}, got {value!r}")
+        if value != int(value):
+            raise ConfigError(path, f"expected an integer{bound}, got {value!r}")
+        return int(value)
+
+    return Check(check, f"integer{bound}")
 
 
 def one_of(*choices: Any, fix: str | None = None) -> Check:

@@ -38,7 +38,7 @@ cool-down and rate limit apply, but they are not kept open and have no ``resolve
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +46,7 @@ from streamdq.alerts.alert import Alert
 from streamdq.alerts.candidate import Candidate, anomaly_key, pass_results, step_key
 from streamdq.alerts.messages import build_alert
 from streamdq.alerts.throttle import MINUTE_SECONDS, Throttle
+from streamdq.config_schema import Key, Table, boolean, number, optional
 from streamdq.errors import ConfigError
 from streamdq.report import Anomaly, BatchReport, CheckResult, ConstraintResult, Window
 
@@ -58,6 +59,47 @@ _EXAMPLES = {
     "min_abs_change": 100,
     "renotify_seconds": 3600,
 }
+
+
+def _number(key: str, doc: str, *, whole: bool = False, default: Any = 0.0, none: bool = False) -> Key:
+    check = number(0, whole=whole)
+    return Key(
+        key,
+        optional(check) if none else check,
+        default=default,
+        fix=f"e.g. {key}: {_EXAMPLES[key]}",
+        doc=doc,
+    )
+
+
+ALERTS_TABLE = Table(
+    "alerts",
+    (
+        _number("cooldown_seconds", "seconds between two alerts of one key"),
+        _number(
+            "rate_limit_per_minute", "alerts per sliding minute at most", whole=True, default=None, none=True
+        ),
+        _number("min_rows_floor", "no alert for a scope of fewer rows", whole=True, default=0),
+        _number(
+            "min_abs_change",
+            "Size: rows outside the bound at least (default min_rows_floor)",
+            default=None,
+            none=True,
+        ),
+        _number(
+            "renotify_seconds", "repeat the alert of a constraint failing this long", default=None, none=True
+        ),
+        Key(
+            "alert_on_anomalies",
+            boolean(),
+            default=True,
+            fix="set alerts.alert_on_anomalies: true or false",
+            doc="also alert on anomalies that belong to no constraint",
+        ),
+    ),
+    known_label="use one of",
+)
+"""The keys of ``alerts:`` (streamdq.config_schema; docs/configuration.md)."""
 
 
 def _iso(value: datetime) -> str:
@@ -95,7 +137,7 @@ class AlertPolicy:
 
     >>> policy = AlertPolicy.from_spec({"cooldown_seconds": 300, "rate_limit_per_minute": 30})
     >>> policy.throttle
-    Throttle(cooldown_seconds=300, rate_limit_per_minute=30)
+    Throttle(cooldown_seconds=300.0, rate_limit_per_minute=30)
     >>> try:
     ...     AlertPolicy.from_spec({"cooldown": 300})
     ... except ConfigError as e:
@@ -112,7 +154,8 @@ class AlertPolicy:
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any] | None, where: str = "alerts") -> AlertPolicy:
-        """Build from the run config's ``alerts:`` mapping; ConfigError names the bad key."""
+        """Build from the run config's ``alerts:`` mapping by ``ALERTS_TABLE``; a ConfigError
+        names the bad key (every mistake at once)."""
         if spec is None:
             return cls()
         if not isinstance(spec, dict):
@@ -121,37 +164,7 @@ class AlertPolicy:
                 f"expected a mapping, got {type(spec).__name__}",
                 "e.g. alerts: {cooldown_seconds: 300}",
             )
-        known = {f.name for f in fields(cls)}
-        for key in spec:
-            if key not in known:
-                raise ConfigError(
-                    f"{where}.{key}", "unknown key", f"use one of {', '.join(sorted(known))}, or remove it"
-                )
-        kwargs: dict[str, Any] = {}
-        for key, value in spec.items():
-            path = f"{where}.{key}"
-            if key == "alert_on_anomalies":
-                if not isinstance(value, bool):
-                    raise ConfigError(
-                        path, f"expected true or false, got {value!r}", f"set {path}: true or false"
-                    )
-                kwargs[key] = value
-                continue
-            if value is None and key in ("rate_limit_per_minute", "min_abs_change", "renotify_seconds"):
-                kwargs[key] = None
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ConfigError(
-                    path, f"expected a number >= 0, got {value!r}", f"e.g. {key}: {_EXAMPLES[key]}"
-                )
-            if key in ("rate_limit_per_minute", "min_rows_floor"):
-                if value != int(value):
-                    raise ConfigError(
-                        path, f"expected an integer >= 0, got {value!r}", f"e.g. {key}: {_EXAMPLES[key]}"
-                    )
-                value = int(value)
-            kwargs[key] = value
-        return cls(**kwargs)
+        return cls(**ALERTS_TABLE.parse(spec, where))
 
     @property
     def throttle(self) -> Throttle:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamdq.connectors.sinks.config import SINK_TABLES
 
+from streamdq.alerts.policy import ALERTS_TABLE
 from streamdq.config_schema import Table
 from streamdq.engine.config import BOUNDS_TABLE, RUN_TABLE, STATE_TABLE, SUPERVISION_TABLE
 
@@ -17,6 +18,7 @@ TABLES = {
     "state": STATE_TABLE,
     "supervision": SUPERVISION_TABLE,
     "event_time_bounds": BOUNDS_TABLE,
+    "alerts": ALERTS_TABLE,
     **{f"sink {kind}": table for kind, table in SINK_TABLES.items()},
 }
 

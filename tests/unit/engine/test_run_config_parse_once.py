@@ -20,6 +20,7 @@ import streamdq.checks.spec as checks_module
 import streamdq.config_schema as schema_module
 from streamdq.engine.config import ChecksSpec, RunConfig, load_run_config
 from streamdq.engine.config_check import check_run_config
+from streamdq.errors import ConfigError
 
 SCHEMA = "order_id STRING, ts TIMESTAMP, amount DOUBLE"
 CHECKS = """checks:
@@ -157,3 +158,20 @@ def test_a_bad_key_of_a_section_stands_in_alone(tmp_path: Path) -> None:
     assert [e.key for e in errs.errors] == ["state.retention_hours", "supervision.max_restarts"]
     assert config is not None and config.state.path == str(tmp_path / "s")
     assert config.state.retention_hours == 168.0 and config.supervision.poison == "stop"
+
+
+@pytest.mark.parametrize(
+    ("alerts", "key", "problem"),
+    [
+        ({"cooldown_seconds": float("inf")}, "alerts.cooldown_seconds", "expected a finite number >= 0"),
+        ({"min_rows_floor": 2.5}, "alerts.min_rows_floor", "expected an integer >= 0"),
+        ({"renotify_seconds": -1}, "alerts.renotify_seconds", "expected a finite number >= 0"),
+        ({"alert_on_anomalies": "yes"}, "alerts.alert_on_anomalies", "expected true or false"),
+    ],
+)
+def test_the_alert_policy_is_parsed_by_its_table(alerts: dict[str, Any], key: str, problem: str) -> None:
+    base = {"dataset": "d", "source": {"type": "generator"}, "checkpoint": "/tmp/chk"}
+    assert load_run_config({**base, "alerts": {"min_rows_floor": 100.0}}).policy.min_rows_floor == 100
+    with pytest.raises(ConfigError) as err:
+        load_run_config({**base, "alerts": alerts})
+    assert err.value.key == key and err.value.problem.startswith(problem), err.value
