@@ -13,8 +13,8 @@ differenced metrics are.
 ``judge_profile(profile)`` returns the violations (empty = the batch passes); it is pure
 and does not move the reference: ``advance(profile)`` does, so a stream can judge each
 closed window against the previous one. A ``Program`` is a pure value and never runs Spark: to
-judge a DataFrame, ``avh.judge(program, batch)`` (the learner's module) profiles it through the
-engine first. With a holiday calendar (``calendar.py``) the caller
+judge a DataFrame, ``streamdq.learning.judge(program, batch)`` (also ``streamdq.autovalidate.judge``)
+profiles it through the engine first. With a holiday calendar (``calendar.py``) the caller
 says whether a batch falls on a day off (``holiday=True``): constraints on volume metrics
 (``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
 holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``); such a batch is
