@@ -37,7 +37,7 @@ import datasketches as ds
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.metric import Metric, Quantiles
 from streamdq.analyzers.numeric import finite_value, numeric_precondition
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import KllState
@@ -225,5 +225,5 @@ class ApproxQuantiles(KllAnalyzer):
 
     def sketch_metric(self, state: KllState) -> Metric:
         sk = state.kll()
-        values = {repr(float(q)): float(sk.get_quantile(float(q), True)) for q in self.quantiles}
+        values = Quantiles.of((q, sk.get_quantile(float(q), True)) for q in self.quantiles)
         return self.ok(values, approximate=True, error_bound=state.rank_error())

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, col, conditional
-from streamdq.analyzers.metric import Metric
+from streamdq.analyzers.metric import Distribution, Metric
 from streamdq.analyzers.row_aggregate import RowAggregate, count_if
 from streamdq.analyzers.state import JsonState, State
 
@@ -99,7 +99,5 @@ class DataType(ScanShareableAnalyzer):
         total = state.total
         if total == 0:
             return self.empty_failure()
-        values = {
-            key: {"absolute": n, "ratio": n / total} for key, n in zip(TYPE_KEYS, state.counts(), strict=True)
-        }
-        return self.ok({"number_of_bins": len(TYPE_KEYS), "values": values})
+        bins = {key: (n, n / total) for key, n in zip(TYPE_KEYS, state.counts(), strict=True)}
+        return self.ok(Distribution.of(bins, number_of_bins=len(TYPE_KEYS)))

@@ -50,7 +50,7 @@ from streamdq.analyzers.base import (
     is_numeric,
 )
 from streamdq.analyzers.frequency import NULL_VALUE, FrequencySpec, FrequencyState
-from streamdq.analyzers.metric import COLUMN, Metric
+from streamdq.analyzers.metric import COLUMN, Distribution, Metric
 from streamdq.errors import ConfigError
 
 MAX_DETAIL_BINS = 1000
@@ -180,16 +180,16 @@ class Histogram(GroupingAnalyzer):
                         f"Histogram Sum({self.sum_column}): the ratio denominator sum({self.sum_column}) is 0"
                     )
                 denominator = sums.total
-        values: dict[str, dict[str, Any]] = {}
+        bins: dict[str, tuple[int, float]] = {}
         for key, count in top:
             if self.compute_frequencies_as_ratio:
                 ratio = count / denominator if denominator else 0.0
             else:
                 ratio = float(count)
-            values[key] = {"absolute": int(count), "ratio": ratio}
+            bins[key] = (int(count), ratio)
         shown = sum(int(count) for _, count in top)
         tail = int(mass) - shown if self.sum_column is not None else max(0, int(mass) - shown)
-        value = {"number_of_bins": int(round(groups)), "values": values, "tail_count": tail}
+        value = Distribution.of(bins, number_of_bins=int(round(groups)), tail_count=tail)
         if not state.approximate:
             return self.ok(value)
         bound = (
