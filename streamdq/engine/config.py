@@ -16,8 +16,9 @@ holding typed values, and the engine (``StreamRunner``) and ``streamdq run --che
   ``EventTimeBounds`` from their tables (``STATE_TABLE``, ``SUPERVISION_TABLE``, ``BOUNDS_TABLE``);
 * the top-level scalars (``window``, ``trigger``, ``max_groups``, ...) from ``RUN_TABLE``;
 * a window monitor's key (``auto_validate``, ``quality_score``) is known through the monitor
-  registry (``streamdq.register.monitor_registry``); its raw section lands in
-  ``RunConfig.monitors``.
+  registry (``streamdq.register.monitor_registry``): ``monitor_specs`` holds a ``MonitorSpec``
+  per section, parsed by the key's parser (``MonitorRegistry.parse_all``), from which the engine
+  builds each monitor once; the raw section is in ``RunConfig.monitors``.
 
 Every mistake is reported before any Spark job starts, all of them at once: ``load_run_config``
 raises one ``ConfigErrors`` (a ``ConfigError``) with a ``file: key: problem; fix`` line per
@@ -69,6 +70,7 @@ from streamdq.config_schema import (
 )
 from streamdq.engine.event_time import EventTimeBounds
 from streamdq.errors import ConfigError, ErrorCollector
+from streamdq.monitors import MonitorSpec
 from streamdq.register import monitor_registry
 
 if TYPE_CHECKING:
@@ -577,6 +579,7 @@ class RunConfig:
     auto_validate: dict[str, Any] | None = None
     quality_score: dict[str, Any] | None = None
     monitors: dict[str, Any] = field(default_factory=dict)  # raw section per registered monitor key
+    monitor_specs: tuple[MonitorSpec, ...] = ()  # each monitor section, parsed (streamdq.monitors)
     query_name: str | None = None
     supervision: SupervisionConfig = field(default_factory=SupervisionConfig)
     event_time_bounds: EventTimeBounds = field(default_factory=EventTimeBounds)
@@ -682,8 +685,8 @@ def _parse(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunC
     if state.path:
         state = StateConfig(**{**state.__dict__, "path": _resolve(state.path, base)})
     checks = _checks_spec(raw, base, file, schema, errs)
-    with errs.catch():  # TODO(issue 21 item 2): monitors are still built to validate them
-        monitor_registry().build_all(raw, values["dataset"])
+    no_monitors: tuple[MonitorSpec, ...] = ()
+    monitor_specs = errs.get(monitor_registry().parse_all, raw, values["dataset"], default=no_monitors)
     alerts = raw.get("alerts")
     sinks = values["sinks"] if values["sinks"] is not None else _sinks("sinks", None)
     policy = values["alerts"] if values["alerts"] is not None else _policy("alerts", None)
@@ -707,6 +710,7 @@ def _parse(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunC
         auto_validate=raw.get("auto_validate"),
         quality_score=raw.get("quality_score"),
         monitors={key: raw[key] for key in monitor_keys if raw.get(key) is not None},
+        monitor_specs=monitor_specs,
         query_name=values["query_name"],
         supervision=values["supervision"],
         event_time_bounds=values["event_time_bounds"],

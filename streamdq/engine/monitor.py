@@ -27,12 +27,11 @@ def build_monitors(
     config: RunConfig, checks: Sequence[Any] = (), registry: MonitorRegistry | None = None
 ) -> list[WindowMonitor]:
     """The monitors a run config asks for (``auto_validate:``, ``quality_score:``, any key
-    registered in ``registry``), validated, in registration order.
-
-    Configuration mistakes raise ``ConfigError`` naming the key; nothing is started.
+    registered in ``registry``), built once each from the sections its parse holds
+    (``RunConfig.monitor_specs``), in registration order; nothing is validated again.
     """
     reg = monitor_registry() if registry is None else registry
-    return reg.build_all(config.monitors, config.dataset, analysis=analyze_segments)
+    return reg.build(config.monitor_specs, config.dataset, analysis=analyze_segments)
 
 
 def analyze_segments(
