@@ -305,7 +305,8 @@ def is_infinite(value: float | None) -> bool:
 
 
 class Detector(ABC):
-    """Base of every detector; subclasses are ``@dataclass(frozen=True)`` and ``@register_detector``.
+    """Base of every detector; subclasses are ``@dataclass(frozen=True)``, registered by
+    ``register_detector(cls)`` (the built-ins by ``streamdq.detectors.register.register_builtins``).
 
     Subclasses implement ``_initial_core()`` and ``_step(core, point)``. ``_step`` gets a shallow copy
     of the core dict: it may assign its keys but must replace, never mutate in place, the lists and
