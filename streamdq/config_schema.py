@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streamdq.errors import ConfigError, ErrorCollector
+from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 
 class _Required:
@@ -74,7 +74,7 @@ class Check:
 @dataclass(frozen=True)
 class Key:
     """One row of a table: ``name``, its ``check``, ``default`` (``REQUIRED``: must be given),
-    ``fix`` (what to write; used when the check's own error gives none), ``example`` (a value for
+    ``fix`` (what to write; it replaces the check's own fix), ``example`` (a value for
     a ``write e.g. name: example`` fix), ``fallback`` (what stands in after a mistake when parsing
     with a collector; the default when not given), ``doc``, and ``shown``: the default as the docs
     write it in YAML (``1 minute``), when it is not a plain value."""
@@ -98,28 +98,28 @@ class Key:
             return self.fallback
         return None if self.required else self.default
 
-    def fix_text(self) -> str | None:
+    def fix_text(self) -> str:
+        """What to write: ``fix``, else ``write e.g. name: example``, else what the key takes."""
         if self.fix is not None:
             return self.fix
         if self.example is not None:
             return f"write e.g. {self.name}: {self.example}"
-        return None
+        return f"give {self.name} a value of the form: {self.check.kind}"
 
     def parse(self, value: Any, path: str) -> Any:
-        """``value`` checked; the error names ``path`` and carries a fix."""
+        """``value`` checked; the error names ``path`` and always carries a fix (the check's
+        own, else ``fix_text()``)."""
         try:
             return self.check(path, value)
         except ConfigError as exc:
-            fix = self.fix_text()
-            if fix is None:
-                raise
-            raise _with_fix(exc, fix) from None
+            raise _with_fix(exc, self.fix_text(), replace=self.fix is not None) from None
 
 
-def _with_fix(exc: ConfigError, fix: str) -> ConfigError:
-    from streamdq.errors import ConfigErrors
-
-    errors = [e if e.fix else ConfigError(e.key, e.problem, fix, e.file) for e in exc.errors_list()]
+def _with_fix(exc: ConfigError, fix: str, *, replace: bool = False) -> ConfigError:
+    """``exc`` whose errors without a fix (every error, with ``replace``) carry ``fix``."""
+    errors = [
+        e if e.fix and not replace else ConfigError(e.key, e.problem, fix, e.file) for e in exc.errors_list()
+    ]
     return errors[0] if len(errors) == 1 else ConfigErrors(errors)
 
 
@@ -186,7 +186,11 @@ class Table:
             elif k.name in raw:
                 out[k.name] = collector.get(k.parse, raw[k.name], path, default=k.stand_in())
             elif k.required:
-                fix = k.fix_text()
+                fix = (
+                    k.fix
+                    if k.fix is not None
+                    else (k.fix_text() if k.example is not None else f"add {k.name}: <{k.check.kind}>")
+                )
                 problem = f"required for {self.what}" if self.what else "missing required key"
                 collector.add(ConfigError(path, problem, fix))
                 out[k.name] = k.stand_in()
@@ -375,7 +379,11 @@ def seconds_of(value: Any, path: str) -> float:
             seconds = float(m.group(1)) * UNITS[m.group(2).lower()]
             if seconds > 0:
                 return seconds
-    raise ConfigError(path, f"expected a positive duration such as '30 seconds' or '1 minute', got {value!r}")
+    raise ConfigError(
+        path,
+        f"expected a positive duration such as '30 seconds' or '1 minute', got {value!r}",
+        f"write e.g. {path.rsplit('.', 1)[-1]}: 30 seconds",
+    )
 
 
 def duration() -> Check:

@@ -74,8 +74,11 @@ def test_every_mistake_at_once_each_naming_its_full_dotted_key() -> None:
         and by_key["sec.name"].fix == "write name: orders"
     )
     assert by_key["sec.inner.depth"].fix == "write e.g. depth: 3"  # the key's example
-    assert by_key["sec.mode"].fix == "use one of fast, safe"  # the check's own fix wins
+    assert by_key["sec.mode"].fix == "use one of fast, safe"  # the check's own fix, the key having none
     assert by_key["sec.x"].problem == "unknown key"
+    assert by_key["sec.every"].fix == "write e.g. every: 30 seconds"  # every mistake has a fix
+    assert by_key["sec.on"].fix == "write true or false"
+    assert all(e.fix for e in err.value.errors_list())
 
 
 def test_a_collector_gets_the_mistakes_and_stand_ins_replace_bad_keys() -> None:
