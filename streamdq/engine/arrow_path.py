@@ -34,7 +34,7 @@ that analyzer alone, as in the fused path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +87,23 @@ class _Projection:
         return aggregate.kind, tuple(self.add(c) for c in aggregate.inputs), aggregate.param
 
 
+@dataclass(frozen=True)
+class DriverRefinement:
+    """Projected columns the driver recomputes after the one job, before it segments the rows.
+
+    For a value Spark could only give with a per-batch constant in its generated code (an
+    event-time bound relative to processing time: Spark inlines ``current_timestamp()`` as a
+    literal, so each microbatch would compile its projection anew). ``inputs`` are projected
+    as usual; ``apply`` maps their arrays to one new array per column of ``outputs``, which
+    must be segment or extra columns of the same call and replace theirs. Rows left out of the
+    side rows by Spark's ``side_filter`` stay out: the caller collects them if it needs them.
+    """
+
+    inputs: tuple[Column, ...]
+    outputs: tuple[Column, ...]
+    apply: Callable[[Sequence[pa.ChunkedArray]], Sequence[pa.Array]]
+
+
 def supports(analyzers: Sequence[Analyzer]) -> bool:
     """True when every scan analyzer has an Arrow form (grouping analyzers always do)."""
     return all(a.has_arrow_form() for a in analyzers if isinstance(a, ScanShareableAnalyzer))
@@ -125,6 +142,8 @@ class _Layout:
     side_names: list[str]
     side_columns: list[Column]
     filter_name: str | None
+    refine_inputs: list[str] = field(default_factory=list)
+    refine_outputs: list[str] = field(default_factory=list)
     keep: Any = None  # the objects whose ids key this layout, kept alive
 
     def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
@@ -144,10 +163,13 @@ def _layout(
     extra: Sequence[RowAggregate],
     side: Sequence[tuple[str, Column]],
     side_filter: Column | None,
+    refine: DriverRefinement | None = None,
 ) -> _Layout:
     projection = program.projection.copy()
     segment_names = [projection.add(c) for c in segment]
     extras = [projection.reduction(r) for r in extra]
+    refine_inputs = [] if refine is None else [projection.add(c) for c in refine.inputs]
+    refine_outputs = [] if refine is None else [projection.add(c) for c in refine.outputs]
     side_names: list[str] = []
     side_columns: list[Column] = []
     filter_name: str | None = None
@@ -156,7 +178,16 @@ def _layout(
         for i, (name, c) in enumerate(side):
             side_names.append(name)
             side_columns.append(F.when(side_filter, c).alias(f"_side{i}"))
-    return _Layout(projection, segment_names, extras, side_names, side_columns, filter_name)
+    return _Layout(
+        projection,
+        segment_names,
+        extras,
+        side_names,
+        side_columns,
+        filter_name,
+        refine_inputs,
+        refine_outputs,
+    )
 
 
 @dataclass(frozen=True)
@@ -209,22 +240,32 @@ def run_arrow(
     out: SegmentedResult,
     side: Sequence[tuple[str, Column]] = (),
     side_filter: Column | None = None,
+    refine: DriverRefinement | None = None,
 ) -> None:
     """Fill ``out.segments`` (and ``out.failures``) from ONE Spark job over ``df``.
 
     ``side`` (name, column) pairs are projected in the same job, NULL except where
     ``side_filter`` is TRUE (so rows not asked for cost a validity bit), and those rows are
-    set as ``out.side`` (a pyarrow Table with the side columns' names)."""
+    set as ``out.side`` (a pyarrow Table with the side columns' names). ``refine``: columns
+    the driver recomputes before segmenting (``DriverRefinement``)."""
     # the same segment, extra and side objects come back every batch (the handler caches them
     # per schema): their projection is built once (each Spark expression is a py4j round trip)
-    shape = (tuple(map(id, segment)), tuple(map(id, extra)), tuple(id(c) for _, c in side), id(side_filter))
+    refine_ids = () if refine is None else (tuple(map(id, refine.inputs)), tuple(map(id, refine.outputs)))
+    shape = (
+        tuple(map(id, segment)),
+        tuple(map(id, extra)),
+        tuple(id(c) for _, c in side),
+        id(side_filter),
+        refine_ids,
+    )
     layout = program.layouts.get(shape)
     if layout is None:
-        layout = _layout(program, segment, extra, side, side_filter)
+        layout = _layout(program, segment, extra, side, side_filter, refine)
         if len(program.layouts) > 64:
             program.layouts.clear()
         program.layouts[shape] = layout
-        layout.keep = (tuple(segment), tuple(extra), tuple(side), side_filter)  # ids stay valid
+        refine_cols = None if refine is None else (refine.inputs, refine.outputs)
+        layout.keep = (tuple(segment), tuple(extra), tuple(side), side_filter, refine_cols)  # ids stay valid
     projection, segment_names, extras, side_names, side_columns, filter_name = layout.parts()
     per_analyzer = program.per_analyzer
     keyed = program.keyed
@@ -235,6 +276,10 @@ def run_arrow(
     if table.num_rows == 0:
         return
     table = table.combine_chunks()
+    if refine is not None:
+        new = refine.apply([table[name] for name in layout.refine_inputs])
+        for name, array in zip(layout.refine_outputs, new, strict=True):
+            table = table.set_column(table.schema.get_field_index(name), name, array)
     if filter_name is not None:
         rows = table.filter(table[filter_name])
         out.side = pa.table({name: rows[f"_side{i}"] for i, name in enumerate(side_names)})

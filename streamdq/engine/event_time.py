@@ -11,8 +11,9 @@ bounds").
 The bounds (run config ``event_time_bounds``):
 
 * ``past`` / ``future``: relative to processing time, i.e. Spark's ``current_timestamp()``
-  when the microbatch's job runs (default: no ``past`` bound, so backfills of old data are
-  not quarantined; ``future`` 1 hour);
+  when the microbatch's job runs, or on the small-batch path the batch's processing time on
+  the driver (``relative_implausible``) (default: no ``past`` bound, so backfills of old data
+  are not quarantined; ``future`` 1 hour);
 * ``min`` / ``max``: absolute (default ``min`` 1900-01-01T00:00:00Z, no ``max``);
 * always, whatever the config: [1000-01-01, 9000-01-01) (``HARD_MIN``, ``HARD_MAX``), the
   range in which the driver's window and watermark arithmetic cannot overflow.
@@ -30,7 +31,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -132,13 +136,25 @@ class EventTimeBounds:
         return not (self.past is not None and moment < now - self.past)
 
     # -- Spark expressions (per row; integers only) -----------------------------------------
-    def _checks(self, micros: Column) -> list[tuple[Column, str]]:
-        """(violation, reason suffix) pairs, absolute first."""
-        now = F.unix_micros(F.current_timestamp())
+    @property
+    def relative(self) -> bool:
+        """True when a bound depends on processing time (``past`` or ``future`` is set)."""
+        return self.past is not None or self.future is not None
+
+    def _checks(
+        self, micros: Column, *, now: Column | None = None, relative: bool = True
+    ) -> list[tuple[Column, str]]:
+        """(violation, reason suffix) pairs, absolute first. ``now`` is processing time as
+        epoch microseconds (default: Spark's ``current_timestamp()``); ``relative=False``
+        leaves out the bounds that depend on it."""
         out = [
             (micros < F.lit(epoch_micros(self.lowest)), f"before {_iso(self.lowest)}"),
             (micros >= F.lit(epoch_micros(self.highest)), f"not before {_iso(self.highest)}"),
         ]
+        if not relative:
+            return out
+        if now is None:
+            now = F.unix_micros(F.current_timestamp())
         if self.future is not None:
             limit = now + F.lit(self.future // timedelta(microseconds=1))
             out.append((micros > limit, f"more than {_human(self.future)} after processing time"))
@@ -147,20 +163,49 @@ class EventTimeBounds:
             out.append((micros < limit, f"more than {_human(self.past)} before processing time"))
         return out
 
-    def implausible(self, micros: Column) -> Column:
+    def implausible(self, micros: Column, *, now: Column | None = None, relative: bool = True) -> Column:
         """TRUE when the event time (as epoch microseconds) is outside the bounds; FALSE for
-        a plausible or NULL event time (never NULL)."""
-        checks = self._checks(micros)
+        a plausible or NULL event time (never NULL). ``now`` and ``relative`` as in
+        ``_checks``: ``relative=False`` tests the absolute bounds only."""
+        checks = self._checks(micros, now=now, relative=relative)
         cond = checks[0][0]
         for c, _ in checks[1:]:
             cond = cond | c
         return F.coalesce(cond, F.lit(False))
 
-    def reason(self, micros: Column, shown: Column) -> Column:
+    def relative_implausible(self, micros: pa.Array | pa.ChunkedArray, now: datetime) -> pa.Array:
+        """The driver's half of ``implausible(..., relative=False)``: TRUE where the epoch
+        microseconds break a bound relative to ``now`` (``future``, ``past``); FALSE for a
+        NULL or a plausible one, and everywhere when no bound is relative.
+
+        The small-batch path tests these bounds here rather than in Spark: Spark folds
+        ``current_timestamp()`` into a literal that its generated code inlines, so every
+        microbatch would compile its projection anew (tens of milliseconds each).
+
+        >>> import pyarrow as pa
+        >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> hour = 3_600_000_000
+        >>> micros = pa.array([epoch_micros(now), epoch_micros(now) + 2 * hour, None])
+        >>> EventTimeBounds().relative_implausible(micros, now).to_pylist()
+        [False, True, False]
+        """
+        now_us = epoch_micros(now)
+        out: Any = pa.array([False] * len(micros), pa.bool_())
+        if self.future is not None:
+            out = pc.or_(out, pc.greater(micros, now_us + self.future // timedelta(microseconds=1)))
+        if self.past is not None:
+            out = pc.or_(out, pc.less(micros, now_us - self.past // timedelta(microseconds=1)))
+        filled: pa.Array = pc.fill_null(out, False)
+        return filled.combine_chunks() if isinstance(filled, pa.ChunkedArray) else filled
+
+    def reason(
+        self, micros: Column, shown: Column, *, now: Column | None = None, relative: bool = True
+    ) -> Column:
         """The quarantine reason of an implausible row (NULL for a plausible one): the event
-        time as ``shown`` (a string column) and the bound it violates."""
+        time as ``shown`` (a string column) and the bound it violates (``now`` and
+        ``relative`` as in ``_checks``)."""
         out: Column | None = None
-        for cond, text in self._checks(micros):
+        for cond, text in self._checks(micros, now=now, relative=relative):
             msg = F.concat(
                 F.lit("implausible event time "), F.coalesce(shown, F.lit("?")), F.lit(": " + text)
             )

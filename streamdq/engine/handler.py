@@ -40,6 +40,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -49,6 +50,7 @@ from streamdq.analyzers.metric import DATASET, Metric
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
 from streamdq.engine.analysis import metrics_from_states
+from streamdq.engine.arrow_path import DriverRefinement
 from streamdq.engine.bad_data import DRIFT_NAME_COLUMNS, NAMES_CAP, capped_names
 from streamdq.engine.bad_data import summarize as summarize_bad_data
 from streamdq.engine.batch_size import BatchSizer
@@ -82,6 +84,11 @@ DRIFT_COLUMNS = {
 }
 
 
+# positions in ``_segments``' extra aggregates: rows, max event micros, a count per drift column,
+# implausible rows, invalid UTF-8 rows, drift names
+EVENT_MAX_EXTRA = 1
+IMPLAUSIBLE_EXTRA = 2 + len(DRIFT_COLUMNS)
+
 # quarantine columns holding the row's source position: (name, decoder metadata column, type)
 QUARANTINE_SOURCE_COLUMNS = (
     ("topic", metadata_columns.KAFKA_TOPIC, "string"),
@@ -95,12 +102,17 @@ QUARANTINE_SOURCE_COLUMNS = (
 @dataclass(frozen=True)
 class _BatchShape:
     """The compute stage's own expressions for one input schema: the segment columns, the
-    extra per-segment aggregates, and which rows are bad with their quarantine columns."""
+    extra per-segment aggregates, and which rows are bad with their quarantine columns.
+    ``refine_inputs`` / ``refine_outputs``: (bad, implausible, event micros) / (bad,
+    implausible), the columns the driver completes with the relative event-time bounds
+    when this shape leaves them out (the small-batch path; ``DriverRefinement``)."""
 
     segment: list[Column]
     extra: list[RowAggregate]
     bad_filter: Column | None
     bad_columns: list[tuple[str, Column]]
+    refine_inputs: tuple[Column, ...] = ()
+    refine_outputs: tuple[Column, ...] = ()
 
 
 def _concat(first: pa.Table | None, second: pa.Table | None) -> pa.Table | None:
@@ -171,7 +183,7 @@ class BatchHandler:
         self.plan = AnalysisPlan(self.analyzers, max_groups=max_groups)
         self.scopes = ScopeStates(self.window_length, watermark_delay=self.watermark_delay)
         self.sizer = BatchSizer(small_batch_rows=small_batch_rows, rows_cap=rows_cap)
-        self._shapes: dict[str, _BatchShape] = {}
+        self._shapes: dict[tuple[str, bool], _BatchShape] = {}
         self.policy_state: dict[str, Any] = {}
         self.last_report: BatchReport | None = None
         self.batches_committed = 0
@@ -267,7 +279,7 @@ class BatchHandler:
         if persisted:
             df = df.persist()
         try:
-            states, quarantine_rows = self._compute(df, batch_id, path)
+            states, quarantine_rows = self._compute(df, batch_id, path, processing_time)
             self.sizer.learn(estimate, int(states.counters.get("input_rows", 0)))
             update = self.scopes.advance(states)
             if states.path == "fused":
@@ -329,40 +341,72 @@ class BatchHandler:
     def _window_keys_of(self, starts: Iterable[datetime]) -> list[Column]:
         return [F.lit(epoch_micros(s) // self._window_micros) for s in starts]
 
-    def _implausible(self, cols: set[str]) -> Column | None:
-        """TRUE for a row whose event time is outside ``event_time_bounds`` (event_time.py)."""
+    def _implausible(
+        self, cols: set[str], *, now: Column | None = None, relative: bool = True
+    ) -> Column | None:
+        """TRUE for a row whose event time is outside ``event_time_bounds`` (event_time.py);
+        ``relative=False``: outside its absolute bounds."""
         if not self.event_time or self.event_time not in cols:
             return None
-        return self.event_time_bounds.implausible(self._event_micros())
+        return self.event_time_bounds.implausible(self._event_micros(), now=now, relative=relative)
 
-    def _bad(self, cols: set[str]) -> Column:
-        """TRUE for a row the analyzers must not see: a decode error or an implausible event time."""
+    def _relative_bounds(self, cols: set[str]) -> bool:
+        """True when the event time is tested against bounds relative to processing time."""
+        return bool(self.event_time and self.event_time in cols and self.event_time_bounds.relative)
+
+    def _bad(self, cols: set[str], *, now: Column | None = None, relative: bool = True) -> Column:
+        """TRUE for a row the analyzers must not see: a decode error or an implausible event
+        time (``relative=False``: implausible by the absolute bounds)."""
         conds = [col(ERROR_COLUMN).isNotNull()] if ERROR_COLUMN in cols else []
-        implausible = self._implausible(cols)
+        implausible = self._implausible(cols, now=now, relative=relative)
         if implausible is not None:
             conds.append(implausible)
         if not conds:
             return F.lit(False)
         return conds[0] if len(conds) == 1 else conds[0] | conds[1]
 
-    def _shape(self, df: DataFrame) -> _BatchShape:
+    def _shape(self, df: DataFrame, *, relative: bool = True) -> _BatchShape:
         """The Spark expressions the compute stage adds to the analyzers', built once per
-        schema (each Spark expression costs a py4j round trip)."""
-        key = df.schema.json()
+        schema (each Spark expression costs a py4j round trip). ``relative=False``: without
+        the event-time bounds relative to processing time, which the driver then completes
+        (the refine columns); Spark would otherwise fold ``current_timestamp()`` into a literal
+        of its generated code and compile the projection anew for every microbatch."""
+        key = (df.schema.json(), relative)
         shape = self._shapes.get(key)
         if shape is None:
-            segment, extra = self._segments(df)
-            bad_filter, bad_columns = self._quarantine_selection(df, None)
-            shape = self._shapes[key] = _BatchShape(segment, extra, bad_filter, bad_columns)
+            segment, extra = self._segments(df, relative=relative)
+            bad_filter, bad_columns = self._quarantine_selection(df, None, relative=relative)
+            refine_in: tuple[Column, ...] = ()
+            refine_out: tuple[Column, ...] = ()
+            if not relative and self._relative_bounds(set(df.columns)):
+                bad, implausible = segment[0], extra[IMPLAUSIBLE_EXTRA].inputs[0]
+                refine_in = (bad, implausible, extra[EVENT_MAX_EXTRA].inputs[0])
+                refine_out = (bad, implausible)
+            shape = _BatchShape(segment, extra, bad_filter, bad_columns, refine_in, refine_out)
+            self._shapes[key] = shape
         return shape
 
-    def _segments(self, df: DataFrame) -> tuple[list[Column], list[RowAggregate]]:
+    def _refinement(self, shape: _BatchShape, now: datetime, flagged: list[int]) -> DriverRefinement:
+        """The driver's half of the event-time test for ``shape`` (built with
+        ``relative=False``) at processing time ``now``; ``flagged`` gets the number of rows it
+        found implausible that Spark had not (they are outside the one job's side rows)."""
+        bounds = self.event_time_bounds
+
+        def apply(arrays: Sequence[pa.ChunkedArray]) -> list[Any]:
+            bad, implausible, micros = arrays
+            relative = bounds.relative_implausible(micros, now)
+            flagged.append(int(pc.sum(pc.and_(relative, pc.invert(bad))).as_py() or 0))
+            return [pc.or_(bad, relative), pc.or_(implausible, relative)]
+
+        return DriverRefinement(shape.refine_inputs, shape.refine_outputs, apply)
+
+    def _segments(self, df: DataFrame, *, relative: bool = True) -> tuple[list[Column], list[RowAggregate]]:
         """Segment columns (bad record?, window key) and the extra per-segment aggregates:
         rows, max event time (epoch micros), rows with each kind of schema drift, rows with an
         implausible event time, rows whose payload was not valid UTF-8. Integers only: no event time reaches the driver as a datetime
         before it is known to be plausible."""
         cols = set(df.columns)
-        bad = self._bad(cols)
+        bad = self._bad(cols, relative=relative)
         window_key = self._window_key() if self.event_time else F.lit(None).cast("long")
         extra = [RowAggregate("rows")]
         extra.append(
@@ -373,7 +417,7 @@ class BatchHandler:
         for name in DRIFT_COLUMNS:
             present = F.size(col(name)) > 0 if name in cols else F.lit(False)
             extra.append(RowAggregate("count_if", (present,)))
-        implausible = self._implausible(cols)
+        implausible = self._implausible(cols, relative=relative)
         extra.append(RowAggregate("count_if", (F.lit(False) if implausible is None else implausible,)))
         utf8 = col(INVALID_UTF8_COLUMN) if INVALID_UTF8_COLUMN in cols else F.lit(False)
         extra.append(RowAggregate("count_if", (utf8,)))
@@ -383,10 +427,12 @@ class BatchHandler:
             extra.append(RowAggregate("distinct_strings", (names.cast("array<string>"),), NAMES_CAP))
         return [bad, window_key], extra
 
-    def _compute(self, df: DataFrame, batch_id: int, path: str) -> tuple[BatchStates, Any]:
+    def _compute(self, df: DataFrame, batch_id: int, path: str, now: datetime) -> tuple[BatchStates, Any]:
         """States per (bad?, window) segment of one microbatch, and its rows to quarantine
         when the path brought them along (the Arrow path; the fused path collects them after
-        the scope stage, on the error path only)."""
+        the scope stage, on the error path only). ``now``: the batch's processing time, for
+        the event-time bounds relative to it on the Arrow path (the fused path asks Spark's
+        ``current_timestamp()``)."""
         counters = {"input_rows": 0, "bad_rows": 0}
         counters.update({name: 0 for name in DRIFT_COLUMNS.values()})
         counters["implausible_event_time_rows"] = 0
@@ -394,12 +440,25 @@ class BatchHandler:
         if path == "empty":
             return BatchStates(counters=counters, path="empty"), None
         shape = self._shape(df)
+        refine: DriverRefinement | None = None
+        flagged: list[int] = []  # rows only the driver found implausible (relative bounds)
+        if path == "arrow" and self._relative_bounds(set(df.columns)):
+            fused = shape
+            shape = self._shape(df, relative=False)
+            refine = self._refinement(shape, now, flagged)
         side: list[tuple[str, Column]] = []
         side_filter: Column | None = None
         if self.quarantine and path == "arrow":  # the bad rows come along in the one job
             side_filter, side = shape.bad_filter, shape.bad_columns
         result = self.plan.run_segmented(
-            df, shape.segment, shape.extra, path=path, side=side, side_filter=side_filter
+            df,
+            shape.segment,
+            shape.extra,
+            path=path,
+            side=side,
+            side_filter=side_filter,
+            refine=refine,
+            fused_columns=None if refine is None else (fused.segment, fused.extra),
         )
         batch: StateMap = {}
         windows: dict[datetime, StateMap] = {}
@@ -440,6 +499,9 @@ class BatchHandler:
                     **{name: side_rows[name] for name in side_rows.column_names},
                 }
             )
+        if result.path == "arrow" and self.quarantine and any(flagged):
+            # implausible by a relative bound only: found on the driver, not in the side rows
+            quarantine_rows = _concat(quarantine_rows, self._quarantine_relative(df, batch_id, now))
         states = BatchStates(
             batch=batch,
             windows=windows,
@@ -630,22 +692,24 @@ class BatchHandler:
 
     # -- quarantine --------------------------------------------------------------------------
     def _quarantine_selection(
-        self, df: DataFrame, late: Column | None
+        self, df: DataFrame, late: Column | None, *, now: Column | None = None, relative: bool = True
     ) -> tuple[Column | None, list[tuple[str, Column]]]:
         """(which rows, their per-row quarantine columns): bad rows and ``late`` rows, raw
         payload, reason, source coordinates and event time (the dataset and batch id are
-        added by the caller). None when no row can be quarantined."""
+        added by the caller). None when no row can be quarantined. ``now`` / ``relative``:
+        the event-time bounds as in ``EventTimeBounds.implausible``."""
         cols = set(df.columns)
         conds = []
         reason = F.lit(None).cast("string")
         if ERROR_COLUMN in cols:
             conds.append(col(ERROR_COLUMN).isNotNull())
             reason = col(ERROR_COLUMN)
-        implausible = self._implausible(cols)
+        implausible = self._implausible(cols, now=now, relative=relative)
         if implausible is not None:
             conds.append(implausible)
             shown = col(self.event_time).cast("timestamp").cast("string")  # type: ignore[arg-type]
-            reason = F.coalesce(reason, self.event_time_bounds.reason(self._event_micros(), shown))
+            bound = self.event_time_bounds.reason(self._event_micros(), shown, now=now, relative=relative)
+            reason = F.coalesce(reason, bound)
         if late is not None:
             conds.append(late)
             reason = F.when(late, F.lit("late: event time behind the watermark")).otherwise(reason)
@@ -686,6 +750,18 @@ class BatchHandler:
         _, selected = self._quarantine_selection(df, F.lit(True))
         constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
         return self.row_level.run(df, ~self._bad(set(df.columns)), constants, selected)
+
+    def _quarantine_relative(self, df: DataFrame, batch_id: int, now: datetime) -> pa.Table:
+        """The rows implausible only by an event-time bound relative to processing time
+        ``now`` (the Arrow path's driver found them), as quarantine rows, in a job of their own."""
+        cols = set(df.columns)
+        now_micros = F.lit(epoch_micros(now))
+        implausible = self._implausible(cols, now=now_micros)
+        assert implausible is not None
+        only_relative = ~self._bad(cols, relative=False) & implausible
+        _, selected = self._quarantine_selection(df, None, now=now_micros)
+        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
+        return df.filter(only_relative).select(*constants, *[c.alias(n) for n, c in selected]).toArrow()
 
     def _quarantine_whole(self, df: DataFrame, batch_id: int, reason: str) -> pa.Table:
         """Every row of ``df`` as quarantine rows with ``reason`` (a poison batch), in one job."""

@@ -173,6 +173,8 @@ class AnalysisPlan:
         path: str = "fused",
         side: Sequence[tuple[str, Column]] = (),
         side_filter: Column | None = None,
+        refine: arrow_path.DriverRefinement | None = None,
+        fused_columns: tuple[list[Column], Sequence[Column | RowAggregate]] | None = None,
     ) -> SegmentedResult:
         """Run the plan once, grouped by the ``segment`` columns (e.g. event-time window start).
 
@@ -189,7 +191,10 @@ class AnalysisPlan:
         the fused path runs instead (and isolates a failing analyzer); ``jobs`` counts all.
         ``side`` (name, column) pairs are projected in the same job on the rows where
         ``side_filter`` is TRUE and returned as ``out.side`` (the handler's rows to
-        quarantine); the fused path ignores them (``out.side`` stays None).
+        quarantine); the fused path ignores them (``out.side`` stays None). ``refine``: columns
+        the Arrow path recomputes on the driver (``arrow_path.DriverRefinement``); when the
+        fused path runs instead, it uses ``fused_columns`` (segment, extra) when given, which
+        must compute in Spark what ``refine`` computes on the driver.
 
         Empty input gives no segments.
         """
@@ -218,6 +223,7 @@ class AnalysisPlan:
                         out=attempt,
                         side=side,
                         side_filter=side_filter,
+                        refine=refine,
                     )
                     out, arrow_done = attempt, True
                 except Exception as exc:
@@ -225,6 +231,8 @@ class AnalysisPlan:
                         raise
                     log.info("small-batch path failed (%s); running the fused passes", _reason(exc))
             if not arrow_done:
+                if fused_columns is not None:
+                    segment, extras = list(fused_columns[0]), list(fused_columns[1])
                 spark_extra = [e.to_spark() if isinstance(e, RowAggregate) else e for e in extras]
                 for row in self._run_scan(df, scan, segment, spark_extra, out.failures):
                     out.segments[row.segment] = row

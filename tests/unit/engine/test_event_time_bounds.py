@@ -191,3 +191,59 @@ def test_a_stored_far_future_watermark_is_reset_on_restore(spark):
     assert EventTimeBounds().plausible(NOW, NOW)
     assert not EventTimeBounds().plausible(NOW + timedelta(hours=2), NOW)
     assert not EventTimeBounds(past=timedelta(days=1)).plausible(NOW - timedelta(days=2), NOW)
+
+
+def _codegen_compiles(spark: Any) -> int:
+    metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    return int(metrics.METRIC_COMPILATION_TIME().getCount())
+
+
+def test_the_small_batch_path_compiles_its_projection_once_with_relative_bounds(spark, monkeypatch):
+    """Spark folds current_timestamp() into a literal that its generated code inlines: a
+    relative bound tested in Spark would compile the projection anew for every microbatch.
+    The Arrow path tests those bounds on the driver, so a second microbatch with the same
+    schema compiles nothing, and its relatively implausible rows are still quarantined."""
+    store = InMemoryStateStore()
+    handler = _handler(store, 250_000, EventTimeBounds(past=timedelta(days=1)))
+    good = (NOW - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    future = (NOW + timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    past = (NOW - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    first = handler.handle(_frame(spark, [good, future]), 0)
+    assert first.counters["implausible_event_time_rows"] == 1
+    before = _codegen_compiles(spark)
+    second = handler.handle(_frame(spark, [good, None, "9999-06-01T00:00:00Z", good]), 1)
+    assert _codegen_compiles(spark) == before  # the one job's projection was compiled by batch 0
+    assert second.counters["arrow_path"] == 1
+    assert second.counters["implausible_event_time_rows"] == 1
+    # rows implausible by a relative bound only: counted, kept out, quarantined (their own job)
+    third = handler.handle(_frame(spark, [good, past, future, None, "9999-06-01T00:00:00Z"]), 2)
+    assert third.counters["input_rows"] == 5
+    assert third.counters["implausible_event_time_rows"] == 3
+    assert third.counters["bad_rows"] == 3
+    assert _value(third, "Size") == 2.0
+    reasons = sorted(r["reason"] for r in store.table("quarantine").to_pylist() if r["batch_id"] == 2)
+    assert len(reasons) == 3
+    assert sum(r.endswith("more than 1 hour after processing time") for r in reasons) == 1
+    assert sum(r.endswith("more than 1 day before processing time") for r in reasons) == 1
+    assert sum(r.endswith("not before 9000-01-01T00:00:00Z") for r in reasons) == 1
+
+
+def test_relative_bounds_on_the_driver_match_spark(spark):
+    """The driver's relative test (EventTimeBounds.relative_implausible) flags exactly the rows
+    Spark's expression flags at the same processing time, NULL and edges included."""
+    import pyarrow as pa
+
+    from streamdq.engine.event_time import epoch_micros
+
+    bounds = EventTimeBounds(past=timedelta(hours=2), future=timedelta(minutes=30))
+    now = NOW
+    edge = [now + timedelta(minutes=30), now - timedelta(hours=2)]
+    moments = [now, *edge, *(e + timedelta(microseconds=d) for e in edge for d in (-1, 1))]
+    micros = [epoch_micros(m) for m in moments] + [None]
+    df = spark.createDataFrame([(m,) for m in micros], "m long")
+    spark_flags = [
+        r[0] for r in df.select(bounds.implausible(F.col("m"), now=F.lit(epoch_micros(now)))).collect()
+    ]
+    driver = bounds.relative_implausible(pa.array(micros, pa.int64()), now).to_pylist()
+    assert driver == spark_flags
+    assert driver == [False, False, False, False, True, True, False, False]
