@@ -19,6 +19,7 @@ from streamdq.checks.constraint import (
     Param,
     constraint_kinds,
     register_constraint_kind,
+    unregister_constraint_kind,
 )
 from streamdq.checks.spec import CheckSuite, dump_checks, load_checks, load_suite, loads_suite, save_checks
 
@@ -49,5 +50,6 @@ __all__ = [
     "parse_assertion",
     "register_constraint_kind",
     "save_checks",
+    "unregister_constraint_kind",
     "verify",
 ]

@@ -47,6 +47,7 @@ from streamdq.checks.vocabulary import (
 from streamdq.checks.vocabulary import constraint_kind as _lookup
 from streamdq.checks.vocabulary import constraint_kinds as _all_kinds
 from streamdq.checks.vocabulary import register_constraint_kind as _add_kind
+from streamdq.checks.vocabulary import unregister_constraint_kind as _remove_kind
 from streamdq.errors import ConfigError
 from streamdq.report import FAILURE, SCOPES, SUCCESS, Bounds, ConstraintResult, Window
 
@@ -56,6 +57,22 @@ def register_constraint_kind(kind: ConstraintKind, *, replace: bool = False) -> 
     a built-in included: the built-ins are registered first)."""
     register_builtins()
     return _add_kind(kind, replace=replace)
+
+
+def unregister_constraint_kind(name: str) -> ConstraintKind | None:
+    """Remove the kind ``name`` and return it (None when there is none): the undo of
+    ``register_constraint_kind``, for a kind registered for a while (a test fixture).
+
+    >>> kind = ConstraintKind("example_row_count", (), lambda p, w: None)
+    >>> register_constraint_kind(kind) is kind
+    True
+    >>> unregister_constraint_kind("example_row_count") is kind
+    True
+    >>> "example_row_count" in constraint_kinds(), unregister_constraint_kind("example_row_count")
+    (False, None)
+    """
+    register_builtins()
+    return _remove_kind(name)
 
 
 def constraint_kind(name: str) -> ConstraintKind:

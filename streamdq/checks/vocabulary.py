@@ -217,6 +217,15 @@ def register_constraint_kind(kind: ConstraintKind, *, replace: bool = False) -> 
     return kind
 
 
+def unregister_constraint_kind(name: str) -> ConstraintKind | None:
+    """Remove the kind ``name`` from the vocabulary and return it (None, and nothing changes,
+    when no kind has that name). Meant for code that registers a kind for a while, a test
+    fixture say, and must leave the vocabulary as it found it: a built-in it replaced goes back
+    with ``register_constraint_kind(old, replace=True)``. A built-in removed stays removed for
+    the process (the built-ins are registered once)."""
+    return _KINDS.pop(name, None)
+
+
 def constraint_kind(name: str) -> ConstraintKind:
     """The kind registered as ``name``; ``KeyError`` with a did-you-mean. Registers nothing
     (``streamdq.checks.constraint.constraint_kind`` adds the built-ins first)."""

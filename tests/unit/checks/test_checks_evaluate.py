@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from streamdq.analyzers.metric import Metric
-from streamdq.checks import Check, Constraint, ConstraintKind, Level, Param, register_constraint_kind
+from streamdq.checks import (
+    Check,
+    Constraint,
+    ConstraintKind,
+    Level,
+    Param,
+    constraint_kinds,
+    register_constraint_kind,
+    unregister_constraint_kind,
+)
 from streamdq.checks.kinds import make
 from streamdq.checks.spec import loads_suite
 from streamdq.report import SUCCESS
@@ -176,17 +185,24 @@ def test_has_no_anomalies_is_judged_by_the_evaluator_in_the_context_and_fails_wi
     assert r.status == "Failure" and "needs a detector evaluator" in r.message
 
 
-def test_a_kind_registered_elsewhere_works_in_code_and_yaml():
-    register_constraint_kind(
+@pytest.fixture
+def row_count_kind():
+    """The kind ``test_has_row_count_at_least``, registered for one test only: the vocabulary is
+    process-wide, and the conformance suite wants cases for every kind it finds there."""
+    kind = register_constraint_kind(
         ConstraintKind(
             "test_has_row_count_at_least",
             (Param("minimum", "number"),),
             lambda p, w: make("Size", where=w),
             value=lambda p, m: m.value - p["minimum"],
             default_assertion=None,
-        ),
-        replace=True,
+        )
     )
+    yield kind
+    assert unregister_constraint_kind(kind.name) is kind
+
+
+def test_a_kind_registered_elsewhere_works_in_code_and_yaml(row_count_kind):
     check = Check(Level.ERROR, "x").add_constraint("test_has_row_count_at_least", minimum=5, assertion=">= 0")
     assert check.evaluate({make("Size"): ok(7.0)}).status == SUCCESS
     assert check.evaluate({make("Size"): ok(3.0)}).status == "Error"
@@ -197,6 +213,25 @@ def test_a_kind_registered_elsewhere_works_in_code_and_yaml():
     assert suite.checks[0] == check
     with pytest.raises(ValueError, match="already registered"):
         register_constraint_kind(ConstraintKind("is_complete", (), lambda p, w: make("Size")))
+
+
+def test_unregister_undoes_register_and_a_replaced_builtin_goes_back():
+    builtin = constraint_kinds()["has_size"]
+    assert unregister_constraint_kind("no_such_kind") is None
+    stand_in = ConstraintKind("has_size", (), lambda p, w: make("Size"), doc="a stand-in")
+    register_constraint_kind(stand_in, replace=True)
+    try:
+        assert constraint_kinds()["has_size"] is stand_in
+    finally:
+        assert unregister_constraint_kind("has_size") is stand_in
+        assert "has_size" not in constraint_kinds()  # removed, not restored by itself
+        register_constraint_kind(builtin)
+    assert constraint_kinds()["has_size"] is builtin
+    gone = register_constraint_kind(ConstraintKind("test_gone", (), lambda p, w: make("Size")))
+    assert Constraint.create("test_gone").kind == "test_gone"
+    assert unregister_constraint_kind("test_gone") is gone
+    with pytest.raises(ValueError, match="unknown constraint 'test_gone'"):
+        Constraint.create("test_gone")
 
 
 def test_constraint_create_validates_in_code_too():

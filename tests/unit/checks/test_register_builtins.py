@@ -56,7 +56,9 @@ def test_a_user_kind_may_not_reuse_a_builtin_name_even_before_any_lookup() -> No
     assert "already registered" in out
 
 
-@pytest.mark.parametrize("name", ["streamdq.checks.vocabulary", "streamdq.checks.register"])
+@pytest.mark.parametrize(
+    "name", ["streamdq.checks.vocabulary", "streamdq.checks.register", "streamdq.checks.constraint"]
+)
 def test_docstring_examples_run(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
