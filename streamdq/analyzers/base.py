@@ -73,6 +73,19 @@ def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
     return cls
 
 
+def unregister_analyzer(cls: type[Analyzer]) -> bool:
+    """Forget ``cls`` under its ``NAME``, the undo of ``register_analyzer`` for a class registered
+    for a while (a test fixture); True when it was the registered class, else False and nothing
+    changes (another class holding the name keeps it). Thread-safe. A built-in removed stays
+    removed for the process (the built-ins are registered once) until registered again.
+    """
+    with _LOCK:
+        if _ANALYZERS.get(cls.NAME) is not cls:
+            return False
+        del _ANALYZERS[cls.NAME]
+    return True
+
+
 def analyzer_types() -> dict[str, type[Analyzer]]:
     """The analyzer classes registered so far, by name (no built-ins unless registered:
     ``streamdq.analyzers.register.registered_analyzers()`` registers them first)."""

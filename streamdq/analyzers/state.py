@@ -63,6 +63,19 @@ def register_state(cls: type[State]) -> type[State]:
     return cls
 
 
+def unregister_state(cls: type[State]) -> bool:
+    """Forget ``cls`` under its ``TYPE_TAG``, the undo of ``register_state`` for a class registered
+    for a while (a test fixture); True when it was the registered class, else False and nothing
+    changes (another class holding the tag keeps it). Thread-safe. A built-in removed stays
+    removed for the process (the built-ins are registered once) until registered again.
+    """
+    with _LOCK:
+        if _REGISTRY.get(cls.TYPE_TAG) is not cls:
+            return False
+        del _REGISTRY[cls.TYPE_TAG]
+    return True
+
+
 def state_types() -> dict[str, type[State]]:
     """The state classes registered so far, by type tag (no built-ins unless registered:
     ``streamdq.analyzers.register.registered_states()`` registers them first)."""

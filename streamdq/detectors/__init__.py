@@ -21,6 +21,7 @@ from streamdq.detectors.base import (
     dump_state,
     load_state,
     register_detector,
+    unregister_detector,
 )
 from streamdq.detectors.batch_normal import BatchNormal
 from streamdq.detectors.evaluator import AnomalyEvaluator
@@ -64,4 +65,5 @@ __all__ = [
     "register_builtins",
     "register_detector",
     "registered_detectors",
+    "unregister_detector",
 ]

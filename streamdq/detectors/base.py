@@ -161,6 +161,19 @@ def register_detector(cls: type[Detector]) -> type[Detector]:
     return cls
 
 
+def unregister_detector(cls: type[Detector]) -> bool:
+    """Forget ``cls`` under its ``TYPE``, the undo of ``register_detector`` for a class registered
+    for a while (a test fixture); True when it was the registered class, else False and nothing
+    changes (another class holding the type keeps it). Thread-safe. A built-in removed stays
+    removed for the process (the built-ins are registered once) until registered again.
+    """
+    with _LOCK:
+        if _REGISTRY.get(cls.TYPE) is not cls:
+            return False
+        del _REGISTRY[cls.TYPE]
+    return True
+
+
 def detector_classes() -> dict[str, type[Detector]]:
     """The detector classes registered so far, by type (no built-ins unless registered:
     ``streamdq.detectors.register.registered_detectors()`` registers them first)."""

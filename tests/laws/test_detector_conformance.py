@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from streamdq.detectors import Point, SimpleThreshold, Verdict
-from streamdq.detectors.base import Detector
+from streamdq.detectors.base import Detector, register_detector, unregister_detector
 from streamdq.testing import ContractViolation
 from streamdq.testing.detector_checks import check_detector, registered_detectors
 
@@ -50,27 +50,19 @@ class _Counter(Detector):
         return core, Verdict(False, message=f"{core['n']} points")
 
 
-def _register(cls: type[Detector]) -> type[Detector]:
-    from streamdq.detectors.base import _REGISTRY
-
-    _REGISTRY[cls.TYPE] = cls
-    return cls
-
-
 @pytest.fixture
 def registered():
-    """Register a test class for the duration of one test (spec round trips need the registry)."""
-    from streamdq.detectors.base import _REGISTRY
-
-    added: list[str] = []
+    """Register a test class for the duration of one test (spec round trips need the registry),
+    through the public register_detector / unregister_detector."""
+    added: list[type[Detector]] = []
 
     def add(cls: type[Detector]) -> type[Detector]:
-        added.append(cls.TYPE)
-        return _register(cls)
+        added.append(register_detector(cls))
+        return cls
 
     yield add
-    for kind in added:
-        _REGISTRY.pop(kind, None)
+    for cls in added:
+        assert unregister_detector(cls)
 
 
 def test_a_well_behaved_detector_passes(registered) -> None:

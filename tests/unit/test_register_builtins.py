@@ -23,9 +23,15 @@ import streamdq.analyzers
 import streamdq.detectors
 from streamdq.analyzers import register as analyzers_register
 from streamdq.analyzers.aggregation import Aggregation
-from streamdq.analyzers.base import Analyzer, AnalyzerNameTaken, analyzer_types, register_analyzer
+from streamdq.analyzers.base import (
+    Analyzer,
+    AnalyzerNameTaken,
+    analyzer_types,
+    register_analyzer,
+    unregister_analyzer,
+)
 from streamdq.analyzers.mean import Mean
-from streamdq.analyzers.state import State, StateTagTaken, register_state, state_types
+from streamdq.analyzers.state import State, StateTagTaken, register_state, state_types, unregister_state
 from streamdq.detectors import register as detectors_register
 from streamdq.detectors.base import Detector, DetectorTypeTaken, detector_classes, register_detector
 from streamdq.testing.laws import classes_in
@@ -132,11 +138,42 @@ def test_a_user_analyzer_is_registered_by_a_plain_call_and_a_builtin_name_is_ref
 
     analyzers_register.register_builtins()
     assert register_analyzer(Custom) is Custom
-    assert register_analyzer(Custom) is Custom  # again: nothing happens
-    assert analyzers_register.analyzer_from_spec({"analyzer": Custom.NAME, "column": "x"}) == Custom("x")
-    with pytest.raises(AnalyzerNameTaken, match="'Mean' registered twice"):
-        register_analyzer(Impostor)
-    assert analyzer_types()["Mean"] is Mean
+    try:
+        assert register_analyzer(Custom) is Custom  # again: nothing happens
+        assert analyzers_register.analyzer_from_spec({"analyzer": Custom.NAME, "column": "x"}) == Custom("x")
+        with pytest.raises(AnalyzerNameTaken, match="'Mean' registered twice"):
+            register_analyzer(Impostor)
+        assert analyzer_types()["Mean"] is Mean
+        assert not unregister_analyzer(Impostor)  # Mean holds the name: nothing changes
+        assert analyzer_types()["Mean"] is Mean
+    finally:
+        # the registry is process-wide: suites run later (every analyzer has an example) must not see it
+        assert unregister_analyzer(Custom)
+    assert Custom.NAME not in analyzer_types() and not unregister_analyzer(Custom)
+    with pytest.raises(KeyError, match="unknown analyzer 'test_register_Custom'"):
+        analyzers_register.analyzer_from_spec({"analyzer": Custom.NAME, "column": "x"})
+
+
+def test_a_user_state_is_unregistered_by_its_class() -> None:
+    from streamdq.analyzers.basic_states import SumState
+
+    @dataclasses.dataclass(frozen=True)
+    class Custom(SumState):
+        TYPE_TAG: ClassVar[str] = "test_register_CustomSum"
+
+    @dataclasses.dataclass(frozen=True)
+    class Impostor(SumState):
+        TYPE_TAG: ClassVar[str] = "Sum"
+
+    analyzers_register.register_builtins()
+    assert register_state(Custom) is Custom
+    try:
+        assert state_types()[Custom.TYPE_TAG] is Custom
+        assert not unregister_state(Impostor)  # SumState holds the tag: nothing changes
+    finally:
+        assert unregister_state(Custom)
+    assert Custom.TYPE_TAG not in state_types() and not unregister_state(Custom)
+    assert state_types()["Sum"] is SumState
 
 
 def test_a_builtin_state_tag_is_refused_to_another_class() -> None:
