@@ -145,6 +145,7 @@ class _Layout:
     refine_inputs: list[str] = field(default_factory=list)
     refine_outputs: list[str] = field(default_factory=list)
     keep: Any = None  # the objects whose ids key this layout, kept alive
+    java_columns: Any = None  # the JVM Seq of the job's columns, built on first use
 
     def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
         return (
@@ -272,7 +273,7 @@ def run_arrow(
     nullable = program.nullable
     if not projection.columns:
         return
-    table = df.select(*projection.columns, *side_columns).toArrow()
+    table = _select(df, layout, [*projection.columns, *side_columns]).toArrow()
     if table.num_rows == 0:
         return
     table = table.combine_chunks()
@@ -292,6 +293,18 @@ def run_arrow(
         out.segments[key] = _reduce(
             part, key, per_analyzer, extras, keyed, max_groups, nullable, out.failures
         )
+
+
+def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
+    """``df.select(*columns)``, with the JVM Seq of the columns built once per layout: PySpark
+    builds it anew on every call, one py4j round trip per column (tens per microbatch). A
+    session without a JVM gateway (Spark Connect) selects as usual."""
+    jdf = getattr(df, "_jdf", None)
+    if jdf is None:
+        return df.select(*columns)
+    if layout.java_columns is None:
+        layout.java_columns = df._jcols(*columns)  # type: ignore[operator]
+    return type(df)(jdf.select(layout.java_columns), df.sparkSession)  # type: ignore[call-arg]
 
 
 def _reduce(
