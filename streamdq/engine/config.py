@@ -752,13 +752,15 @@ def _checks_spec(
     from streamdq.checks.measure_spec import checked_measures
     from streamdq.checks.spec import checks_from_list, with_line
 
-    no_checks: tuple[list[Any], str] = ([], "<inline>")
-    raw_checks, origin = errs.get(_load_checks, raw, base, default=no_checks)
-    no_measures: list[Any] = []
-    raw_measures = errs.get(_load_measures, raw, base, default=no_measures)
-    raw_pass = errs.get(_load_pass, raw, base, default=None)
+    given = errs.get(_checks_source, raw, base, default=_ChecksSource([], None, None))
+    raw_checks, origin, text = given.checks, given.origin, given.text
+    raw_measures: list[Any] = []
+    if isinstance(given.measures, list):
+        raw_measures = given.measures
+    elif given.measures is not None:
+        errs.add(ConfigError("measures", "expected a list of measures (see docs/measure-check-pass.md)"))
+    raw_pass = given.pass_value
     where = origin if origin != "<inline>" else file
-    text = _read(origin) if origin != "<inline>" else None
 
     def add(found: Any) -> None:
         errs.extend(with_line(text, e, where) if text is not None else e for e in found)
@@ -791,13 +793,6 @@ def _checks_spec(
     )
 
 
-def _read(file: str) -> str | None:
-    try:
-        return Path(file).read_text(encoding="utf-8")
-    except OSError:
-        return None
-
-
 def _instant(value: Any, path: str) -> datetime:
     """An aware datetime from a YAML timestamp or an ISO-8601 string (naive = UTC)."""
     if isinstance(value, datetime):
@@ -818,57 +813,46 @@ def _instant(value: Any, path: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _load_measures(raw: dict[str, Any], base: Path) -> list[dict[str, Any]]:
-    """The raw ``measures:`` list: inline in the run config, or beside the checks of
-    ``checks_file`` (validated by ``streamdq.checks.measure_spec`` with the checks)."""
-    measures: Any = raw.get("measures")
-    if "checks_file" in raw and measures is None:
-        try:
-            doc = yaml.safe_load(Path(_resolve(str(raw["checks_file"]), base)).read_text())
-        except (OSError, yaml.YAMLError):  # reported by _load_checks
-            return []
-        measures = doc.get("measures") if isinstance(doc, dict) else None
-    if measures is None:
-        return []
-    if not isinstance(measures, list):
-        raise ConfigError("measures", "expected a list of measures (see docs/measure-check-pass.md)")
-    return measures
+@dataclass(frozen=True)
+class _ChecksSource:
+    """The checks section as written: inline in the run config, or the checks file read once."""
+
+    checks: list[Any]
+    measures: Any
+    pass_value: Any
+    origin: str = "<inline>"
+    text: str | None = None  # the checks file's text (for the line of a key), None inline
 
 
-def _load_pass(raw: dict[str, Any], base: Path) -> Any:
-    """The raw ``pass:`` policy: inline in the run config, or beside the checks of
-    ``checks_file`` (validated against the check names by ``config_check``)."""
-    if "pass" in raw or "checks_file" not in raw:
-        return raw.get("pass")
-    try:
-        doc = yaml.safe_load(Path(_resolve(str(raw["checks_file"]), base)).read_text())
-    except (OSError, yaml.YAMLError):  # reported by _load_checks
-        return None
-    return doc.get("pass") if isinstance(doc, dict) else None
-
-
-def _load_checks(raw: dict[str, Any], base: Path) -> tuple[list[dict[str, Any]], str]:
+def _checks_source(raw: dict[str, Any], base: Path) -> _ChecksSource:
+    """``checks`` (or the file of ``checks_file``, read and parsed once), ``measures`` and
+    ``pass`` (each inline in the run config, else beside the checks in the file)."""
     if "checks" in raw and "checks_file" in raw:
         raise ConfigError("checks_file", "give either 'checks' (inline) or 'checks_file', not both")
-    if "checks_file" in raw:
-        path = _resolve(str(raw["checks_file"]), base)
-        try:
-            doc = yaml.safe_load(Path(path).read_text())
-        except OSError as exc:
-            raise ConfigError("checks_file", f"cannot read checks file {path}: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(
-                "checks_file", f"checks file {path}: {yaml_problem(exc)}", "fix the YAML syntax at that line"
-            ) from None
-        checks = doc.get("checks") if isinstance(doc, dict) else doc
+    if "checks_file" not in raw:
+        checks = raw.get("checks") or []
         if not isinstance(checks, list):
-            raise ConfigError(
-                "checks_file",
-                f"checks file {path} has no top-level 'checks:' list",
-                "start the file with checks: and a list of checks (docs/checks.md)",
-            )
-        return checks, path
-    checks = raw.get("checks") or []
+            raise ConfigError("checks", "expected a list of checks (see docs/checks.md)")
+        return _ChecksSource(checks, raw.get("measures"), raw.get("pass"))
+    path = _resolve(str(raw["checks_file"]), base)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("checks_file", f"cannot read checks file {path}: {exc.strerror}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            "checks_file", f"checks file {path}: {yaml_problem(exc)}", "fix the YAML syntax at that line"
+        ) from None
+    checks = doc.get("checks") if isinstance(doc, dict) else doc
     if not isinstance(checks, list):
-        raise ConfigError("checks", "expected a list of checks (see docs/checks.md)")
-    return checks, "<inline>"
+        raise ConfigError(
+            "checks_file",
+            f"checks file {path} has no top-level 'checks:' list",
+            "start the file with checks: and a list of checks (docs/checks.md)",
+        )
+    beside = doc if isinstance(doc, dict) else {}
+    measures = raw["measures"] if raw.get("measures") is not None else beside.get("measures")
+    pass_value = raw["pass"] if "pass" in raw else beside.get("pass")
+    return _ChecksSource(checks, measures, pass_value, path, text)

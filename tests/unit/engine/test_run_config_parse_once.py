@@ -175,3 +175,20 @@ def test_the_alert_policy_is_parsed_by_its_table(alerts: dict[str, Any], key: st
     with pytest.raises(ConfigError) as err:
         load_run_config({**base, "alerts": alerts})
     assert err.value.key == key and err.value.problem.startswith(problem), err.value
+
+
+def test_the_checks_file_is_read_and_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _run_yaml(tmp_path)
+    reads: list[str] = []
+    read_text = Path.read_text
+
+    def counted(self: Path, *args: Any, **kwargs: Any) -> str:
+        reads.append(self.name)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    config = load_run_config(run)
+    assert reads.count("checks.yaml") == 1, reads
+    assert config.checks_spec.raw_pass == ["sane"] and [m.name for m in config.checks_spec.measures] == [
+        "big"
+    ]
