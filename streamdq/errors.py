@@ -13,6 +13,13 @@ Contract:
   ``problem`` says what is wrong, ``fix`` what to do, ``file`` which file. This is the only form:
   the key is never baked into the problem text, so ``exc.key`` always says where. It is also a
   ``ValueError``, so older ``except ValueError`` code keeps working.
+* A public function or constructor handed a value it does not take (an empty history, a rate
+  outside (0, 1), an unknown mode) raises ``InvalidArgument`` (also a ``ValueError``), or
+  ``InvalidType`` (also a ``TypeError``) for a value of the wrong type; a look-up by a name that is
+  not registered (an analyzer, a constraint kind) raises ``UnknownName`` (also a ``KeyError``),
+  which names what was asked and what there is. The builtin second base keeps older ``except
+  ValueError`` / ``except KeyError`` code working; ``str()`` of ``UnknownName`` is its message
+  (not quoted as a plain ``KeyError``'s is).
 * ``str(exc)`` is ``file: key: problem (fix: fix)`` (file, key and fix only where known);
   ``exc.line()`` is the report form ``file: key: problem; fix: fix``.
 * Mistakes are reported all at once: ``ErrorCollector`` gathers the ``ConfigError`` raised by
@@ -29,6 +36,9 @@ Bad *records* never raise: they are data-quality facts (counted, quarantined).
 "orders.yaml: source.format: unknown value 'xml' (fix: use one of json, csv, clf, raw)"
 >>> err.key, isinstance(err, StreamdqError), isinstance(err, ValueError)
 ('source.format', True, True)
+>>> err = UnknownName("analyzer", "Meen", ["Mean", "Maximum", "Size"])
+>>> str(err), err.name, isinstance(err, KeyError)
+("unknown analyzer 'Meen'; did you mean 'Mean'? (known: Maximum, Mean, Size)", 'Meen', True)
 >>> errs = ErrorCollector("orders.yaml")
 >>> with errs.catch():
 ...     raise ConfigError("window", "expected a positive duration, got -1", "write window: 1 minute")
@@ -44,6 +54,7 @@ orders.yaml: window: expected a positive duration, got -1; fix: write window: 1 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -53,6 +64,41 @@ T = TypeVar("T")
 
 class StreamdqError(Exception):
     """Base of every error streamdq raises on purpose (see the module docstring)."""
+
+
+class InvalidArgument(StreamdqError, ValueError):
+    """A public function or constructor was handed a value it does not take (an empty history, a
+    rate outside (0, 1), an unknown mode name). Also a ``ValueError``, for older callers."""
+
+
+class InvalidType(StreamdqError, TypeError):
+    """A public function was handed a value of a type it does not take (say, a frame that is
+    neither pandas nor Spark). Also a ``TypeError``, for older callers."""
+
+
+class UnknownName(StreamdqError, KeyError):
+    """A look-up by a name that is not registered: ``what`` (``analyzer``, ``constraint``...),
+    the ``name`` asked for and the ``known`` names (sorted). ``str()`` is the message
+    ``unknown <what> '<name>'; did you mean '<close>'? (known: a, b, c)`` (the did-you-mean only
+    when a known name is close), also ``args[0]``. Also a ``KeyError``, for older callers."""
+
+    def __init__(self, what: str, name: object, known: Iterable[str] = ()) -> None:
+        self.what = str(what)
+        self.name = name
+        self.known: tuple[str, ...] = tuple(sorted(known))
+        close = difflib.get_close_matches(str(name), self.known, n=1, cutoff=0.5)
+        message = f"unknown {self.what} {name!r}"
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+        if self.known:
+            message += f" (known: {', '.join(self.known)})"
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.what, self.name, self.known))
 
 
 class ConfigError(StreamdqError, ValueError):

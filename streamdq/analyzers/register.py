@@ -82,7 +82,7 @@ from streamdq.analyzers.uniqueness import Uniqueness
 from streamdq.analyzers.user_aggregation import AggregationAnalyzer
 from streamdq.analyzers.variance import Variance
 from streamdq.analyzers.zeros_count import ZerosCount
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, UnknownName
 
 BUILTIN_ANALYZERS: tuple[type[Analyzer], ...] = (
     AggregationAnalyzer,
@@ -169,12 +169,24 @@ def registered_analyzers() -> dict[str, type[Analyzer]]:
 
 
 def analyzer_class(name: str) -> type[Analyzer]:
-    """The analyzer class registered under ``name``; ``KeyError`` naming the known ones."""
+    """The analyzer class registered under ``name`` (the built-ins registered first).
+
+    An unknown name raises ``UnknownName`` (a ``StreamdqError`` and a ``KeyError``) whose message
+    names it, a close known name if any, and every known one; ``.name`` and ``.known`` carry them.
+
+    >>> analyzer_class("Mean").__name__
+    'Mean'
+    >>> try:
+    ...     analyzer_class("Meen")
+    ... except UnknownName as exc:
+    ...     print(str(exc)[:45], "|", exc.name, "|", "Size" in exc.known)
+    unknown analyzer 'Meen'; did you mean 'Mean'? | Meen | True
+    """
     known = registered_analyzers()
-    try:
-        return known[name]
-    except KeyError:
-        raise KeyError(f"unknown analyzer {name!r}; known: {', '.join(known)}") from None
+    cls = known.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise UnknownName("analyzer", name, known)
+    return cls
 
 
 def _spec_value(value: Any) -> Any:
@@ -187,7 +199,8 @@ def analyzer_from_spec(spec: Mapping[str, Any]) -> Analyzer:
 
     A spec without ``analyzer``, with a parameter the analyzer does not have, or without
     one it needs raises ``ConfigError`` whose ``key`` is that parameter; an unknown
-    analyzer name raises ``KeyError`` naming the known ones.
+    analyzer name raises ``UnknownName`` (``analyzer_class``; also a ``KeyError``) naming the
+    known ones.
 
     >>> analyzer_from_spec({"analyzer": "Compliance", "name": "ok", "predicate": "x > 0"}).to_spec()
     {'analyzer': 'Compliance', 'name': 'ok', 'predicate': 'x > 0', 'columns': []}

@@ -106,6 +106,30 @@ def test_errors_pickle_with_their_fields():
     assert [e.key for e in many.errors] == ["sinks[0].port", "window"]
 
 
+def test_the_builtin_compatible_errors_are_streamdq_errors_that_pickle():
+    """InvalidArgument / InvalidType / UnknownName: StreamdqErrors with the builtin a caller may
+    still catch; UnknownName keeps its fields through pickle and prints its message unquoted."""
+    import doctest
+
+    import streamdq.errors
+    from streamdq.errors import InvalidArgument, InvalidType, UnknownName
+
+    for cls, builtin in ((InvalidArgument, ValueError), (InvalidType, TypeError), (UnknownName, KeyError)):
+        assert issubclass(cls, StreamdqError) and issubclass(cls, builtin)
+    err = UnknownName("constraint", "has_sise", ["has_size", "is_complete"])
+    assert str(err) == "unknown constraint 'has_sise'; did you mean 'has_size'? (known: has_size, is_complete)"
+    back = pickle.loads(pickle.dumps(err))
+    assert (type(back), back.what, back.name, back.known, str(back)) == (
+        UnknownName,
+        "constraint",
+        "has_sise",
+        ("has_size", "is_complete"),
+        str(err),
+    )
+    assert str(UnknownName("analyzer", "x")) == "unknown analyzer 'x'"  # nothing known: no list
+    assert doctest.testmod(streamdq.errors).failed == 0
+
+
 def test_the_collector_names_the_file_and_raises_all():
     errs = ErrorCollector("run.yaml")
     with errs.catch():

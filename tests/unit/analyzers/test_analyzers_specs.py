@@ -57,6 +57,43 @@ def test_missing_parameter_and_missing_analyzer_name_the_key():
         analyzer_from_spec({"analyzer": "Meen", "column": "x"})
 
 
+def test_an_unknown_analyzer_is_a_keyed_streamdq_error_naming_the_known_ones():
+    """``UnknownName``: a StreamdqError, still a KeyError for older callers; its message (plain,
+    not quoted as a KeyError's) names the unknown name, a close one and every known one."""
+    from streamdq.analyzers.register import analyzer_class, registered_analyzers
+    from streamdq.errors import StreamdqError, UnknownName
+
+    for look_up in (
+        lambda: analyzer_from_spec({"analyzer": "Meen", "column": "x"}),
+        lambda: analyzer_class("Meen"),
+    ):
+        with pytest.raises(UnknownName) as info:
+            look_up()
+        err = info.value
+        assert isinstance(err, StreamdqError) and isinstance(err, KeyError)
+        assert (err.what, err.name, err.known) == ("analyzer", "Meen", tuple(sorted(registered_analyzers())))
+        assert str(err).startswith("unknown analyzer 'Meen'; did you mean 'Mean'? (known: ")
+        assert "Completeness, " in str(err) and str(err) == err.args[0]
+    with pytest.raises(UnknownName, match=r"^unknown analyzer 'Zzz' \(known: "):  # nothing close
+        analyzer_class("Zzz")
+    with pytest.raises(UnknownName, match=r"unknown analyzer \['Mean'\]"):  # not even a name
+        analyzer_from_spec({"analyzer": ["Mean"], "column": "x"})
+
+
+def test_a_check_naming_an_unknown_analyzer_reports_the_metric_analyzer_key():
+    from streamdq.checks.spec import loads_suite
+
+    text = (
+        "checks:\n- description: x\n  level: error\n  constraints:\n"
+        "  - has_no_anomalies: {metric: {analyzer: Meen, column: a}, detector: {type: online_normal}}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        loads_suite(text)
+    (err,) = info.value.errors_list()
+    assert err.key == "checks[0].constraints[0].has_no_anomalies.metric.analyzer"
+    assert err.problem.startswith("unknown analyzer 'Meen'; did you mean 'Mean'? (known: ")
+
+
 def test_histogram_binning_that_is_not_a_mapping_names_the_key():
     with pytest.raises(ConfigError) as info:
         Histogram("c", binning=[1, 2])  # type: ignore[arg-type]

@@ -123,6 +123,11 @@ def test_errors_name_the_problem(tmp_path: Path, store_root: str, capsys: pytest
     argv += ["--start", "2026-01-01T00:00:00Z", "--end", "2026-01-02T00:00:00Z"]
     assert run(argv) == 2
     assert "no window states" in capsys.readouterr().err
+    # an analyzer spec naming no analyzer: the message itself, not a KeyError's quoted repr
+    argv[argv.index("nokey")] = json.dumps({"analyzer": "Meen", "column": "amount"})
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamdq query merge: unknown analyzer 'Meen'; did you mean 'Mean'? (known: "), err
     with pytest.raises(SystemExit):
         run(
             [
