@@ -373,10 +373,11 @@ def _watermark(path: str, value: Any) -> float:
 
 
 def _trigger(path: str, value: Any) -> str:
+    """``once``, ``available_now``, or the processing-time interval as Spark writes it
+    (``5`` and ``5s`` are ``5 seconds``)."""
     if value in ("once", "available_now"):
         return str(value)
-    seconds_of(value, path)
-    return str(value)
+    return spark_interval(seconds_of(value, path))
 
 
 def _sinks(path: str, value: Any) -> tuple[SinkSpec, ...]:

@@ -192,3 +192,12 @@ def test_the_checks_file_is_read_and_parsed_once(tmp_path: Path, monkeypatch: py
     assert config.checks_spec.raw_pass == ["sane"] and [m.name for m in config.checks_spec.measures] == [
         "big"
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "trigger"),
+    [(5, "5 seconds"), ("2s", "2 seconds"), ("1 minute", "60 seconds"), ("once", "once")],
+)
+def test_the_trigger_is_parsed_to_what_spark_takes(given: Any, trigger: str) -> None:
+    base = {"dataset": "d", "source": {"type": "generator"}, "checkpoint": "/tmp/chk"}
+    assert load_run_config({**base, "trigger": given}).trigger == trigger
