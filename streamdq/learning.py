@@ -33,6 +33,7 @@ from streamdq.autovalidate.avh.profiling import StepProfiles, corrupted_frames, 
 from streamdq.autovalidate.avh.program import Program, Violation
 from streamdq.engine.monitor import analyze_segments
 from streamdq.engine.plan import DEFAULT_MAX_GROUPS
+from streamdq.errors import InvalidArgument
 
 
 def profile_frames(
@@ -67,9 +68,17 @@ def learn(
     holidays: Sequence[bool] = (),
 ) -> Program:
     """Learn the program of ``column`` from ``history`` (per-batch frames, oldest first);
-    ``holidays``: whether each history batch fell on a day off (``learn_at_targets``)."""
+    ``holidays``: whether each history batch fell on a day off (``learn_at_targets``).
+
+    An empty ``history``, ``fpr`` outside (0, 1) or ``holidays`` not one flag per history batch
+    raise ``InvalidArgument`` (a ``StreamdqError``, also a ``ValueError``) before any profiling.
+    """
     if not history:
-        raise ValueError("learn() needs a non-empty history of batches")
+        raise InvalidArgument("learn() needs a non-empty history of batches")
+    if not 0.0 < fpr < 1.0:
+        raise InvalidArgument(f"learn(): fpr must be in (0, 1), got {fpr}")
+    if holidays and len(holidays) != len(history):
+        raise InvalidArgument(f"learn(): holidays has {len(holidays)} flags for {len(history)} history batches")
     kind = kind or kind_of(history[-1], column)
     corrupted = corrupted_frames(history[-1], column, kind, seed)
     names = list(corrupted)

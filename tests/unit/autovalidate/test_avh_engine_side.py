@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from pyspark.sql import functions as F
 
 import streamdq.autovalidate as autovalidate
@@ -148,3 +149,20 @@ def test_analyze_segments_example_runs(spark):
     for test in doctest.DocTestFinder().find(engine_monitor.analyze_segments, globs=vars(engine_monitor)):
         runner.run(test)
     assert runner.tries > 0 and runner.failures == 0
+
+
+def test_learn_refuses_bad_arguments_with_a_streamdq_error_before_profiling():
+    """An empty history, a rate outside (0, 1), holidays not one per batch: InvalidArgument (a
+    StreamdqError, still a ValueError), raised before any frame is profiled (no Spark needed)."""
+    from streamdq.errors import InvalidArgument, StreamdqError
+
+    frame = pd.DataFrame({"amount": [1.0, 2.0]})
+    cases = [
+        (lambda: learning.learn([], "amount"), "non-empty history"),
+        (lambda: learning.learn([frame], "amount", fpr=1.0), r"fpr must be in \(0, 1\), got 1.0"),
+        (lambda: learning.learn([frame, frame], "amount", holidays=[True]), "holidays has 1 flags for 2"),
+    ]
+    for call, message in cases:
+        with pytest.raises(InvalidArgument, match=message) as info:
+            call()
+        assert isinstance(info.value, StreamdqError) and isinstance(info.value, ValueError)
