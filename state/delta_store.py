@@ -16,6 +16,15 @@ Exactly once (DESIGN.md section 5)
     retried from a fresh snapshot (where the check then skips it). ``reports`` is written
     last: a batch is *committed* when its report row exists.
 
+    The store instance that committed a query's last batch in this process trusts its cached
+    table snapshots for that query's next commit: each write moves its snapshot to the version
+    it committed, so no table is refreshed (no ``_delta_log`` listing) before or after a write.
+    It refreshes them all when another store instance committed the query since (the writer
+    lock of (root, query) records the last committer), after a commit that raised (a write may
+    have committed and its snapshot not), and after maintenance. Other queries' commits to the
+    same tables need no refresh: an append rebases over them, and a conflicting one
+    (compaction, an overwrite of the same partition) fails and is retried fresh.
+
 Consistent reads
     Readers see committed batches only. ``states_latest`` and ``detectors`` are
     snapshot tables (rewritten per batch); when the newest write of a dataset to them
@@ -99,13 +108,19 @@ _WRITER_LOCKS: dict[tuple[str, str], threading.Lock] = {}
 _WRITER_LOCKS_GUARD = threading.Lock()
 
 
+_LAST_COMMITTER: dict[tuple[str, str], object] = {}
+"""Per (store root, application id): the token of the store instance whose ``commit`` held the
+writer lock last (read and set under that lock)."""
+
+
 def _writer_lock(table_path: str, app: str) -> threading.Lock:
     """One lock per (table or store root, application id) in this process.
 
-    delta-rs does not treat two concurrent commits carrying the same application
-    transaction as a conflict (both blind appends succeed), so two writers of the same
-    batch in one process are serialized here: the second sees the first's transaction
-    version and skips. Across processes, Spark's checkpoint keeps one active run per query.
+    Two writers of the same batch in one process are serialized here: the second sees the
+    first's transaction version and skips. (delta-rs 1.x also refuses a commit carrying an
+    application id that a commit after its snapshot carries, ``CommitFailedError``; the store
+    then retries from a fresh snapshot, where the check skips the write.) Across processes,
+    Spark's checkpoint keeps one active run per query.
     """
     with _WRITER_LOCKS_GUARD:
         return _WRITER_LOCKS.setdefault((table_path, app), threading.Lock())
@@ -173,6 +188,8 @@ class DeltaStateStore:
         self._configured: set[str] = set()
         self.snapshot_every = snapshot_every
         self._views: dict[str, _View] = {}
+        self._token = object()
+        self._known: dict[str, set[str]] = {}
 
     def table_properties(self) -> dict[str, str]:
         """The Delta table properties this store sets on every table it writes."""
@@ -273,8 +290,10 @@ class DeltaStateStore:
         hooks: PostCommitHookProperties,
         write: Callable[[DeltaTable, CommitProperties, PostCommitHookProperties], None],
     ) -> bool:
-        dt = self.table(name, create=True)
+        known = self._known.setdefault(query_id, set())
+        dt = self.table(name, create=True, refresh=name not in known)
         assert dt is not None
+        known.add(name)
         for attempt in range(self.max_retries + 1):
             done = dt.transaction_version(app)
             if done is not None and done >= batch_id:
@@ -291,7 +310,8 @@ class DeltaStateStore:
                 time.sleep(min(0.01 * 2**attempt, 1.0))
                 dt = self._fresh(name)
                 continue
-            dt.update_incremental()
+            # write_deltalake moved ``dt`` to the version it committed (rebased over any other
+            # writer's commits it had to check): no refresh needed
             if dt.version() % self.checkpoint_every == 0:
                 maintenance.checkpoint(dt)
             return True
@@ -334,52 +354,80 @@ class DeltaStateStore:
         # Two writers of one query in this process (a restarted handler racing its
         # predecessor) are serialized as a whole: otherwise each could win some tables and
         # both report True. Different queries still commit concurrently.
-        with _writer_lock(self.root, app_id(query_id)):
-            last = self.last_committed_batch(query_id)
-            if last is not None and batch_id <= last:
-                return False
-            now = datetime.now(UTC)
-            state_rows = T.state_table(
-                dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
-            )
-            det_rows = T.detector_table(
-                detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
-            )
-            view = self._view(dataset, query_id, last)
-            closed = {w.start for w in report.closed_windows}
-            log_rows, latest, due = view.advance(state_rows, closed, self.snapshot_every)
-            changed_detectors, detectors = view.detectors_after(det_rows)
-            # Build every table first (bad input fails before anything is written), then write
-            # the data tables concurrently (delta-rs releases the GIL; on object stores each
-            # commit is a few round trips), and the report only once all of them succeeded.
-            writes: list[Callable[[], bool]] = []
-            if log_rows.num_rows:
-                writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
-            if due:
-                writes.append(partial(self._write_latest, latest, query_id, batch_id, dataset))
-            if metrics:
-                rows = T.metric_table(metrics, report)
-                writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
-            if results:
-                rows = T.result_table(results, report)
-                writes.append(partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset))
-            if quarantine is not None and quarantine.num_rows:
-                rows = T.quarantine_table(
-                    quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
+        app = app_id(query_id)
+        with _writer_lock(self.root, app):
+            if _LAST_COMMITTER.get((self.root, app)) is not self._token:
+                self._known.pop(query_id, None)  # another store instance committed this query
+            _LAST_COMMITTER[(self.root, app)] = self._token
+            try:
+                return self._commit_locked(
+                    query_id, batch_id, dataset, states, metrics, results, report, quarantine, detector_states
                 )
-                writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
-            if changed_detectors:
-                writes.append(partial(self._write_detectors, detectors, query_id, batch_id, dataset))
-            self._run_all(writes)
-            # True only when this call committed the batch: a report already there means another
-            # writer of the same query committed it meanwhile (every data write it had made was
-            # then skipped or is the same batch's, under the same application transaction)
-            wrote = self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
-            # the batch is committed: the view moves on (a failed write above left it as it was)
-            view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
-            if wrote:
-                self._maybe_maintain()
-            return wrote
+            except BaseException:
+                self._known.pop(query_id, None)  # a write may have half-happened: refresh all
+                raise
+
+    def _commit_locked(
+        self,
+        query_id: str,
+        batch_id: int,
+        dataset: str,
+        states: Sequence[StateRecord],
+        metrics: Sequence[MetricRecord],
+        results: Sequence[ResultRecord],
+        report: BatchReport,
+        quarantine: pa.Table | None,
+        detector_states: Sequence[DetectorStateRecord],
+    ) -> bool:
+        known = self._known.setdefault(query_id, set())
+        reports = self.table(S.REPORTS, refresh=S.REPORTS not in known)
+        last = None if reports is None else reports.transaction_version(app_id(query_id))
+        if reports is not None:
+            known.add(S.REPORTS)
+        if last is not None and batch_id <= last:
+            return False
+        now = datetime.now(UTC)
+        state_rows = T.state_table(
+            dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
+        )
+        det_rows = T.detector_table(
+            detector_states, dataset=dataset, batch_id=batch_id, query_id=query_id, updated_at=now
+        )
+        view = self._view(dataset, query_id, last)
+        closed = {w.start for w in report.closed_windows}
+        log_rows, latest, due = view.advance(state_rows, closed, self.snapshot_every)
+        changed_detectors, detectors = view.detectors_after(det_rows)
+        # Build every table first (bad input fails before anything is written), then write
+        # the data tables concurrently (delta-rs releases the GIL; on object stores each
+        # commit is a few round trips), and the report only once all of them succeeded.
+        writes: list[Callable[[], bool]] = []
+        if log_rows.num_rows:
+            writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
+        if due:
+            writes.append(partial(self._write_latest, latest, query_id, batch_id, dataset))
+        if metrics:
+            rows = T.metric_table(metrics, report)
+            writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
+        if results:
+            rows = T.result_table(results, report)
+            writes.append(partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset))
+        if quarantine is not None and quarantine.num_rows:
+            rows = T.quarantine_table(
+                quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
+            )
+            writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
+        if changed_detectors:
+            writes.append(partial(self._write_detectors, detectors, query_id, batch_id, dataset))
+        self._run_all(writes)
+        # True only when this call committed the batch: a report already there means another
+        # writer of the same query committed it meanwhile (every data write it had made was
+        # then skipped or is the same batch's, under the same application transaction)
+        wrote = self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
+        # the batch is committed: the view moves on (a failed write above left it as it was)
+        view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
+        if wrote:
+            self._maybe_maintain()
+        return wrote
 
     def _run_all(self, writes: list[Callable[[], bool]]) -> list[bool]:
         """Run the table writes (concurrently when ``parallel_writes``); re-raise the first error
@@ -583,6 +631,7 @@ class DeltaStateStore:
 
     def maintain(self, retention_hours: float | None = None) -> None:
         """Compact and checkpoint every table; vacuum when a retention is given (or configured)."""
+        self._known.clear()  # compaction commits: the next commit refreshes every table first
         self.compact()
         retention = retention_hours if retention_hours is not None else self.retention_hours
         if retention is not None:
@@ -590,6 +639,7 @@ class DeltaStateStore:
 
     def compact(self) -> dict[str, Any]:
         """Compact small files of every table, then checkpoint each. Returns metrics per table."""
+        self._known.clear()
         return {name: maintenance.compact(dt) for name, dt in self._existing()}
 
     def checkpoint(self) -> None:

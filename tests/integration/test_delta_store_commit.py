@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 from pathlib import Path
 
@@ -106,7 +107,8 @@ def test_restores_equal_the_in_memory_store_through_restarts_and_crashes(tmp_pat
     rng = random.Random(seed)
     mem = InMemoryStateStore()
     store = DeltaStateStore(str(tmp_path), snapshot_every=rng.choice([1, 2, 3, 7]))
-    total, windows, b = 0, {}, 0
+    windows: dict[int, int] = {}
+    total, b = 0, 0
     while b < 25:
         n = rng.choice([0, 0, 1, 3])  # rows in this batch; 0: an empty batch
         ws = rng.choice([0, 1]) + b // 5
@@ -142,3 +144,92 @@ def test_restores_equal_the_in_memory_store_through_restarts_and_crashes(tmp_pat
         assert store.load_states("orders") == mem.load_states("orders"), b
         b += 1
     assert DeltaStateStore(str(tmp_path)).load_states("orders") == mem.load_states("orders")
+
+
+# -- the committing store trusts the table snapshots it wrote itself ----------------------------
+
+
+def batch_kw(b: int, total: int) -> dict:  # type: ignore[type-arg]
+    rep = report("orders", "q1", b)
+    return dict(
+        dataset="orders",
+        states=[size_record(total)],
+        metrics=[],
+        results=result_records(rep),
+        report=rep,
+        detector_states=[DetectorStateRecord.from_json("c", "OnlineNormal", {"total": total}, b)],
+    )
+
+
+def committed_rows(root: Path, name: str) -> list[int]:
+    return sorted(DeltaTable(str(root / name)).to_pyarrow_table(columns=["batch_id"])["batch_id"].to_pylist())
+
+
+def test_the_last_committer_refreshes_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its snapshots are the newest of its query: a commit lists no ``_delta_log`` to refresh them."""
+    store = DeltaStateStore(str(tmp_path))
+    assert store.commit("q1", 0, **batch_kw(0, 1))
+    refreshes: list[str] = []
+    real = DeltaTable.update_incremental
+
+    def counting(self: DeltaTable) -> None:
+        refreshes.append(self.table_uri)
+        real(self)
+
+    monkeypatch.setattr(DeltaTable, "update_incremental", counting)
+    for b in (1, 2, 3):
+        assert store.commit("q1", b, **batch_kw(b, b + 1))
+    assert refreshes == []
+    assert store.commit("q1", 3, **batch_kw(3, 4)) is False
+    # a new store instance (a restarted handler) reads every table fresh, then trusts them too
+    other = DeltaStateStore(str(tmp_path))
+    assert other.load_states("orders") == InMemoryStateStore_states([size_record(4)])
+
+
+def no_conflict_retries(caplog: pytest.LogCaptureFixture) -> bool:
+    """True when no table write met a stale snapshot (delta-rs refuses a second commit of one
+    application transaction on a stale snapshot; the store then retries from a fresh one)."""
+    return not [r for r in caplog.records if "concurrent commit" in r.getMessage()]
+
+
+def test_a_commit_by_another_store_instance_is_seen(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A store whose query another instance committed meanwhile refreshes before it writes."""
+    caplog.set_level(logging.INFO, logger="streamdq.state.delta_store")
+    first, second = DeltaStateStore(str(tmp_path)), DeltaStateStore(str(tmp_path))
+    assert first.commit("q1", 0, **batch_kw(0, 1))
+    assert second.commit("q1", 1, **batch_kw(1, 2))
+    assert first.commit("q1", 1, **batch_kw(1, 2)) is False  # its cached snapshot says 0
+    assert first.commit("q1", 2, **batch_kw(2, 3))
+    for name in (S.STATES, S.RESULTS, S.DETECTORS, S.REPORTS):
+        assert committed_rows(tmp_path, name) == ([2] if name == S.DETECTORS else [0, 1, 2]), name
+    assert no_conflict_retries(caplog)
+
+
+def test_a_failed_commit_refreshes_before_its_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A write that committed but failed afterwards (its snapshot never saw the commit) is not
+    written twice when the same store instance replays the batch."""
+    from streamdq.state import delta_store
+
+    caplog.set_level(logging.INFO, logger=delta_store.__name__)
+
+    store = DeltaStateStore(str(tmp_path), parallel_writes=False)
+    assert store.commit("q1", 0, **batch_kw(0, 1))
+    real = delta_store.write_deltalake
+
+    def commits_then_fails(dt: DeltaTable, data, **kw):  # type: ignore[no-untyped-def]
+        real(DeltaTable(dt.table_uri), data, **kw)  # committed through another snapshot
+        if dt.table_uri.rstrip("/").endswith("/" + S.DETECTORS):
+            raise OSError("connection reset after the commit")
+
+    monkeypatch.setattr(delta_store, "write_deltalake", commits_then_fails)
+    with pytest.raises(OSError):
+        store.commit("q1", 1, **batch_kw(1, 2))
+    monkeypatch.setattr(delta_store, "write_deltalake", real)
+    assert committed_rows(tmp_path, S.STATES) == [0, 1]  # written before the failure
+    assert store.commit("q1", 1, **batch_kw(1, 2))
+    for name in (S.STATES, S.REPORTS):
+        assert committed_rows(tmp_path, name) == [0, 1], name
+    assert committed_rows(tmp_path, S.DETECTORS) == [1]
+    assert no_conflict_retries(caplog)
