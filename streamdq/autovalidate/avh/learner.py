@@ -81,11 +81,12 @@ LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct v
 # the alarms on holidays and on the days after an incident (bench/README.md)
 SEASONAL_METRICS = frozenset({"row_count"})
 # a single metric that some history batches lack (the column is all NULL there) is still learned
-# from the others when at least this share of the batches has it (``_sometimes_missing_fit``).
-# Off by default (above 1: never): at 0.5 it lifted wind-gust recall 0.19 -> 0.51 but its one
-# storm-day alarm put the harness's false-alarm rate (5 in 1,890, 0.0026) above the target plus
-# its sampling error (0.0024), which issue 22 forbids (bench/README.md); 0.5 turns it on.
-SOMETIMES_MISSING_SHARE = 1.01
+# from the others when at least this share of the batches has it (``_sometimes_missing_fit``;
+# above 1: never). Off (1.01) in 9ebcf64: it lifted wind-gust recall 0.19 -> 0.51 but added a
+# storm-day alarm; on since an all-NULL batch is priced from the history (``all_null_chance``),
+# which removed the harness's calm-day alarm on the same column (bench/README.md, issue 22 third
+# round: outside incidents the false alarms are as before, 4 in 1,890).
+SOMETIMES_MISSING_SHARE = 0.5
 # each synthetic issue is covered by up to this many metrics while the budget lasts
 # (select.greedy_select): one draw's catch just past a bound does not carry to the next draw
 COVER_DEPTH = 2
@@ -142,6 +143,7 @@ def learn_at_targets(
     bad_single = {n: single_metrics(p) for n, p in corrupted.items()}
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
     rows = float(np.mean([p.rows for p in history]))
+    p_missing = all_null_chance(singles, [p.rows for p in history])
     # every metric with a full history, fitted once (transform, moments, bound) for all targets
     fits: list[_Fit] = []
     for metric in sorted(set().union(*singles)):
@@ -182,7 +184,7 @@ def learn_at_targets(
     for fpr in fprs:
         candidates: dict[str, LearnedConstraint] = {}
         for fit in fits:
-            _add_candidates(candidates, newest.column, fit, fpr)
+            _add_candidates(candidates, newest.column, fit, fpr, p_missing)
         off_day = None
         if holidays:  # a calendar: the program judges days off without its volume metrics
             off_day = _select({n: c for n, c in candidates.items() if c.metric not in VOLUME_METRICS}, fpr)
@@ -462,13 +464,46 @@ def _fit_metric(
     )
 
 
-def _add_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float) -> None:
+def all_null_chance(singles: Sequence[Mapping[str, float]], rows: Sequence[float]) -> float:
+    """The chance that the next batch's column is all NULL, so that its value metrics (mean,
+    min, quantiles, distances: all but ``ALWAYS_DEFINED``) are undefined, read from the history:
+    the mean over its batches of ``(1 - completeness) ** rows``, each batch's NULL rate taken as
+    the next one's, its rows independent. 0 for a column that was always complete; about 0.1 for
+    wind gusts, NULL on every calm hour, whose next day may have none at all.
+
+    >>> all_null_chance([{"completeness": 1.0}, {"completeness": 0.0}], [24.0, 24.0])
+    0.5
+    """
+    chances = [
+        (1.0 - min(max(float(s["completeness"]), 0.0), 1.0)) ** float(n)
+        for s, n in zip(singles, rows, strict=True)
+        if s.get("completeness") is not None and n >= 1
+    ]
+    return float(np.mean(chances)) if chances else 0.0
+
+
+def _missing_terms(metric: str, level: float, p_missing: float) -> tuple[bool, float]:
+    """Whether a candidate at ``level`` admits an undefined value (``missing_ok``), and what
+    flagging one adds to its FPR: a metric an all-NULL batch leaves undefined with a chance
+    ``p_missing`` at or above the level admits it; below, it flags it and pays ``p_missing``."""
+    if metric in ALWAYS_DEFINED:
+        return False, 0.0
+    if p_missing >= level:
+        return True, 0.0
+    return False, p_missing
+
+
+def _add_candidates(
+    out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float, p_missing: float = 0.0
+) -> None:
     """The candidates of one fitted metric at each level of the FPR ladder under ``fpr`` that
-    pass leave-one-out, with the corruptions each catches."""
+    pass leave-one-out, with the corruptions each catches. A batch whose column is all NULL
+    leaves the metric undefined, with the chance ``p_missing`` (``all_null_chance``): see
+    ``_missing_terms``."""
     n = len(fit.values)
     values = list(fit.values)
     if fit.bound == "binomial":
-        _add_rare_event_candidates(out, column, fit, fpr)
+        _add_rare_event_candidates(out, column, fit, fpr, p_missing)
         return
     for fraction in FPR_LADDER:
         k = bounds.k_for(fpr * fraction, fit.bound, n)
@@ -477,10 +512,12 @@ def _add_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, f
         )
         if not _leave_one_out_ok(values, k, fit.two_sided, fit.floor):
             continue
+        missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
+        missing_ok = missing_ok or fit.missing_ok
         caught = [
             name
             for name, v in fit.corrupted.items()
-            if (v is None and not fit.missing_ok) or (v is not None and not (lower <= v <= upper))
+            if (v is None and not missing_ok) or (v is not None and not (lower <= v <= upper))
         ]
         out[f"{fit.metric}@{fraction:g}"] = LearnedConstraint(
             column=column,
@@ -489,23 +526,30 @@ def _add_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, f
             upper=upper,
             bound=fit.bound,
             k=k,
-            fpr=bounds.fpr_at(k, fit.bound, n),
+            fpr=bounds.fpr_at(k, fit.bound, n) + (0.0 if missing_ok else missing_cost),
             transform=fit.transform,
             caught=tuple(sorted(caught)),
             history_mean=fit.mean,
             history_std=fit.std,
-            missing_ok=fit.missing_ok,
+            missing_ok=missing_ok,
         )
 
 
-def _add_rare_event_candidates(out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float) -> None:
+def _add_rare_event_candidates(
+    out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float, p_missing: float = 0.0
+) -> None:
     """A rare-event share's candidates: at each ladder level, the boundary plus or minus the
     share of ``bounds.binomial_count`` events (and half a unit, so the count itself is admitted)."""
     for fraction in FPR_LADDER:
         count = bounds.binomial_count(fpr * fraction, fit.units, fit.seen)
         width = (count + 0.5) / fit.units
         lower, upper = max(fit.boundary - width, 0.0), min(fit.boundary + width, 1.0)
-        caught = [name for name, v in fit.corrupted.items() if v is None or not (lower <= v <= upper)]
+        missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
+        caught = [
+            name
+            for name, v in fit.corrupted.items()
+            if (v is None and not missing_ok) or (v is not None and not (lower <= v <= upper))
+        ]
         out[f"{fit.metric}@{fraction:g}"] = LearnedConstraint(
             column=column,
             metric=fit.metric,
@@ -513,13 +557,17 @@ def _add_rare_event_candidates(out: dict[str, LearnedConstraint], column: str, f
             upper=upper,
             bound="binomial",
             k=width / fit.std,
-            fpr=bounds.binomial_fpr(count, fit.units, fit.seen),
+            fpr=bounds.binomial_fpr(count, fit.units, fit.seen) + missing_cost,
             transform=fit.transform,
             caught=tuple(sorted(caught)),
             history_mean=fit.mean,
             history_std=fit.std,
+            missing_ok=missing_ok,
         )
 
+
+# the metrics an all-NULL batch still has (every other one is then undefined: ``all_null_chance``)
+ALWAYS_DEFINED = frozenset({"row_count", "completeness"})
 
 NON_NEGATIVE = frozenset(
     {"row_count", "std", "range", "distinct_count", "str_len", "char_len", "digit_len", "punc_len"}

@@ -12,7 +12,7 @@ import pytest
 
 from streamdq.autovalidate import Program, judge, learn, learn_from_profiles
 from streamdq.autovalidate.avh import bounds
-from streamdq.autovalidate.avh.learner import row_count_floor
+from streamdq.autovalidate.avh.learner import all_null_chance, row_count_floor
 from streamdq.autovalidate.avh.profile import CATEGORICAL, NUMERIC, ColumnProfile
 from streamdq.learning import profile_steps
 
@@ -166,12 +166,10 @@ def test_profile_steps_gives_learns_programs_in_one_engine_run(spark):
     assert profile_steps([], "v", NUMERIC) == []
 
 
-def test_a_column_all_null_on_some_batches_keeps_its_value_constraints(monkeypatch):
-    import streamdq.autovalidate.avh.learner as avh
-
-    monkeypatch.setattr(avh, "SOMETIMES_MISSING_SHARE", 0.5)  # off by default (see its comment)
+def test_a_column_all_null_on_some_batches_keeps_its_value_constraints():
     """A gust column is all NULL on calm days: its mean is missing there. The mean is learned from
-    the days that have it, and a calm day passes it (issue 22, second round)."""
+    the days that have it, and a calm day passes it (issue 22, second round; on by default since
+    the third)."""
     rng = np.random.default_rng(5)
 
     def day(mean: float | None, completeness: float) -> ColumnProfile:
@@ -213,3 +211,42 @@ def test_any_upper_case_where_history_had_none_is_bought_when_the_target_affords
     assert upper.fpr == pytest.approx(bounds.binomial_fpr(0, 48, 1440))
     assert loose.judge_profile(batch(1)) and not loose.judge_profile(batch(0))
     assert not learn_from_profiles(history, one, fpr=0.001).judge_profile(batch(1))
+
+
+def test_all_null_chance_reads_each_batch_null_rate():
+    def day(completeness: float, rows: int = 24) -> dict[str, float]:
+        return {"row_count": float(rows), "completeness": completeness}
+
+    assert all_null_chance([day(1.0)] * 30, [24.0] * 30) == 0.0
+    # one calm day (1 gust in 24 hours) among 29 complete ones: that day's (23/24)^24
+    singles = [day(1.0)] * 29 + [day(1 / 24)]
+    assert all_null_chance(singles, [24.0] * 30) == pytest.approx((23 / 24) ** 24 / 30)
+    # a day that was all NULL says so outright
+    assert all_null_chance([day(0.0), day(1.0)], [24.0, 24.0]) == pytest.approx(0.5)
+    assert all_null_chance([], []) == 0.0
+
+
+def test_a_column_that_may_be_all_null_is_not_flagged_for_an_undefined_metric():
+    """Wind gusts are NULL on every calm hour: 30 days each with a few gusts, then a day with none
+    (2013-04-15 at Newark), whose mean, min and quantiles are undefined. That is priced from the
+    history's NULL rates (about 0.1 here), far above any level of a 0.001 target, so the value
+    constraints admit it; a column that was complete still flags an undefined mean."""
+    rng = np.random.default_rng(6)
+
+    def day(mean: float | None, completeness: float, column: str = "gust") -> ColumnProfile:
+        scalars = {"row_count": 24.0, "completeness": completeness}
+        if mean is not None:
+            scalars["mean"] = mean
+        return ColumnProfile(column, NUMERIC, 24, scalars)
+
+    history = [day(float(rng.normal(25, 2)), float(rng.uniform(0.05, 0.3))) for _ in range(30)]
+    program = learn_from_profiles(history, {"unit_change:x10": day(250.0, 0.2)}, fpr=0.001)
+    (mean,) = [c for c in program.constraints if c.metric == "mean"]
+    assert mean.missing_ok
+    assert not program.judge_profile(day(None, 0.0))  # the calm day passes
+    assert program.judge_profile(day(250.0, 0.2))  # ten times the gusts does not
+    complete = [day(float(rng.normal(25, 2)), 1.0, "temp") for _ in range(30)]
+    strict = learn_from_profiles(complete, {"unit_change:x10": day(250.0, 1.0, "temp")}, fpr=0.001)
+    (mean,) = [c for c in strict.constraints if c.metric == "mean"]
+    assert not mean.missing_ok
+    assert any(v.constraint.metric == "mean" for v in strict.judge_profile(day(None, 1.0, "temp")))
