@@ -233,3 +233,33 @@ def test_a_failed_commit_refreshes_before_its_replay(
         assert committed_rows(tmp_path, name) == [0, 1], name
     assert committed_rows(tmp_path, S.DETECTORS) == [1]
     assert no_conflict_retries(caplog)
+
+
+def test_a_checkpoint_reopens_the_cached_table_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``DeltaTable`` kept open replays every commit it has seen on each write (delta-rs 1.6),
+    so the store opens a table again after checkpointing it: the write cost stays bounded by
+    ``checkpoint_every`` commits instead of growing with the process's lifetime. The reopened
+    snapshot is current (no refresh at the next commit) and restores stay exact."""
+    store = DeltaStateStore(str(tmp_path), checkpoint_every=3, compact_every=1000)
+    opened: list[DeltaTable] = []
+    for b in range(7):
+        assert store.commit("q1", b, **batch_kw(b, b + 1))
+        dt = store._tables[S.REPORTS]
+        assert dt.version() == b + 1  # created at 0, one append per batch
+        opened.append(dt)
+    # versions 3 and 6 were checkpointed: a new object from each, the same one in between
+    assert [opened[i] is opened[i - 1] for i in range(1, 7)] == [True, False, True, True, False, True]
+    assert (tmp_path / S.REPORTS / "_delta_log" / "00000000000000000006.checkpoint.parquet").exists()
+    refreshes: list[str] = []
+    real = DeltaTable.update_incremental
+
+    def counting(self: DeltaTable) -> None:
+        refreshes.append(self.table_uri)
+        real(self)
+
+    monkeypatch.setattr(DeltaTable, "update_incremental", counting)
+    assert store.commit("q1", 7, **batch_kw(7, 8))
+    assert refreshes == []
+    assert DeltaStateStore(str(tmp_path)).load_states("orders") == InMemoryStateStore_states([size_record(8)])
