@@ -186,8 +186,10 @@ class ProfileCache:
     directory per ``group`` (source, trace, column): adding a corruption, or a new test, profiles only
     the new batches, and a change to the learner, the corruptions' order or the harness's seeds reuses
     every batch whose values did not change. The root adds a digest of ``profile.py``, so a change to
-    what a profile keeps starts a fresh cache. Changes to the engine itself (analyzers, plan) are not in
-    the digest: delete the directory after one.
+    what a profile keeps starts a fresh cache, and so does the module's name (the pickles name the
+    class by its module: the caches written before the autovalidate split, under
+    ``streamdq.autovalidate.profile``, no longer load). Changes to the engine itself (analyzers, plan)
+    are not in the digest: delete the directory after one.
     """
 
     def __init__(self, root: Path) -> None:
@@ -197,6 +199,7 @@ class ProfileCache:
         from streamdq.autovalidate.avh import profile
 
         digest = hashlib.sha256(inspect.getsource(profile).encode())
+        digest.update(profile.ColumnProfile.__module__.encode())
         self.root = root / f"content-{digest.hexdigest()[:16]}"
         self.root.mkdir(parents=True, exist_ok=True)
         self._group = ""
