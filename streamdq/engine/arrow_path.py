@@ -34,6 +34,7 @@ that analyzer alone, as in the fused path.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,8 @@ from streamdq.analyzers.frequency.arrow import state_from_keys
 from streamdq.analyzers.frequency.query import key_projection, weight_projection
 from streamdq.analyzers.row_aggregate import RowAggregate, evaluate_arrow
 from streamdq.engine.plan_result import SegmentedResult, SegmentRow
+
+log = logging.getLogger(__name__)
 
 # (kind, projected column names, param): one reduction of the driver
 Reduction = tuple[str, tuple[str, ...], int | float | None]
@@ -146,6 +149,7 @@ class _Layout:
     refine_outputs: list[str] = field(default_factory=list)
     keep: Any = None  # the objects whose ids key this layout, kept alive
     java_columns: Any = None  # the JVM Seq of the job's columns, built on first use
+    analyzed: Any = None  # the job's analyzed JVM plan and its input's output, for reuse
 
     def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
         return (
@@ -296,15 +300,44 @@ def run_arrow(
 
 
 def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
-    """``df.select(*columns)``, with the JVM Seq of the columns built once per layout: PySpark
-    builds it anew on every call, one py4j round trip per column (tens per microbatch). A
-    session without a JVM gateway (Spark Connect) selects as usual."""
+    """``df.select(*columns)``, analysed once per layout and input.
+
+    Spark analyses a projection anew on every ``select`` (tens of milliseconds for the
+    standard suite's ~30 expressions), and PySpark converts the columns to a JVM Seq with a
+    py4j round trip per column. A streaming query's microbatches are plans over the same
+    attributes (the same names and expression ids: the query's plan is analysed once), so
+    the analysed projection of an earlier batch is put over this batch's plan, which Spark
+    then finds already resolved. When the input's attributes differ (another query, a
+    static frame), or Spark's internals are not the expected ones, it selects as usual; a
+    session without a JVM gateway (Spark Connect) too.
+    """
     jdf = getattr(df, "_jdf", None)
     if jdf is None:
         return df.select(*columns)
+    session = df.sparkSession
+    try:
+        child = jdf.queryExecution().analyzed()
+        cached = layout.analyzed
+        if cached and cached[1].equals(child.output()):
+            jvm: Any = session._jvm  # type: ignore[attr-defined]
+            plan = cached[0].withNewChildren(
+                jvm.PythonUtils.toSeq(jvm.java.util.Collections.singletonList(child))
+            )
+            ofrows = jvm.org.apache.spark.sql.classic.Dataset.ofRows
+            return type(df)(ofrows(session._jsparkSession, plan), session)  # type: ignore[attr-defined,call-arg]
+    except Exception:  # Spark's internals moved: select as usual from now on
+        log.debug("re-using the analysed projection failed; selecting as usual", exc_info=True)
+        layout.analyzed = False
     if layout.java_columns is None:
         layout.java_columns = df._jcols(*columns)  # type: ignore[operator]
-    return type(df)(jdf.select(layout.java_columns), df.sparkSession)  # type: ignore[call-arg]
+    selected = type(df)(jdf.select(layout.java_columns), session)  # type: ignore[call-arg]
+    if layout.analyzed is not False:
+        try:
+            analyzed = selected._jdf.queryExecution().analyzed()  # type: ignore[attr-defined]
+            layout.analyzed = (analyzed, analyzed.child().output())
+        except Exception:
+            layout.analyzed = False
+    return selected
 
 
 def _reduce(

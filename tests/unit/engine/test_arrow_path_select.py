@@ -31,3 +31,46 @@ def test_the_column_seq_is_built_once_per_layout_and_results_are_unchanged(spark
     assert _run(plan, second, segment) == {(2,): [1.0, 0.0, -1.0], (3,): [1.0, 1.0, None]}
     assert layout.java_columns is seq  # the same JVM Seq, not rebuilt
     assert len(program.layouts) == 1
+
+
+def test_a_streaming_query_reuses_the_analysed_projection_across_microbatches(spark, tmp_path):
+    """Microbatches of one query are plans over the same attributes: the projection analysed
+    for the first is put over the next ones' plans, and each gives its own rows' states."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    batches = [[(1, "a", 1.0), (1, None, 5.0)], [(2, "b", -1.0)], [(2, None, 7.0), (3, "c", 2.0)]]
+    for i, rows in enumerate(batches):
+        lines = [
+            f'{{"g": {g}, "s": {"null" if s is None else repr(s).replace(chr(39), chr(34))}, "x": {x}}}'
+            for g, s, x in rows
+        ]
+        (inbox / f"{i:03d}.json").write_text("\n".join(lines) + "\n")
+    plan = AnalysisPlan([Size(), Completeness("s"), Maximum("x")])
+    segment = [F.col("g")]
+    seen: list[tuple[dict[Any, list[float]], Any]] = []
+
+    def consume(df: Any, batch_id: int) -> None:
+        result = _run(plan, df, segment)
+        (program,) = plan._programs.values()
+        (layout,) = program.layouts.values()
+        seen.append((result, layout.analyzed[0]))
+
+    query = (
+        spark.readStream.schema("g INT, s STRING, x DOUBLE")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(inbox))
+        .writeStream.foreachBatch(consume)
+        .option("checkpointLocation", str(tmp_path / "chk"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    assert query.exception() is None
+    expected = [
+        {(1,): [2.0, 0.5, 5.0]},
+        {(2,): [1.0, 1.0, -1.0]},
+        {(2,): [1.0, 0.0, 7.0], (3,): [1.0, 1.0, 2.0]},
+    ]
+    assert sorted(map(repr, (r for r, _ in seen))) == sorted(map(repr, expected))  # file order may vary
+    first = seen[0][1]
+    assert all(plan_ is first for _, plan_ in seen)  # analysed once, put over each batch's plan
