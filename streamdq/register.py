@@ -32,17 +32,25 @@ def _auto_validate(section: Any, dataset: str) -> WindowMonitor | None:
     return auto_validate_monitor_from_config(section, dataset)
 
 
-def _quality_score(section: Any, dataset: str) -> WindowMonitor | None:
-    from streamdq.autovalidate.quality.monitor import quality_monitor_from_config
+def _quality_settings(section: Any) -> Any:
+    from streamdq.autovalidate.quality.monitor import quality_settings
 
-    return quality_monitor_from_config(section, dataset)
+    return quality_settings(section)
+
+
+def _quality_score(settings: Any, dataset: str) -> WindowMonitor | None:
+    from streamdq.autovalidate.quality.monitor import quality_monitor
+
+    return quality_monitor(settings, dataset)
 
 
 def register_monitors(registry: MonitorRegistry) -> None:
     """The built-in window monitors, by run-config key: ``auto_validate`` (programs learned
-    from history, docs/autovalidate.md) and ``quality_score`` (docs/quality_score.md)."""
+    from history, docs/autovalidate.md) and ``quality_score`` (docs/quality_score.md); a
+    section with a parser (``parse=``) is parsed once into settings, from which its monitor is
+    built."""
     registry.register("auto_validate", _auto_validate)
-    registry.register("quality_score", _quality_score)
+    registry.register("quality_score", _quality_score, parse=_quality_settings)
 
 
 def register_builtins() -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from streamdq.analyzers import (
@@ -186,11 +186,18 @@ def quality_config_from_raw(raw: Mapping[str, Any]) -> QualityScoreConfig:
     return QualityScoreConfig(**merged)
 
 
-def quality_monitor_from_config(raw: Mapping[str, Any] | None, dataset: str) -> QualityScoreMonitor | None:
-    """The monitor for the run config's ``quality_score:`` mapping; None when absent (None).
+@dataclass(frozen=True)
+class QualitySettings:
+    """``quality_score:`` parsed: the scorer's settings and the columns it reads."""
 
-    ``{}`` means all defaults. Raises ``ConfigError`` naming ``quality_score.<key>`` and the fix.
-    """
+    config: QualityScoreConfig
+    columns: tuple[str, ...] = ()
+    numeric_columns: tuple[str, ...] = ()
+
+
+def quality_settings(raw: Mapping[str, Any] | None) -> QualitySettings | None:
+    """Parse ``quality_score:`` once (None when absent; ``{}`` means all defaults); raises
+    ``ConfigError`` naming ``quality_score.<key>`` and the fix. Builds no monitor."""
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -199,7 +206,23 @@ def quality_monitor_from_config(raw: Mapping[str, Any] | None, dataset: str) -> 
             f"expected a mapping, got {raw!r}",
             "e.g. quality_score: {history: 48, alert_at: 6} (or {} for the defaults)",
         )
-    config = quality_config_from_raw(raw)
-    return QualityScoreMonitor(
-        dataset, config, columns=_columns(raw, "columns"), numeric_columns=_columns(raw, "numeric_columns")
+    return QualitySettings(
+        quality_config_from_raw(raw), _columns(raw, "columns"), _columns(raw, "numeric_columns")
     )
+
+
+def quality_monitor(settings: QualitySettings | None, dataset: str) -> QualityScoreMonitor | None:
+    """The monitor of parsed settings (None for none)."""
+    if settings is None:
+        return None
+    return QualityScoreMonitor(
+        dataset, settings.config, columns=settings.columns, numeric_columns=settings.numeric_columns
+    )
+
+
+def quality_monitor_from_config(raw: Mapping[str, Any] | None, dataset: str) -> QualityScoreMonitor | None:
+    """The monitor for the run config's ``quality_score:`` mapping; None when absent (None).
+
+    ``{}`` means all defaults. Raises ``ConfigError`` naming ``quality_score.<key>`` and the fix.
+    """
+    return quality_monitor(quality_settings(raw), dataset)

@@ -85,3 +85,25 @@ def test_a_key_without_a_parser_is_validated_by_its_factory() -> None:
     assert reg.parse_all({"raw": {"a": 1}}) == (MonitorSpec("raw", {"a": 1}, parsed=False),)
     assert built == [{"a": 1}]
     assert reg.build(reg.parse_all({}), "d") == [] and reg.build([MonitorSpec("gone", 1)], "d") == []
+
+
+def test_quality_score_is_parsed_at_load_and_built_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamdq.autovalidate.quality.monitor as quality_monitor
+
+    seen: Counter[str] = Counter()
+    for name in ("quality_settings", "quality_monitor"):
+        original = getattr(quality_monitor, name)
+
+        def counted(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            seen[_name] += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(quality_monitor, name, counted)
+    cfg = load_run_config({**_base(tmp_path), "quality_score": {"alert_at": 7}})
+    assert seen == Counter(quality_settings=1)  # parsed, nothing built
+    (spec,) = cfg.monitor_specs
+    assert isinstance(spec.settings, quality_monitor.QualitySettings) and spec.settings.config.alert_at == 7
+    (monitor,) = build_monitors(cfg)
+    assert monitor.key == "quality_score" and seen == Counter(quality_settings=1, quality_monitor=1)
