@@ -166,20 +166,29 @@ def committed_rows(root: Path, name: str) -> list[int]:
 
 
 def test_the_last_committer_refreshes_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Its snapshots are the newest of its query: a commit lists no ``_delta_log`` to refresh them."""
+    """Its snapshots are the newest of its query: a commit lists no ``_delta_log`` to refresh them
+    and looks up no application-transaction version (it knows the ones it wrote)."""
     store = DeltaStateStore(str(tmp_path))
     assert store.commit("q1", 0, **batch_kw(0, 1))
     refreshes: list[str] = []
+    lookups: list[str] = []
     real = DeltaTable.update_incremental
+    real_version = DeltaTable.transaction_version
 
     def counting(self: DeltaTable) -> None:
         refreshes.append(self.table_uri)
         real(self)
 
+    def counting_version(self: DeltaTable, app_id: str) -> int | None:
+        lookups.append(self.table_uri)
+        return real_version(self, app_id)
+
     monkeypatch.setattr(DeltaTable, "update_incremental", counting)
+    monkeypatch.setattr(DeltaTable, "transaction_version", counting_version)
     for b in (1, 2, 3):
         assert store.commit("q1", b, **batch_kw(b, b + 1))
     assert refreshes == []
+    assert lookups == []
     assert store.commit("q1", 3, **batch_kw(3, 4)) is False
     # a new store instance (a restarted handler) reads every table fresh, then trusts them too
     other = DeltaStateStore(str(tmp_path))
