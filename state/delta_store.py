@@ -241,8 +241,9 @@ class DeltaStateStore:
         """Open ``name`` again from its newest checkpoint (its snapshot stays current).
 
         A ``DeltaTable`` kept open replays, on every write, each commit it has seen since it was
-        opened (delta-rs 1.6: a write's CPU grew by ~13 ms per 100 commits, checkpoints or not;
-        bench/README.md, commit); opened again after a checkpoint it replays from there."""
+        opened (delta-rs 1.6.6: a lone table's write CPU grew by ~13 ms per 100 commits,
+        checkpoints and ``update_incremental`` or not, until a compaction; bench/README.md,
+        commit); opened again after a checkpoint it replays from there."""
         self._tables[name] = DeltaTable(self.path(name), storage_options=self.storage_options)
 
     def _fresh(self, name: str) -> DeltaTable:
