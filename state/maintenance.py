@@ -17,6 +17,8 @@ from typing import Any
 
 from deltalake import DeltaTable
 
+from streamdq.errors import InvalidArgument
+
 log = logging.getLogger(__name__)
 
 
@@ -38,7 +40,7 @@ def compact(dt: DeltaTable, target_size: int = TARGET_FILE_BYTES) -> dict[str, A
 
 def vacuum(dt: DeltaTable, retention_hours: float) -> list[str]:
     if retention_hours < 0:
-        raise ValueError(f"retention_hours must be >= 0, got {retention_hours}")
+        raise InvalidArgument(f"retention_hours must be >= 0, got {retention_hours}")
     removed = dt.vacuum(retention_hours=int(retention_hours), dry_run=False, enforce_retention_duration=False)
     dt.update_incremental()
     return list(removed)

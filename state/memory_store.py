@@ -66,6 +66,7 @@ from streamdq.state.records import (
 from streamdq.state.stored_analyzers import answering_key, stored_window_analyzers
 
 from streamdq.analyzers.state import State
+from streamdq.errors import InvalidArgument
 from streamdq.report import BatchReport
 
 
@@ -127,12 +128,12 @@ class InMemoryStateStore:
     ) -> bool:
         """Commit one batch exactly once; False when it (or a later batch) was already committed."""
         if (report.dataset, report.query_id, report.batch_id) != (dataset, query_id, batch_id):
-            raise ValueError(
+            raise InvalidArgument(
                 f"report is for dataset={report.dataset!r} query={report.query_id!r} batch={report.batch_id}, "
                 f"commit was called for dataset={dataset!r} query={query_id!r} batch={batch_id}"
             )
         if batch_id < 0:
-            raise ValueError(f"batch_id must be >= 0, got {batch_id}")
+            raise InvalidArgument(f"batch_id must be >= 0, got {batch_id}")
         with self._lock:
             last = self._last.get(query_id)
             if last is not None and batch_id <= last:

@@ -25,6 +25,8 @@ from typing import Any
 from streamdq.state import schemas as S
 from streamdq.state.table_reads import read_rows
 
+from streamdq.errors import InvalidArgument
+
 
 def pass_documents(
     store: Any,
@@ -37,7 +39,7 @@ def pass_documents(
 ) -> list[dict[str, Any]]:
     """The documents of the committed batches of ``dataset`` processed in ``[since, until)``."""
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
+        raise InvalidArgument(f"limit must be >= 1, got {limit}")
     rows = read_rows(store, S.REPORTS, dataset=dataset, since=since, until=until)
     out: list[dict[str, Any]] = []
     for row in rows.select(["processing_time", "query_id", "batch_id", "report"]).to_pylist():

@@ -28,6 +28,7 @@ from streamdq.analyzers.metric import Metric
 from streamdq.analyzers.register import analyzer_from_spec, state_from_bytes
 from streamdq.analyzers.state import State, StateFormatError
 from streamdq.analyzers.user_aggregation import combinable, metric_name
+from streamdq.errors import InvalidArgument, InvalidType
 from streamdq.report import SCOPES
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def _aware(ts: datetime | None, what: str) -> datetime | None:
     if ts is None:
         return None
     if ts.tzinfo is None:
-        raise ValueError(f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)")
+        raise InvalidArgument(f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)")
     return ts.astimezone(UTC)
 
 
@@ -94,7 +95,7 @@ def history_filter(
 ) -> tuple[list[str], pads.Expression]:
     """The (file-pruning predicates, row filter) of a ``history`` query over the metrics table."""
     if scope is not None and scope not in SCOPES:
-        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+        raise InvalidArgument(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
     start, end = _aware(start, "start"), _aware(end, "end")
     prune = [f"dataset = {lit(dataset)}", f"name = {lit(metric)}"]
     expr = (pads.field("dataset") == dataset) & (pads.field("name") == metric)
@@ -216,11 +217,11 @@ def resolve_analyzer(key_or_analyzer: Any) -> tuple[Analyzer | None, str]:
             try:
                 spec = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"analyzer spec is not valid JSON: {exc}: {text}") from exc
+                raise InvalidArgument(f"analyzer spec is not valid JSON: {exc}: {text}") from exc
             analyzer = analyzer_from_spec(spec)
             return analyzer, analyzer.state_key()
         return None, text
-    raise TypeError(
+    raise InvalidType(
         f"expected an Analyzer, a spec dict/JSON or a state key, got {type(key_or_analyzer).__name__}"
     )
 
@@ -252,7 +253,7 @@ def range_bounds(
     start_utc, end_utc = _aware(start, "start"), _aware(end, "end")
     assert start_utc is not None and end_utc is not None
     if end_utc <= start_utc:
-        raise ValueError(f"empty range: end {end_utc.isoformat()} <= start {start_utc.isoformat()}")
+        raise InvalidArgument(f"empty range: end {end_utc.isoformat()} <= start {start_utc.isoformat()}")
     return analyzer, state_key, start_utc, end_utc
 
 
@@ -261,7 +262,7 @@ def require_combinable(analyzer: Analyzer) -> None:
     aggregation declared ``combinable = False``): its values are served per window instead."""
     if not combinable(analyzer):
         name = metric_name(analyzer)
-        raise ValueError(
+        raise InvalidArgument(
             f"{name}({analyzer.instance}) is not combinable: its window states are not merged over a "
             f"time range; read its per-window values with `streamdq query history --metric {name} "
             "--scope window` (or the service's timeseries endpoint)"

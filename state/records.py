@@ -25,19 +25,20 @@ from typing import Any
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.register import analyzer_from_spec
 from streamdq.analyzers.state import State
+from streamdq.errors import InvalidArgument
 from streamdq.report import SCOPES, BatchReport, ConstraintResult, ScopedMetric, Window
 
 
 def _check_scope(scope: str, window_start: datetime | None, window_end: datetime | None) -> None:
     if scope not in SCOPES:
-        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+        raise InvalidArgument(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
     if (scope == "window") != (window_start is not None):
-        raise ValueError(f"scope {scope!r}: window_start must be set exactly for the window scope")
+        raise InvalidArgument(f"scope {scope!r}: window_start must be set exactly for the window scope")
     if window_start is not None and (window_end is None or window_end <= window_start):
-        raise ValueError(f"window [{window_start}, {window_end}) is empty or has no end")
+        raise InvalidArgument(f"window [{window_start}, {window_end}) is empty or has no end")
     for ts in (window_start, window_end):
         if ts is not None and ts.tzinfo is None:
-            raise ValueError(f"window bound {ts} must be timezone-aware (UTC)")
+            raise InvalidArgument(f"window bound {ts} must be timezone-aware (UTC)")
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def dedupe_keys(records: Iterable[StateRecord]) -> list[StateRecord]:
     for r in records:
         k = (r.scope, r.window_start, r.state_key)
         if k in seen:
-            raise ValueError(
+            raise InvalidArgument(
                 f"two state records for scope={k[0]} window_start={k[1]} key={k[2]} in one batch"
             )
         seen[k] = r

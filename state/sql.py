@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+from streamdq.errors import InvalidArgument, InvalidType
+
 
 def lit(value: object) -> str:
     """A SQL literal: strings quoted with '' escaping, timestamps as UTC ISO-8601 casts."""
@@ -15,14 +17,14 @@ def lit(value: object) -> str:
         return repr(value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            raise ValueError(f"timestamp {value} must be timezone-aware (UTC)")
+            raise InvalidArgument(f"timestamp {value} must be timezone-aware (UTC)")
         text = value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         return f"CAST('{text}' AS TIMESTAMP)"
     if isinstance(value, date):
         return f"CAST('{value.isoformat()}' AS DATE)"
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
-    raise TypeError(f"no SQL literal for {type(value).__name__}")
+    raise InvalidType(f"no SQL literal for {type(value).__name__}")
 
 
 def conj(*terms: str | None) -> str:

@@ -21,6 +21,8 @@ from streamdq.state import schemas as S
 from streamdq.state.sql import conj, lit
 from streamdq.state.tables import utc_date
 
+from streamdq.errors import InvalidArgument
+
 # the column each readable table is ranged and ordered on
 TIME_COLUMNS = {
     S.QUARANTINE: "ingested_at",
@@ -33,7 +35,7 @@ def _utc(ts: datetime | None, what: str) -> datetime | None:
     if ts is None:
         return None
     if ts.tzinfo is None:
-        raise ValueError(f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)")
+        raise InvalidArgument(f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)")
     return ts.astimezone(UTC)
 
 
@@ -50,12 +52,12 @@ def read_rows(
     """Committed rows of ``table`` (one of ``TIME_COLUMNS``) in ``[since, until)``; the newest
     ``limit`` of them in time order. An absent table gives an empty one of its schema."""
     if table not in TIME_COLUMNS:
-        raise ValueError(f"cannot range-read table {table!r}; expected one of {sorted(TIME_COLUMNS)}")
+        raise InvalidArgument(f"cannot range-read table {table!r}; expected one of {sorted(TIME_COLUMNS)}")
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
+        raise InvalidArgument(f"limit must be >= 1, got {limit}")
     since, until = _utc(since, "since"), _utc(until, "until")
     if since is not None and until is not None and until <= since:
-        raise ValueError(f"empty range: until {until.isoformat()} <= since {since.isoformat()}")
+        raise InvalidArgument(f"empty range: until {until.isoformat()} <= since {since.isoformat()}")
     time_col = TIME_COLUMNS[table]
     prune: list[str] = []
     expr: pads.Expression | None = where

@@ -80,19 +80,19 @@ class UnknownName(StreamdqError, KeyError):
     """A look-up by a name that is not registered: ``what`` (``analyzer``, ``constraint``...),
     the ``name`` asked for and the ``known`` names (sorted). ``str()`` is the message
     ``unknown <what> '<name>'; did you mean '<close>'? (known: a, b, c)`` (the did-you-mean only
-    when a known name is close), also ``args[0]``. Also a ``KeyError``, for older callers."""
+    when a known name is close), also ``args[0]``; ``problem`` is the same without the list of
+    known names (for a report line). Also a ``KeyError``, for older callers."""
 
     def __init__(self, what: str, name: object, known: Iterable[str] = ()) -> None:
         self.what = str(what)
         self.name = name
         self.known: tuple[str, ...] = tuple(sorted(known))
         close = difflib.get_close_matches(str(name), self.known, n=1, cutoff=0.5)
-        message = f"unknown {self.what} {name!r}"
+        self.problem = f"unknown {self.what} {name!r}"
         if close:
-            message += f"; did you mean {close[0]!r}?"
-        if self.known:
-            message += f" (known: {', '.join(self.known)})"
-        super().__init__(message)
+            self.problem += f"; did you mean {close[0]!r}?"
+        known_list = f" (known: {', '.join(self.known)})" if self.known else ""
+        super().__init__(self.problem + known_list)
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -14,6 +14,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from streamdq.errors import InvalidArgument, InvalidType
+
 
 def _session(spark: SparkSession | None) -> SparkSession:
     if spark is not None:
@@ -36,7 +38,7 @@ def to_spark(df: Any, spark: SparkSession | None = None) -> DataFrame:
 
         if isinstance(df, pd.DataFrame):
             if df.empty and len(df.columns) == 0:
-                raise ValueError("the pandas DataFrame has no columns")
+                raise InvalidArgument("the pandas DataFrame has no columns")
             return _session(spark).createDataFrame(df)
     if module == "polars":
         import polars as pl
@@ -45,6 +47,6 @@ def to_spark(df: Any, spark: SparkSession | None = None) -> DataFrame:
             df = df.collect()
         if isinstance(df, pl.DataFrame):
             return _session(spark).createDataFrame(df.to_arrow())
-    raise TypeError(
+    raise InvalidType(
         f"expected a PySpark, pandas or Polars DataFrame, got {type(df).__module__}.{type(df).__qualname__}"
     )

@@ -27,6 +27,8 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from streamdq.errors import InvalidArgument
+
 ENV = "STREAMDQ_LOCAL_DIR"
 # ``scheme:/`` too: ``pathlib`` folds ``s3a://b/x`` into ``s3a:/b/x``, still not a local path
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
@@ -52,7 +54,7 @@ def require_local(path: str | os.PathLike[str], what: str) -> str:
     """``path`` as a local path, or ValueError: ``what`` cannot be written to an object store."""
     local = local_path(path)
     if local is None:
-        raise ValueError(
+        raise InvalidArgument(
             f"{what}: {os.fspath(path)!r} is an object-store URI; this file is written on the driver's "
             f"local disk: give a local path (or set {ENV})"
         )

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from streamdq.errors import InvalidArgument
+
 SCHEMA = "streamdq.alert/v1"
 SCHEMA_VERSION = 1
 KINDS = ("violation", "anomaly", "resolved")
@@ -125,7 +127,7 @@ class Alert:
     def from_dict(cls, data: dict[str, Any]) -> Alert:
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise ValueError(f"alert {data.get('alert_id')!r}: unsupported schema_version {version!r}")
+            raise InvalidArgument(f"alert {data.get('alert_id')!r}: unsupported schema_version {version!r}")
         metric = data.get("metric") or {}
         value = metric.get("value")
         if isinstance(value, str) and value in ("nan", "inf", "-inf"):

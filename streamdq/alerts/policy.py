@@ -47,7 +47,7 @@ from streamdq.alerts.candidate import Candidate, anomaly_key, pass_results, step
 from streamdq.alerts.messages import build_alert
 from streamdq.alerts.throttle import MINUTE_SECONDS, Throttle
 from streamdq.config_schema import Key, Table, boolean, number, optional
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, InvalidArgument
 from streamdq.report import Anomaly, BatchReport, CheckResult, ConstraintResult, Window
 
 STATE_VERSION = 1
@@ -179,7 +179,7 @@ class AlertPolicy:
         """Alerts for this report and the new state; ``state`` is not modified."""
         old = state or {}
         if old and old.get("version", STATE_VERSION) != STATE_VERSION:
-            raise ValueError(f"alert policy state: unsupported version {old.get('version')!r}")
+            raise InvalidArgument(f"alert policy state: unsupported version {old.get('version')!r}")
         last = old.get("last") or {}
         if last.get("query_id") == report.query_id:
             if int(last.get("batch_id", -1)) == report.batch_id:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from streamdq.analyzers.state import JsonState
+from streamdq.errors import InvalidArgument
 
 
 def _max(a: float, b: float) -> float:
@@ -214,7 +215,7 @@ class MomentsState(JsonState):
 
     def __post_init__(self) -> None:
         if self.order not in (2, 3, 4):
-            raise ValueError(f"MomentsState order must be 2, 3 or 4, got {self.order!r}")
+            raise InvalidArgument(f"MomentsState order must be 2, 3 or 4, got {self.order!r}")
         if self.n == 0 and self.order != 4:
             object.__setattr__(self, "order", 4)  # zero rows: every moment is known (0)
         if self.order < 3 and self.m3 != 0.0:

@@ -37,6 +37,8 @@ import xxhash
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from streamdq.errors import InvalidArgument
+
 SEED = 42
 MASK_BITS = 63
 _U64 = (1 << 64) - 1
@@ -215,7 +217,7 @@ def key_hashes(columns: Sequence[pa.Array | pa.ChunkedArray]) -> np.ndarray:
     other types one hash call per value (use on bounded tables only).
     """
     if not columns:
-        raise ValueError("a group key has at least one column")
+        raise InvalidArgument("a group key has at least one column")
     rows = len(columns[0])
     seeds = np.full(rows, SEED, dtype=np.uint64)
     masks = np.zeros(rows, dtype=np.int64)

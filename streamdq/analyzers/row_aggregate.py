@@ -54,6 +54,8 @@ import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from streamdq.errors import InvalidArgument
+
 # kind -> number of per-row inputs
 KINDS: dict[str, int] = {
     "rows": 0,  # the number of rows (count(1))
@@ -95,11 +97,11 @@ class RowAggregate:
     def __post_init__(self) -> None:
         arity = KINDS.get(self.kind)
         if arity is None:
-            raise ValueError(f"unknown row aggregate kind {self.kind!r}; known: {', '.join(KINDS)}")
+            raise InvalidArgument(f"unknown row aggregate kind {self.kind!r}; known: {', '.join(KINDS)}")
         if len(self.inputs) != arity:
-            raise ValueError(f"row aggregate {self.kind} takes {arity} input(s), got {len(self.inputs)}")
+            raise InvalidArgument(f"row aggregate {self.kind} takes {arity} input(s), got {len(self.inputs)}")
         if self.kind in ("kll", "hll", "percentile", "distinct_strings", "constant") and self.param is None:
-            raise ValueError(f"row aggregate {self.kind} needs its sketch parameter")
+            raise InvalidArgument(f"row aggregate {self.kind} needs its sketch parameter")
 
     def to_spark(self) -> Column:
         """The Spark aggregate expression of this aggregate (the fused path)."""
@@ -240,7 +242,7 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
     ``inputs`` are the projected per-row columns (NULLs included), all of one length.
     """
     if kind == "rows":
-        raise ValueError("'rows' has no input: the caller counts the rows")
+        raise InvalidArgument("'rows' has no input: the caller counts the rows")
     if kind == "constant":
         return param
     x = inputs[0]
@@ -292,4 +294,4 @@ def evaluate_arrow(kind: str, inputs: Sequence[pa.Array | pa.ChunkedArray], para
         return float(values.sum()) / values.size if values.size else None
     if kind in ("var_pop", "skewness", "kurtosis"):
         return _moments(values, kind)
-    raise ValueError(f"unknown row aggregate kind {kind!r}")
+    raise InvalidArgument(f"unknown row aggregate kind {kind!r}")

@@ -48,7 +48,7 @@ from streamdq.checks.vocabulary import constraint_kind as _lookup
 from streamdq.checks.vocabulary import constraint_kinds as _all_kinds
 from streamdq.checks.vocabulary import register_constraint_kind as _add_kind
 from streamdq.checks.vocabulary import unregister_constraint_kind as _remove_kind
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, UnknownName
 from streamdq.report import FAILURE, SCOPES, SUCCESS, Bounds, ConstraintResult, Window
 
 
@@ -76,8 +76,8 @@ def unregister_constraint_kind(name: str) -> ConstraintKind | None:
 
 
 def constraint_kind(name: str) -> ConstraintKind:
-    """The registered kind ``name`` (the built-ins registered first); ``KeyError`` with a
-    did-you-mean when there is none."""
+    """The registered kind ``name`` (the built-ins registered first); ``UnknownName`` (also a
+    ``KeyError``) with a did-you-mean and the known kinds when there is none."""
     register_builtins()
     return _lookup(name)
 
@@ -121,8 +121,8 @@ class Constraint:
         prefix = f"{path or kind}."  # a constraint built in code names its kind
         try:
             k = constraint_kind(kind)
-        except KeyError as exc:
-            raise ConfigError(path or kind, str(exc.args[0]), file=file) from None
+        except UnknownName as exc:  # the did-you-mean, without the list of every kind
+            raise ConfigError(path or kind, exc.problem, file=file) from None
         given = dict(params or {})
         out: dict[str, Any] = {}
         names = [p.name for p in k.params]

@@ -48,6 +48,7 @@ from streamdq.analyzers.uniqueness import Uniqueness
 from streamdq.checks.assertion import Between, Comparison
 from streamdq.checks.check import Check
 from streamdq.checks.constraint import Constraint
+from streamdq.errors import InvalidArgument
 
 FILTERED_TRUE = "true"
 FILTERED_NULL = "null"
@@ -108,7 +109,7 @@ class RowLevelRule:
             return self._length_outcome(a)
         if isinstance(a, Uniqueness):
             return self._unique_outcome(a)
-        raise ValueError(f"{self.constraint.describe()} is not a row-level constraint")
+        raise InvalidArgument(f"{self.constraint.describe()} is not a row-level constraint")
 
     def _length_outcome(self, a: MinLength | MaxLength) -> Column:
         assertion = _length_assertion(self.constraint)
@@ -151,7 +152,7 @@ class RowLevelRule:
 
 def _check_filtered_row(filtered_row: str) -> None:
     if filtered_row not in FILTERED_ROW:
-        raise ValueError(f"filtered_row: got {filtered_row!r}; expected one of {', '.join(FILTERED_ROW)}")
+        raise InvalidArgument(f"filtered_row: got {filtered_row!r}; expected one of {', '.join(FILTERED_ROW)}")
 
 
 def row_level_rules(checks: Iterable[Check]) -> list[RowLevelRule]:

@@ -39,7 +39,7 @@ from streamdq.checks.judgement_spec import validate_judgement
 from streamdq.checks.measure import Measure
 from streamdq.checks.measure_spec import measures_from_list
 from streamdq.checks.pass_policy import PassPolicy
-from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
+from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector, InvalidArgument, UnknownName
 
 TOP_KEYS = ("dataset", "checks", "measures", "pass")
 CHECK_KEYS = ("description", "level", "constraints", "row_level")
@@ -260,8 +260,8 @@ def constraint_from_dict(entry: Any, *, file: str | None = None, path: str = "co
     kind = str(kind)
     try:
         definition = constraint_kind(kind)
-    except KeyError as exc:
-        raise ConfigError(path, str(exc.args[0]), file=file) from None
+    except UnknownName as exc:  # the did-you-mean, without the list of every kind
+        raise ConfigError(path, exc.problem, file=file) from None
     sub = f"{path}.{kind}"
     if body is None:
         body = {}
@@ -371,7 +371,7 @@ def dump_checks(checks: Sequence[Check], dataset: str | None = None, *, fmt: str
     if fmt == "json":
         return json.dumps(data, indent=2, allow_nan=False) + "\n"
     if fmt != "yaml":
-        raise ValueError(f"fmt: got {fmt!r}; expected 'yaml' or 'json'")
+        raise InvalidArgument(f"fmt: got {fmt!r}; expected 'yaml' or 'json'")
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 

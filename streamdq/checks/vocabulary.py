@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
 from streamdq.checks.assertion import IS_ONE, Assertion
+from streamdq.errors import InvalidArgument, StreamdqError, UnknownName
 
 if TYPE_CHECKING:
     from streamdq.checks.constraint import Constraint
@@ -162,7 +163,7 @@ def scalar_value(params: Mapping[str, Any], metric: Metric) -> Any:
     """The metric's float value (the default thing an assertion judges)."""
     v = metric.value
     if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ValueError(f"metric {metric.name} is not a number: {v!r}")
+        raise InvalidArgument(f"metric {metric.name} is not a number: {v!r}")
     return float(v)
 
 
@@ -203,16 +204,20 @@ class ConstraintKind:
 
 _KINDS: dict[str, ConstraintKind] = {}
 
+
+class ConstraintKindTaken(StreamdqError, ValueError):
+    """``register_constraint_kind`` of a kind under a name already registered (without ``replace``)."""
+
 COMMON_KEYS = ("assertion", "where", "hint", "scope")
 
 
 def register_constraint_kind(kind: ConstraintKind, *, replace: bool = False) -> ConstraintKind:
     """Add a constraint kind to the vocabulary (``replace=True`` to override an existing one)."""
     if kind.name in _KINDS and not replace:
-        raise ValueError(f"constraint kind {kind.name!r} is already registered")
+        raise ConstraintKindTaken(f"constraint kind {kind.name!r} is already registered")
     clash = {p.name for p in kind.params} & set(COMMON_KEYS)
     if clash:
-        raise ValueError(f"constraint kind {kind.name!r}: parameter names {sorted(clash)} are reserved")
+        raise InvalidArgument(f"constraint kind {kind.name!r}: parameter names {sorted(clash)} are reserved")
     _KINDS[kind.name] = kind
     return kind
 
@@ -227,12 +232,13 @@ def unregister_constraint_kind(name: str) -> ConstraintKind | None:
 
 
 def constraint_kind(name: str) -> ConstraintKind:
-    """The kind registered as ``name``; ``KeyError`` with a did-you-mean. Registers nothing
+    """The kind registered as ``name``; else ``UnknownName`` (a ``StreamdqError`` and a
+    ``KeyError``) with a did-you-mean and the known kinds. Registers nothing
     (``streamdq.checks.constraint.constraint_kind`` adds the built-ins first)."""
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise KeyError(f"unknown constraint {name!r}{did_you_mean(name)}") from None
+    kind = _KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise UnknownName("constraint", name, _KINDS)
+    return kind
 
 
 def constraint_kinds() -> dict[str, ConstraintKind]:

@@ -69,7 +69,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Self
 
-from streamdq.errors import ConfigError, StreamdqError
+from streamdq.errors import ConfigError, InvalidArgument, StreamdqError
 
 # Scala's Double.MinValue / Double.MaxValue: Deequ's "missing bound".
 MIN_DOUBLE = -1.7976931348623157e308
@@ -302,7 +302,7 @@ def resolve_end(end: int | None) -> int:
 
 def check_interval(kind: str, start: int, end: int) -> None:
     if start > end:
-        raise ValueError(
+        raise InvalidArgument(
             f"detector {kind!r}: the start of the interval ({start}) can't be larger than the end ({end})"
         )
 
@@ -423,11 +423,11 @@ class Detector(ABC):
 
     def _check_state(self, state: DetectorState) -> None:
         if not isinstance(state, dict) or "core" not in state:
-            raise ValueError(f"detector {self.TYPE!r}: not a detector state (use initial_state())")
+            raise InvalidArgument(f"detector {self.TYPE!r}: not a detector state (use initial_state())")
         if state.get("type") != self.TYPE:
-            raise ValueError(f"detector {self.TYPE!r}: state belongs to detector type {state.get('type')!r}")
+            raise InvalidArgument(f"detector {self.TYPE!r}: state belongs to detector type {state.get('type')!r}")
         if state.get("format", 0) > STATE_FORMAT:
-            raise ValueError(
+            raise InvalidArgument(
                 f"detector {self.TYPE!r}: state format {state.get('format')} is newer than {STATE_FORMAT}"
             )
 
@@ -488,9 +488,9 @@ def load_state(data: bytes | str) -> DetectorState:
     try:
         state = _decode(json.loads(data))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not a detector state: {exc}") from exc
+        raise InvalidArgument(f"not a detector state: {exc}") from exc
     if not isinstance(state, dict) or "type" not in state or "core" not in state:
-        raise ValueError("not a detector state: missing 'type' or 'core'")
+        raise InvalidArgument("not a detector state: missing 'type' or 'core'")
     if state.get("format", 0) > STATE_FORMAT:
-        raise ValueError(f"detector state format {state.get('format')} is newer than {STATE_FORMAT}")
+        raise InvalidArgument(f"detector state format {state.get('format')} is newer than {STATE_FORMAT}")
     return state

@@ -29,6 +29,7 @@ from streamdq.detectors.base import (
     warming_up,
 )
 from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_empty, welford_of
+from streamdq.errors import InvalidArgument
 
 
 @dataclass(frozen=True)
@@ -105,11 +106,11 @@ class BatchNormal(Detector):
         stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         if not series:
-            raise ValueError(f"detector {self.TYPE!r}: data series is empty, can't calculate mean/stddev")
+            raise InvalidArgument(f"detector {self.TYPE!r}: data series is empty, can't calculate mean/stddev")
         # the interval clamped to the series, as Deequ's AnomalyDetector passes it
         interval_length = max(0, min(stop, len(series)) - min(start, len(series)))
         if not self.include_interval and interval_length >= len(series):
-            raise ValueError(
+            raise InvalidArgument(
                 f"detector {self.TYPE!r}: excluding the search interval [{start}, {stop}) leaves no values "
                 "to calculate mean and stddev (set include_interval or shorten the interval)"
             )

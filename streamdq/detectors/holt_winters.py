@@ -50,6 +50,7 @@ from streamdq.detectors.base import (
 )
 from streamdq.detectors.holt_winters_model import HWModel, fit, forecasts, smooth
 from streamdq.detectors.running_stats import sample_stddev, welford_add, welford_of
+from streamdq.errors import InvalidArgument
 
 RESIDUAL_SCALES = ("abs_stddev", "rmse")
 
@@ -222,13 +223,13 @@ class HoltWinters(Detector):
     def detect(self, series: Sequence[float], start: int = 0, end: int | None = None) -> list[int]:
         stop = INT_MAX if end is None else end
         if not series:
-            raise ValueError(f"detector {self.TYPE!r}: provided data series is empty")
+            raise InvalidArgument(f"detector {self.TYPE!r}: provided data series is empty")
         if not start < stop:
-            raise ValueError(f"detector {self.TYPE!r}: start ({start}) must be before end ({stop})")
+            raise InvalidArgument(f"detector {self.TYPE!r}: start ({start}) must be before end ({stop})")
         if start < 0 or stop < 0:
-            raise ValueError(f"detector {self.TYPE!r}: the search interval needs to be non-negative")
+            raise InvalidArgument(f"detector {self.TYPE!r}: the search interval needs to be non-negative")
         if start < 2 * self.period:
-            raise ValueError(
+            raise InvalidArgument(
                 f"detector {self.TYPE!r}: need at least two full cycles of data ({2 * self.period} points "
                 f"before start) to estimate the model, start is {start}"
             )

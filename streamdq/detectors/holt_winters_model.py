@@ -32,6 +32,8 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import ThreadpoolController
 
+from streamdq.errors import InvalidArgument
+
 INITIAL_PARAMETERS = (0.3, 0.1, 0.1)
 
 _controller: ThreadpoolController | None = None
@@ -65,7 +67,7 @@ class HWModel:
 def initial_model(series: Sequence[float], period: int) -> HWModel:
     """Deequ's initialisation from the first two periods (needs ``len(series) >= 2 * period``)."""
     if len(series) < 2 * period:
-        raise ValueError(
+        raise InvalidArgument(
             f"Holt-Winters needs at least two full periods ({2 * period} points), got {len(series)}"
         )
     first = sum(series[:period])

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from streamdq.alerts.alert import Alert
+from streamdq.errors import InvalidArgument
 from streamdq.report import BatchReport
 
 DEFAULT_HEARTBEAT_SECONDS = 60.0
@@ -80,7 +81,7 @@ class Progress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if heartbeat_seconds <= 0:
-            raise ValueError(f"heartbeat_seconds must be > 0, got {heartbeat_seconds}")
+            raise InvalidArgument(f"heartbeat_seconds must be > 0, got {heartbeat_seconds}")
         self.heartbeat_seconds = heartbeat_seconds
         self._stream = stream
         self._clock = clock

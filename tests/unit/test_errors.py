@@ -45,6 +45,129 @@ def test_no_call_site_uses_the_free_form():
     assert offending == [], "use ConfigError(key, problem, fix=None, file=None): " + ", ".join(offending)
 
 
+BUILTIN_RAISES = ("ValueError", "TypeError", "KeyError")
+
+# Files whose bare raises are left to the engineers who own them (issue 21 leftovers): each
+# entry is (path, qualified function) -> why it stays. Convert them to InvalidArgument /
+# InvalidType / UnknownName (streamdq.errors) when the file is free, and drop the entry.
+LEFT_BARE = {
+    ("streamdq/errors.py", "ConfigErrors.__init__"): "ConfigErrors([]) is a programming error",
+    ("streamdq/autovalidate/avh/learner.py", "learn_at_targets"): "issue 22 edits the learner",
+    ("streamdq/config_schema.py", "Table.__post_init__"): "owned by the config engineer",
+    ("streamdq/config_schema.py", "Table.key"): "owned by the config engineer",
+    ("streamdq/engine/plan.py", "AnalysisPlan.__init__"): "owned by the engine engineer",
+    ("streamdq/engine/plan.py", "AnalysisPlan.run_segmented"): "owned by the engine engineer",
+    ("state/delta_store.py", "DeltaStateStore.__init__"): "owned by the store engineer",
+    ("state/delta_store.py", "DeltaStateStore.commit"): "owned by the store engineer",
+    ("state/tables.py", "detector_table"): "owned by the store engineer",
+    ("state/tables.py", "quarantine_table"): "owned by the store engineer",
+}
+
+
+def _bare_raises() -> list[tuple[str, str, int]]:
+    """``(path, qualified function, line)`` of every ``raise ValueError(...)`` / ``TypeError`` /
+    ``KeyError`` in a public function or method of the package. Private helpers (a ``_name`` in
+    the qualified name, dunders aside) and local functions may raise builtins: they are the
+    package's own programming errors, or caught where they are called."""
+    found = []
+    for folder in PACKAGE_DIRS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+
+            def visit(node: ast.AST, stack: list[ast.AST], path: Path = path) -> None:
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                        visit(child, [*stack, child])
+                        continue
+                    if isinstance(child, ast.Raise) and isinstance(child.exc, ast.Call):
+                        func = child.exc.func
+                        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                        names = [getattr(s, "name", "") for s in stack]
+                        functions = [s for s in stack if not isinstance(s, ast.ClassDef)]
+                        private = len(functions) > 1 or any(
+                            n.startswith("_") and not (n.startswith("__") and n.endswith("__")) for n in names
+                        )
+                        if name in BUILTIN_RAISES and not private:
+                            found.append((str(path.relative_to(ROOT)), ".".join(names), child.lineno))
+                    visit(child, stack)
+
+            visit(tree, [])
+    return found
+
+
+def test_public_functions_raise_streamdq_errors_not_bare_builtins():
+    """A public function or method raises a StreamdqError subclass on purpose (InvalidArgument,
+    InvalidType, UnknownName, ConfigError, ...: the builtin is their second base), never a bare
+    ValueError / TypeError / KeyError; LEFT_BARE lists what is left, and only while it is there."""
+    found = _bare_raises()
+    offending = [f"{p}:{line} ({where})" for p, where, line in found if (p, where) not in LEFT_BARE]
+    assert offending == [], "raise a streamdq.errors class instead: " + ", ".join(offending)
+    stale = sorted(set(LEFT_BARE) - {(p, where) for p, where, _ in found})
+    assert stale == [], f"these raise no bare builtin any more: drop them from LEFT_BARE: {stale}"
+
+
+def test_public_apis_raise_the_builtin_compatible_streamdq_errors():
+    """A sample of the converted public raises (no Spark): each is a StreamdqError and still the
+    builtin older callers catch; the quality score's settings are a keyed ConfigError."""
+    from datetime import datetime
+
+    import pandas as pd
+    from streamdq.state.queries import history_filter, resolve_analyzer
+    from streamdq.state.sql import lit
+
+    from streamdq.autovalidate.avh.corruptions import Corruption
+    from streamdq.autovalidate.quality.score import QualityScoreConfig
+    from streamdq.checks.spec import dump_checks
+    from streamdq.detectors import BatchNormal
+    from streamdq.errors import InvalidArgument, InvalidType
+    from streamdq.frames import to_spark
+
+    cases = [
+        (lambda: dump_checks([], fmt="xml"), InvalidArgument, ValueError, "expected 'yaml' or 'json'"),
+        (lambda: BatchNormal().detect([]), InvalidArgument, ValueError, "data series is empty"),
+        (lambda: Corruption("no_such", 0.5), InvalidArgument, ValueError, "unknown issue type"),
+        (lambda: history_filter("d", "Size", scope="week"), InvalidArgument, ValueError, "unknown scope"),
+        (lambda: history_filter("d", "Size", start=datetime(2026, 1, 1)), InvalidArgument, ValueError, "aware"),
+        (lambda: resolve_analyzer(3), InvalidType, TypeError, "expected an Analyzer"),
+        (lambda: lit(object()), InvalidType, TypeError, "no SQL literal"),
+        (lambda: to_spark(pd.DataFrame()), InvalidArgument, ValueError, "no columns"),
+    ]
+    for call, cls, builtin, message in cases:
+        with pytest.raises(cls, match=message) as info:
+            call()
+        assert isinstance(info.value, StreamdqError) and isinstance(info.value, builtin)
+    with pytest.raises(ConfigError) as config:
+        QualityScoreConfig(history=0)
+    assert config.value.key == "quality_score.history" and config.value.fix
+    # the constraint vocabulary: an unknown kind names the known ones, a taken name is refused
+    from streamdq.checks.constraint import ConstraintKind, constraint_kind, register_constraint_kind
+    from streamdq.checks.vocabulary import ConstraintKindTaken
+    from streamdq.errors import UnknownName
+
+    with pytest.raises(UnknownName) as unknown:
+        constraint_kind("has_sise")
+    assert unknown.value.problem == "unknown constraint 'has_sise'; did you mean 'has_size'?"
+    assert "is_complete" in unknown.value.known and isinstance(unknown.value, KeyError)
+    with pytest.raises(ConstraintKindTaken, match="already registered") as taken:
+        register_constraint_kind(ConstraintKind("has_size", (), lambda p, w: None))
+    assert isinstance(taken.value, StreamdqError) and isinstance(taken.value, ValueError)
+
+
+def test_the_bare_raise_scan_sees_public_raises_only(tmp_path, monkeypatch):
+    pkg = tmp_path / "streamdq"
+    pkg.mkdir()
+    (pkg / "x.py").write_text(
+        "def f(x):\n    raise ValueError('public')\n"
+        "class C:\n    def __post_init__(self):\n        raise TypeError('a dunder of a public class')\n"
+        "    def _check(self):\n        raise KeyError('private')\n"
+        "def g():\n    def local():\n        raise KeyError('local')\n    raise InvalidArgument('fine')\n"
+        "def h():\n    raise\n"
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    monkeypatch.setattr(f"{__name__}.PACKAGE_DIRS", ("streamdq",))
+    assert _bare_raises() == [("streamdq/x.py", "f", 2), ("streamdq/x.py", "C.__post_init__", 5)]
+
+
 def test_the_scan_sees_a_free_form_call(tmp_path, monkeypatch):
     """The scan above is not vacuous: it flags ConfigError(message) and path=."""
     pkg = tmp_path / "streamdq"

@@ -43,7 +43,7 @@ from streamdq.analyzers.frequency.spark_settings import one_job
 from streamdq.analyzers.frequency.spec import NULL_VALUE, FrequencySpec
 from streamdq.analyzers.frequency.states import FrequencyState, SampledFrequencies, Sums
 from streamdq.analyzers.key_hash import key_hash
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, InvalidArgument
 
 TOP_EXTRA = 3  # rows fetched beyond k: up to two groups out of scope, and the (k+1)-th
 EXACT_EXTRA = 3  # rows fetched beyond max_groups: up to two groups out of scope, and one more
@@ -75,7 +75,7 @@ def key_projection(df: DataFrame, spec: FrequencySpec) -> tuple[Column, list[Col
     scope = in_scope(spec.where)
     if spec.histogram:
         if len(columns) != 1:
-            raise ValueError(f"a histogram groups exactly one column, got {columns}")
+            raise InvalidArgument(f"a histogram groups exactly one column, got {columns}")
         keys = [_binned(F.coalesce(col(columns[0]).cast("string"), F.lit(NULL_VALUE)), spec)]
     else:
         keys = [col(c) for c in columns]

@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from streamdq.analyzers.key_hash import unsigned
+from streamdq.errors import InvalidArgument
 
 TWO_64 = float(2**64)
 SPARK = "spark"  # keys hashed by ``key_hash`` (Spark's xxhash64; every sample built since format v2)
@@ -113,7 +114,7 @@ def merge_samples(parts: Sequence[Sample], k: int) -> Sample:
         return Sample(np.zeros(0, np.int64), np.zeros(0, np.int64), None)
     schemes = {p.scheme for p in parts}
     if len(schemes) > 1:
-        raise ValueError(
+        raise InvalidArgument(
             "cannot merge a frequency sample converted from a format-v1 tuple-sketch state with a "
             "sample of format v2 or later: their keys are hashed differently; recompute the v1 "
             "state (or start a new query) to continue"

@@ -20,6 +20,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from streamdq.errors import InvalidArgument
+
 NULL_VALUE = "NullValue"
 
 
@@ -38,7 +40,7 @@ class FrequencySpec:
 
     def __post_init__(self) -> None:
         if self.sum_of is not None and not self.histogram:
-            raise ValueError("FrequencySpec.sum_of (a per-bin sum) needs a histogram grouping")
+            raise InvalidArgument("FrequencySpec.sum_of (a per-bin sum) needs a histogram grouping")
 
     def key(self) -> str:
         body: dict[str, Any] = {

@@ -88,6 +88,7 @@ from streamdq.analyzers.frequency.tables import (
 )
 from streamdq.analyzers.key_hash import key_hashes
 from streamdq.analyzers.state import State, StateFormatError
+from streamdq.errors import InvalidArgument
 
 EXACT = "exact"
 SAMPLE = "sample"
@@ -269,7 +270,7 @@ class FrequencyState(State):
             }
             if "sums" in header:
                 if version < 3:
-                    raise ValueError(f"no sums in format version {version}")
+                    raise InvalidArgument(f"no sums in format version {version}")
                 kept, all_rows = header["sums"]
                 common["sums"] = Sums(
                     None if kept is None else int(kept), None if all_rows is None else int(all_rows)
@@ -280,7 +281,7 @@ class FrequencyState(State):
             if kind == SAMPLE:
                 scheme = header.get("hash", SPARK)
                 if version < 2 or (scheme != SPARK and version < 3) or scheme not in (SPARK, V1):
-                    raise ValueError(f"no sample of hash {scheme!r} in format version {version}")
+                    raise InvalidArgument(f"no sample of hash {scheme!r} in format version {version}")
                 sample = sample_from_table(read_table(blobs[0]), header["theta"], scheme)
                 top = None
                 if len(blobs) > 1:
@@ -290,7 +291,7 @@ class FrequencyState(State):
             if kind == SKETCH:
                 sample, top = from_v1_sketch(blobs[0], blobs[1] if len(blobs) > 1 else None)
                 return SampledFrequencies(**common, sample=sample, top=top)
-            raise ValueError(f"unknown kind {kind!r}")
+            raise InvalidArgument(f"unknown kind {kind!r}")
         except (KeyError, IndexError, ValueError, TypeError, struct.error, pa.ArrowInvalid) as exc:
             raise StateFormatError(f"corrupt frequency state payload: {exc}") from exc
 
@@ -443,7 +444,7 @@ class SampledFrequencies(FrequencyState):
         sums: Sums | None = None,
     ) -> None:
         if max_groups is None:
-            raise ValueError("a sampled FrequencyState needs max_groups")
+            raise InvalidArgument("a sampled FrequencyState needs max_groups")
         self.n = int(n)
         self.total = int(total)
         self.max_groups = max_groups
@@ -478,7 +479,7 @@ class SampledFrequencies(FrequencyState):
     def top_items(self, limit: int) -> tuple[list[tuple[str, int]], float]:
         """Lower bounds of the heaviest counts (``Top``); the error is the widest upper-lower gap."""
         if self.top is None:
-            raise ValueError("this sample-form state has no top-keys table (not a string grouping)")
+            raise InvalidArgument("this sample-form state has no top-keys table (not a string grouping)")
         head = self.top.table.slice(0, limit)
         gaps = pc.subtract(head["hi"], head["lo"])
         err = float(pc.max(gaps).as_py() or 0) if head.num_rows else float(self.top.threshold)

@@ -23,6 +23,8 @@ import io
 
 import pyarrow as pa
 
+from streamdq.errors import InvalidArgument
+
 VALUE_COLUMNS = ("count", "sum")
 
 
@@ -63,7 +65,7 @@ def sum_tables(a: pa.Table, b: pa.Table) -> pa.Table:
             schema = pa.unify_schemas([a.schema, b.schema], promote_options="permissive")
             a, b = a.cast(schema), b.cast(schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise ValueError(
+            raise InvalidArgument(
                 f"cannot merge frequency tables with key types {a.schema} and {b.schema}"
             ) from exc
     keys = key_names(a)

@@ -57,6 +57,8 @@ from typing import Any, Literal
 
 from scipy.stats import norm, t
 
+from streamdq.errors import InvalidArgument
+
 Bound = Literal["chebyshev", "cantelli", "normal", "extreme", "skewed", "binomial"]
 
 
@@ -80,7 +82,7 @@ def binomial_count(fpr: float, units: float, seen: float, prior: float = JEFFREY
     (1, 0)
     """
     if not 0.0 < fpr < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+        raise InvalidArgument(f"fpr must be in (0, 1), got {fpr}")
     law = _rare_event_law(units, seen, prior)
     count = max(int(law.isf(fpr)) - 1, 0)
     while float(law.sf(count)) > fpr:
@@ -121,13 +123,13 @@ def fpr_at(k: float, bound: Bound, n: int | None = None) -> float:
         return float(2.0 * norm.sf(k))
     if bound in ("extreme", "skewed"):
         return min(1.0, 2.0 * math.exp(-(1.0 + k)))
-    raise ValueError(f"unknown bound {bound!r}")
+    raise InvalidArgument(f"unknown bound {bound!r}")
 
 
 def k_for(fpr: float, bound: Bound, n: int | None = None) -> float:
     """Smallest k whose FPR bound is <= ``fpr`` (0 < fpr < 1); ``n`` as in ``fpr_at``."""
     if not 0.0 < fpr < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+        raise InvalidArgument(f"fpr must be in (0, 1), got {fpr}")
     scale = _prediction_scale(n) if bound == "normal" else None
     if scale is not None and n is not None:
         return float(t.isf(fpr / 2.0, n - 1) * scale)
@@ -139,7 +141,7 @@ def k_for(fpr: float, bound: Bound, n: int | None = None) -> float:
         return float(norm.isf(fpr / 2.0))
     if bound in ("extreme", "skewed"):
         return max(math.log(2.0 / fpr) - 1.0, 0.0)
-    raise ValueError(f"unknown bound {bound!r}")
+    raise InvalidArgument(f"unknown bound {bound!r}")
 
 
 def interval(
@@ -155,7 +157,7 @@ def interval(
     """
     values = [float(v) for v in history if v is not None and not math.isnan(float(v))]
     if not values:
-        raise ValueError("interval needs a non-empty history of finite values")
+        raise InvalidArgument("interval needs a non-empty history of finite values")
     n = len(values)
     mean = sum(values) / n
     var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0

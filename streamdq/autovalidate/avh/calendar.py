@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, InvalidArgument, InvalidType
 
 KEYS = {"country", "subdiv", "dates", "timezone", "days_before", "days_after"}
 MAX_DAYS_AROUND = 7
@@ -45,12 +45,12 @@ class HolidayCalendar:
         for name in ("days_before", "days_after"):
             value = getattr(self, name)
             if not 0 <= value <= MAX_DAYS_AROUND:
-                raise ValueError(f"{name} is a number of days in 0..{MAX_DAYS_AROUND}, got {value}")
+                raise InvalidArgument(f"{name} is a number of days in 0..{MAX_DAYS_AROUND}, got {value}")
         self._table()  # an unknown country or subdivision fails here, not at the first batch
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError) as e:
-            raise ValueError(f"unknown time zone {self.timezone!r}") from e
+            raise InvalidArgument(f"unknown time zone {self.timezone!r}") from e
 
     def _table(self) -> Mapping[dt.date, str]:
         return {} if self.country is None else _country_table(self.country, self.subdiv)
@@ -62,7 +62,7 @@ class HolidayCalendar:
         if isinstance(when, str):
             when = dt.datetime.fromisoformat(when) if "T" in when or " " in when else dt.date.fromisoformat(when)
         if not isinstance(when, dt.date):
-            raise TypeError(f"a batch's day is a date, a datetime or an ISO string, not {when!r}")
+            raise InvalidType(f"a batch's day is a date, a datetime or an ISO string, not {when!r}")
         if not isinstance(when, dt.datetime):
             return when
         if when.tzinfo is None:
@@ -108,7 +108,7 @@ def _country_table(country: str, subdiv: str | None) -> Any:
     try:
         return holidays.country_holidays(country, subdiv=subdiv)
     except NotImplementedError as e:  # the package's error for an unknown country/subdivision
-        raise ValueError(str(e)) from e
+        raise InvalidArgument(str(e)) from e
 
 
 def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> HolidayCalendar:

@@ -77,6 +77,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from streamdq.errors import InvalidArgument, UnknownName
+
 ISSUE_TYPES: tuple[str, ...] = (
     "schema_change",
     "unit_change",
@@ -138,21 +140,21 @@ class Corruption:
 
     def __post_init__(self) -> None:
         if self.issue not in ISSUE_TYPES:
-            raise ValueError(f"unknown issue type {self.issue!r}; expected one of {ISSUE_TYPES}")
+            raise InvalidArgument(f"unknown issue type {self.issue!r}; expected one of {ISSUE_TYPES}")
         m = float(self.magnitude)
         if not math.isfinite(m) or m <= 0:
-            raise ValueError(f"{self.issue}: magnitude must be a positive number, got {self.magnitude}")
+            raise InvalidArgument(f"{self.issue}: magnitude must be a positive number, got {self.magnitude}")
         if self.issue not in _FACTOR_ISSUES and m > 1.0:
-            raise ValueError(f"{self.issue}: magnitude is a fraction in (0, 1], got {self.magnitude}")
+            raise InvalidArgument(f"{self.issue}: magnitude is a fraction in (0, 1], got {self.magnitude}")
         if self.issue == "volume_change" and m == 1.0:
-            raise ValueError("volume_change: a factor of 1 changes nothing")
+            raise InvalidArgument("volume_change: a factor of 1 changes nothing")
         allowed = _VARIANTS.get(self.issue, frozenset({""}))
         if self.issue == "casing_change" and self.variant == "":
             object.__setattr__(self, "variant", "upper")
         elif self.issue == "distribution_change" and self.variant == "":
             object.__setattr__(self, "variant", "first")
         if self.variant not in allowed:
-            raise ValueError(f"{self.issue}: variant must be one of {sorted(allowed)}, got {self.variant!r}")
+            raise InvalidArgument(f"{self.issue}: variant must be one of {sorted(allowed)}, got {self.variant!r}")
 
     @property
     def name(self) -> str:
@@ -173,7 +175,7 @@ class Corruption:
 
 def _check_kind(kind: str) -> None:
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise InvalidArgument(f"kind must be one of {KINDS}, got {kind!r}")
 
 
 def corruptions_for(kind: str) -> list[Corruption]:
@@ -215,14 +217,15 @@ def apply(
 ) -> pd.DataFrame:
     """A new frame with ``corruption`` injected into ``column`` (see the module docstring).
 
-    ``source`` overrides the neighbouring column used by ``schema_change``. Raises ``KeyError`` for
-    an unknown column and ``ValueError`` when the corruption does not apply to the column's kind.
+    ``source`` overrides the neighbouring column used by ``schema_change``. Raises ``UnknownName``
+    (also a ``KeyError``) for an unknown column and ``InvalidArgument`` (also a ``ValueError``) when
+    the corruption does not apply to the column's kind.
     """
     if column not in frame.columns:
-        raise KeyError(f"column {column!r} not in frame (columns: {list(frame.columns)})")
+        raise UnknownName("column", column, [str(c) for c in frame.columns])
     kind = column_kind(frame[column])
     if not corruption.applies_to(kind):
-        raise ValueError(f"{corruption.name} does not apply to {kind} column {column!r}")
+        raise InvalidArgument(f"{corruption.name} does not apply to {kind} column {column!r}")
     out = frame.copy(deep=True)
     if len(out) == 0:
         return out
@@ -398,7 +401,8 @@ def _schema(
     names = list(frame.columns)
     if source is not None:
         if source not in frame.columns or source == column:
-            raise KeyError(f"schema_change source {source!r} must be another column of the frame")
+            # the source must be another column of the frame
+            raise UnknownName("schema_change source column", source, [str(n) for n in names if n != column])
         src_name: str | None = source
     else:
         here = names.index(column)

@@ -64,7 +64,7 @@ from streamdq.autovalidate.avh.profile import (
 )
 from streamdq.autovalidate.avh.program import LearnedConstraint, Program, Violation
 from streamdq.display import range_text
-from streamdq.errors import ConfigError
+from streamdq.errors import ConfigError, InvalidArgument
 from streamdq.monitors import MonitorOutput, SegmentedAnalysis
 from streamdq.report import CheckResult, ConstraintResult, Window
 
@@ -189,7 +189,7 @@ class AutoValidateMonitor:
     def load_state(self, blob: bytes) -> None:
         doc = json.loads(blob)
         if doc.get("version") != STATE_VERSION:
-            raise ValueError(f"auto_validate state version {doc.get('version')} is not {STATE_VERSION}")
+            raise InvalidArgument(f"auto_validate state version {doc.get('version')} is not {STATE_VERSION}")
         self.last_seq = doc.get("last_seq")
         self.kinds.update(doc.get("kinds", {}))
         self.since_learn.update(doc.get("since_learn", {}))

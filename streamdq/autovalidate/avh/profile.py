@@ -28,6 +28,7 @@ from typing import Any
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.state import State
 from streamdq.checks.kinds import make
+from streamdq.errors import InvalidArgument
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -54,7 +55,7 @@ def column_analyzers(column: str, kind: str) -> list[Analyzer]:
         ]
     if kind == CATEGORICAL:
         return [make("Size"), make("Histogram", column=column, max_detail_bins=MAX_KEYS)]
-    raise ValueError(f"unknown column kind {kind!r}; expected one of {', '.join(KINDS)}")
+    raise InvalidArgument(f"unknown column kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
 def pattern_of(value: str) -> str:

@@ -39,6 +39,7 @@ from streamdq.autovalidate.avh.features import VOLUME_METRICS, pair_metrics, sin
 from streamdq.autovalidate.avh.profile import ColumnProfile
 from streamdq.autovalidate.avh.stationarity import MAX_LAG, Transform
 from streamdq.display import between_text
+from streamdq.errors import InvalidArgument
 
 FORMAT_VERSION = 2  # 2: recent_values (seasonal lags) instead of last_values
 
@@ -298,7 +299,7 @@ class Program:
     def from_dict(cls, data: Mapping[str, Any]) -> Program:
         version = int(data.get("format_version", 0))
         if version not in (1, FORMAT_VERSION):
-            raise ValueError(
+            raise InvalidArgument(
                 f"unsupported program format version {version} (this streamdq reads 1 and {FORMAT_VERSION})"
             )
         ref = data.get("reference")

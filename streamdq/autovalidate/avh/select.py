@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Set
 
+from streamdq.errors import InvalidArgument
+
 
 def greedy_select(
     costs: Mapping[str, float],
@@ -33,7 +35,7 @@ def greedy_select(
     """Names of the chosen candidates, in pick order (``depth``/``groups``: module docstring;
     a candidate's group defaults to its name)."""
     if depth < 1:
-        raise ValueError(f"depth must be >= 1, got {depth}")
+        raise InvalidArgument(f"depth must be >= 1, got {depth}")
     first = _first_cover(costs, coverage, budget, eps)
     if depth == 1:
         return first

@@ -31,6 +31,8 @@ import numpy as np
 from statsmodels.tools.sm_exceptions import SingularMatrixWarning
 from statsmodels.tsa.stattools import adfuller
 
+from streamdq.errors import InvalidArgument
+
 # warnings after which an ADF p-value is not trusted
 INCONCLUSIVE: tuple[type[Warning], ...] = (SingularMatrixWarning, RuntimeWarning)
 SEASONAL_LAGS: tuple[int, ...] = (7, 24)
@@ -49,7 +51,7 @@ class Transform:
 
     def __post_init__(self) -> None:
         if self.lag < 1:
-            raise ValueError(f"a difference lag is >= 1, got {self.lag}")
+            raise InvalidArgument(f"a difference lag is >= 1, got {self.lag}")
 
     @property
     def needs(self) -> int:

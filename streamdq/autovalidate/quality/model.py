@@ -49,6 +49,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from streamdq.detectors.holt_winters_model import HWModel, _blas_controller, fit, smooth
+from streamdq.errors import InvalidArgument
 
 MIN_PRESENT = 0.5  # fraction of the fit rows a series needs values in to be modelled
 SIGMA_FLOOR = 0.05  # sigma >= SIGMA_FLOOR * the spread of the scored series
@@ -139,7 +140,7 @@ def fit_component(series: Sequence[float], period: int | None) -> ComponentModel
     values = [float(v) for v in series]
     if period is None:
         if len(values) < 3:
-            raise ValueError(f"Holt's linear trend needs at least 3 points, got {len(values)}")
+            raise InvalidArgument(f"Holt's linear trend needs at least 3 points, got {len(values)}")
         result = minimize(
             _holt_rss, np.array([0.3, 0.1]), args=(values,), method="L-BFGS-B", bounds=[(0.0, 1.0)] * 2
         )

@@ -45,6 +45,7 @@ from streamdq.autovalidate.quality.model import (
     scale_floor,
     table_score,
 )
+from streamdq.errors import ConfigError, InvalidArgument
 
 STATE_VERSION = 1
 MAX_SCORE = 12
@@ -65,8 +66,8 @@ class QualityScoreConfig:
     def __post_init__(self) -> None:
         problems = config_problems(asdict(self))
         if problems:
-            key, problem, _ = problems[0]
-            raise ValueError(f"quality_score.{key}: {problem}")
+            key, problem, fix = problems[0]
+            raise ConfigError(f"quality_score.{key}", problem, fix)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -407,10 +408,10 @@ class QualityScorer:
         try:
             data = json.loads(blob)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"quality score state is not valid JSON: {exc}") from exc
+            raise InvalidArgument(f"quality score state is not valid JSON: {exc}") from exc
         if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
             version = data.get("version") if isinstance(data, dict) else None
-            raise ValueError(
+            raise InvalidArgument(
                 f"quality score state: unsupported version {version!r} (expected {STATE_VERSION})"
             )
         try:
@@ -431,7 +432,7 @@ class QualityScorer:
             )
             since_fit = int(data["since_fit"])
         except (KeyError, TypeError, IndexError, ValueError) as exc:
-            raise ValueError(f"quality score state is malformed: {exc!r}") from exc
+            raise InvalidArgument(f"quality score state is malformed: {exc!r}") from exc
         self._reset()
         self.names = names
         self._index = {n: i for i, n in enumerate(names)}

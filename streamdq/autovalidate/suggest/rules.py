@@ -45,6 +45,7 @@ from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_UP, Decimal
 from typing import Any, Protocol
 
 from streamdq.analyzers.histogram import NULL_VALUE
+from streamdq.errors import InvalidArgument
 
 Z_95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
@@ -86,7 +87,7 @@ class ProfiledColumn:
 
     def __post_init__(self) -> None:
         if self.data_type not in DATA_TYPES:
-            raise ValueError(f"data_type: got {self.data_type!r}; expected one of {', '.join(DATA_TYPES)}")
+            raise InvalidArgument(f"data_type: got {self.data_type!r}; expected one of {', '.join(DATA_TYPES)}")
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def _rounded(lower: float, upper: float) -> Interval:
 
 def _check_proportion(p: float, n: int) -> None:
     if not 0.0 <= p <= 1.0 or n <= 0:
-        raise ValueError(f"need 0 <= p <= 1 and n > 0, got p={p}, n={n}")
+        raise InvalidArgument(f"need 0 <= p <= 1 and n > 0, got p={p}, n={n}")
 
 
 def wald_interval(p: float, n: int, z: float = Z_95) -> Interval:
@@ -208,7 +209,7 @@ def proportion_interval(p: float, n: int, strategy: str = WILSON) -> Interval:
         return wilson_interval(p, n)
     if strategy == WALD:
         return wald_interval(p, n)
-    raise ValueError(f"strategy: got {strategy!r}; expected {WILSON!r} or {WALD!r}")
+    raise InvalidArgument(f"strategy: got {strategy!r}; expected {WILSON!r} or {WALD!r}")
 
 
 def _intervals_text(p: float, n: int, strategy: str) -> str:

@@ -39,6 +39,7 @@ from streamdq.autovalidate.suggest.rules import (
     TableProfile,
     infer_type,
 )
+from streamdq.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -88,7 +89,7 @@ def sample(df: DataFrame, fraction: float | None, seed: int | None = None) -> Da
     if fraction is None:
         return df
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
-        raise ValueError(f"sample fraction: got {fraction!r}; expected a number in (0, 1]")
+        raise InvalidArgument(f"sample fraction: got {fraction!r}; expected a number in (0, 1]")
     return df if fraction == 1 else df.sample(withReplacement=False, fraction=float(fraction), seed=seed)
 
 
@@ -172,7 +173,7 @@ def _description(column: str) -> str:
 
 def _check_level(level: str) -> str:
     if level not in LEVELS:
-        raise ValueError(f"level: got {level!r}; expected one of {', '.join(LEVELS)}")
+        raise InvalidArgument(f"level: got {level!r}; expected one of {', '.join(LEVELS)}")
     return level
 
 
