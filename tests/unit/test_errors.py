@@ -301,17 +301,24 @@ checks:
 """
 
 
+def _mistakes_in(path: Path, text: str, load) -> tuple[ConfigError, ...]:
+    """Write ``text`` to ``path``, load it with ``load(path)`` and return the ConfigErrors raised,
+    each checked to be a StreamdqError naming the file."""
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    errors = info.value.errors_list()
+    assert isinstance(info.value, StreamdqError)
+    assert all(e.file == str(path) and isinstance(e, StreamdqError) for e in errors)
+    return errors
+
+
 def test_a_bad_run_config_names_each_key(tmp_path):
     from streamdq.engine.config import load_run_config
 
     run = tmp_path / "run.yaml"
-    run.write_text(RUN_CONFIG)
-    with pytest.raises(ConfigError) as info:
-        load_run_config(run)
-    errors = info.value.errors_list()
-    assert isinstance(info.value, StreamdqError)
+    errors = _mistakes_in(run, RUN_CONFIG, load_run_config)
     assert [e.key for e in errors] == ["colour", "window", "state.retention_hours", "supervision.poison"]
-    assert all(e.file == str(run) and isinstance(e, StreamdqError) for e in errors)
     assert all(not e.problem.startswith(e.key) for e in errors)  # the key is not baked into the text
     assert str(errors[1]).startswith(f"{run}: window: expected a positive duration")
 
@@ -319,17 +326,12 @@ def test_a_bad_run_config_names_each_key(tmp_path):
 def test_a_bad_checks_file_names_each_key(tmp_path):
     from streamdq.checks.spec import load_suite
 
-    checks = tmp_path / "checks.yaml"
-    checks.write_text(CHECKS)
-    with pytest.raises(ConfigError) as info:
-        load_suite(checks)
-    errors = info.value.errors_list()
+    errors = _mistakes_in(tmp_path / "checks.yaml", CHECKS, load_suite)
     assert [e.key for e in errors] == [
         "checks[1].constraints[1].is_unique.colum",
         "checks[1].constraints[2].has_size.assertion.between",
         "checks[2].level",
     ]
-    assert all(e.file == str(checks) and isinstance(e, StreamdqError) for e in errors)
     assert errors[0].problem.startswith("unknown key 'colum' for is_unique; did you mean 'column'?")
     assert errors[0].problem.endswith("(line 9)")
 
