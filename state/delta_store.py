@@ -415,6 +415,7 @@ class DeltaStateStore:
         closed = {w.start for w in report.closed_windows}
         log_rows, latest, due = view.advance(state_rows, closed, self.snapshot_every)
         changed_detectors, detectors = view.detectors_after(det_rows)
+        schema = state_rows.schema
         # Build every table first (bad input fails before anything is written), then write
         # the data tables concurrently (delta-rs releases the GIL; on object stores each
         # commit is a few round trips), and the report only once all of them succeeded.
@@ -422,7 +423,8 @@ class DeltaStateStore:
         if log_rows.num_rows:
             writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
         if due:
-            writes.append(partial(self._write_latest, latest, query_id, batch_id, dataset))
+            snapshot = pa.Table.from_pylist(list(latest.values()), schema=schema)
+            writes.append(partial(self._write_latest, snapshot, query_id, batch_id, dataset))
         if metrics:
             rows = T.metric_table(metrics, report)
             writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
@@ -435,7 +437,8 @@ class DeltaStateStore:
             )
             writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
         if changed_detectors:
-            writes.append(partial(self._write_detectors, detectors, query_id, batch_id, dataset))
+            rows = pa.Table.from_pylist(list(detectors.values()), schema=det_rows.schema)
+            writes.append(partial(self._write_detectors, rows, query_id, batch_id, dataset))
         self._run_all(writes)
         # True only when this call committed the batch: a report already there means another
         # writer of the same query committed it meanwhile (every data write it had made was
@@ -740,7 +743,7 @@ class _View:
 
     def advance(
         self, rows: pa.Table, closed: set[datetime], snapshot_every: int
-    ) -> tuple[pa.Table, pa.Table, bool]:
+    ) -> tuple[pa.Table, dict[tuple[Any, ...], dict[str, Any]], bool]:
         latest = dict(self.latest)
         out: list[dict[str, Any]] = []
         for r in rows.to_pylist():
@@ -766,9 +769,9 @@ class _View:
         schema = rows.schema
         log_rows = pa.Table.from_pylist(out, schema=schema) if out else schema.empty_table()
         due = bool(out) and (self.pending is None or self.pending + 1 >= snapshot_every)
-        return log_rows, pa.Table.from_pylist(list(latest.values()), schema=schema), due
+        return log_rows, latest, due
 
-    def detectors_after(self, rows: pa.Table) -> tuple[bool, pa.Table]:
+    def detectors_after(self, rows: pa.Table) -> tuple[bool, dict[str, dict[str, Any]]]:
         merged = dict(self.detectors)
         changed = False
         for r in rows.to_pylist():
@@ -776,19 +779,18 @@ class _View:
             if old is None or (old["detector"], old["state"]) != (r["detector"], r["state"]):
                 merged[r["key"]] = r
                 changed = True
-        return changed, pa.Table.from_pylist(list(merged.values()), schema=rows.schema)
+        return changed, merged
 
     def commit(
         self,
         query_id: str,
         batch_id: int,
-        latest: pa.Table,
-        detectors: pa.Table,
+        latest: dict[tuple[Any, ...], dict[str, Any]],
+        detectors: dict[str, dict[str, Any]],
         logged: int,
         snapshot: bool,
     ) -> None:
-        self.latest = {_key(r): r for r in latest.to_pylist()}
-        self.detectors = {r["key"]: r for r in detectors.to_pylist()}
+        self.latest, self.detectors = latest, detectors  # new dicts: advance copied the old
         self.as_of = (query_id, batch_id)
         if snapshot:
             self.pending = 0
