@@ -1,9 +1,10 @@
 """bench/commit: milliseconds per ``DeltaStateStore.commit``, before and after (issue 15).
 
 Two stores commit the same simulated stream, interleaved batch by batch in one process (A B
-A B ...), each into its own root: ``before`` is the store as of ``--before`` (default
-cf2786a, the last commit before the write cuts; its ``state/delta_store.py`` is loaded from
-git), ``after`` is the working tree's. Per batch, as the streaming handler sends them:
+B A ...), each into its own root: ``before`` is the store as of ``--before`` (default
+24e9932^, the store before the snapshot-trust and reopen cuts; cf2786a is the one before the
+write cuts; its ``state/delta_store.py`` is loaded from git), ``after`` is the working tree's.
+Per batch, as the streaming handler sends them:
 
 * typical: ``--analyzers`` (25) total states plus their states in each open window (2 open
   windows; one touched), ~150 metrics (batch, total and window scope, 2 per analyzer),
@@ -12,7 +13,9 @@ git), ``after`` is the working tree's. Per batch, as the streaming handler sends
   bytes; ``last_seq`` = the batch id), no metrics, no results: only the report is new.
 
 Batches alternate typical/empty; windows close as the stream moves on. Prints the medians
-and their ratios after/before plus the load average, and ends with
+(after the warm-up, and over the last ``--tail`` batches: a long-running stream's steady
+state, where each table has hundreds of commits) and their ratios after/before plus the load
+average, and ends with
 ``RESULT commit key=value ...``. Usage: ``python bench/commit/run.py [--batches N]``.
 """
 
@@ -151,17 +154,19 @@ def stream(n_batches: int, n_analyzers: int, n_detectors: int) -> list[tuple[boo
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--batches", type=int, default=160)
+    parser.add_argument("--batches", type=int, default=400)
+    parser.add_argument("--tail", type=int, default=100, help="last batches of the steady-state medians")
     parser.add_argument("--warmup", type=int, default=20, help="batches left out of the medians")
     parser.add_argument("--analyzers", type=int, default=25)
     parser.add_argument("--detectors", type=int, default=10)
-    parser.add_argument("--before", default="cf2786a", help="git commit of the 'before' store")
+    parser.add_argument("--before", default="24e9932^", help="git commit of the 'before' store")
     args = parser.parse_args()
     Before = load_before(args.before)
     roots = {name: tempfile.mkdtemp(prefix=f"bench-commit-{name}-") for name in ("before", "after")}
     stores = {"before": Before(roots["before"]), "after": DeltaStateStore(roots["after"])}
     batches = stream(args.batches, args.analyzers, args.detectors)
     ms: dict[tuple[str, bool], list[float]] = {}
+    tail: dict[tuple[str, bool], list[float]] = {}
     loads = [os.getloadavg()[0]]
     sizes = {}
     started = time.perf_counter()
@@ -174,6 +179,8 @@ def main() -> None:
             assert stores[name].commit("q1", b, **kw) is True
             if b >= args.warmup:
                 ms.setdefault((name, empty), []).append((time.perf_counter() - t) * 1000)
+            if b >= len(batches) - args.tail:
+                tail.setdefault((name, empty), []).append((time.perf_counter() - t) * 1000)
         if b % 20 == 0:
             loads.append(os.getloadavg()[0])
     loads.append(os.getloadavg()[0])
@@ -181,12 +188,15 @@ def main() -> None:
     restored = {name: DeltaStateStore(root).load_states("orders") for name, root in roots.items()}
     assert restored["before"] == restored["after"], "the two stores restore different states"
     med = {k: statistics.median(v) for k, v in ms.items()}
+    last = {k: statistics.median(v) for k, v in tail.items()}
     print(f"per typical batch: {sizes}; {len(batches)} batches, {time.perf_counter() - started:.1f}s")
     for empty in (False, True):
         kind = "empty" if empty else "typical"
         print(
             f"{kind:>8}: before {med[('before', empty)]:7.1f} ms  after {med[('after', empty)]:7.1f} ms  "
-            f"after/before {med[('after', empty)] / med[('before', empty)]:.2f}"
+            f"after/before {med[('after', empty)] / med[('before', empty)]:.2f}; last {args.tail} batches: "
+            f"before {last[('before', empty)]:7.1f} ms  after {last[('after', empty)]:7.1f} ms  "
+            f"after/before {last[('after', empty)] / last[('before', empty)]:.2f}"
         )
     print(f"load average (1 min) during the run: {min(loads):.1f}-{max(loads):.1f}")
     fields = {
@@ -196,7 +206,13 @@ def main() -> None:
         "commit_typical_before_ms": round(med[("before", False)], 1),
         "x_before_empty": round(med[("after", True)] / med[("before", True)], 2),
         "x_before_typical": round(med[("after", False)] / med[("before", False)], 2),
+        "commit_typical_tail_ms": round(last[("after", False)], 1),
+        "commit_typical_tail_before_ms": round(last[("before", False)], 1),
+        "x_before_typical_tail": round(last[("after", False)] / last[("before", False)], 2),
+        "x_before_empty_tail": round(last[("after", True)] / last[("before", True)], 2),
         "batches": len(batches),
+        "tail": args.tail,
+        "before": args.before,
         "states": sizes.get("states"),
         "metrics": sizes.get("metrics"),
         "results": sizes.get("results"),
