@@ -26,10 +26,16 @@ _LOCK = threading.Lock()
 _DONE = False
 
 
-def _auto_validate(section: Any, dataset: str) -> WindowMonitor | None:
-    from streamdq.autovalidate.avh.monitor import auto_validate_monitor_from_config
+def _auto_validate_settings(section: Any) -> Any:
+    from streamdq.autovalidate.avh.monitor import auto_validate_settings
 
-    return auto_validate_monitor_from_config(section, dataset)
+    return auto_validate_settings(section)
+
+
+def _auto_validate(settings: Any, dataset: str) -> WindowMonitor | None:
+    from streamdq.autovalidate.avh.monitor import auto_validate_monitor
+
+    return auto_validate_monitor(settings, dataset)
 
 
 def _quality_settings(section: Any) -> Any:
@@ -49,7 +55,7 @@ def register_monitors(registry: MonitorRegistry) -> None:
     from history, docs/autovalidate.md) and ``quality_score`` (docs/quality_score.md); a
     section with a parser (``parse=``) is parsed once into settings, from which its monitor is
     built."""
-    registry.register("auto_validate", _auto_validate)
+    registry.register("auto_validate", _auto_validate, parse=_auto_validate_settings)
     registry.register("quality_score", _quality_score, parse=_quality_settings)
 
 

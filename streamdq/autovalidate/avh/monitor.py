@@ -46,7 +46,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
@@ -63,6 +63,7 @@ from streamdq.autovalidate.avh.profile import (
     profile_from_states,
 )
 from streamdq.autovalidate.avh.program import LearnedConstraint, Program, Violation
+from streamdq.config_schema import REQUIRED, Key, Table, custom, integer, optional
 from streamdq.display import range_text
 from streamdq.errors import ConfigError, InvalidArgument
 from streamdq.monitors import MonitorOutput, SegmentedAnalysis
@@ -71,9 +72,6 @@ from streamdq.report import CheckResult, ConstraintResult, Window
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 1
-KEYS = {
-    "columns", "history", "fpr", "relearn_every", "min_history", "level", "seed", "max_sample_rows", "holidays",
-}
 CHECK_PREFIX = "auto-validated"
 
 
@@ -288,71 +286,152 @@ class AutoValidateMonitor:
         return CheckResult(check, self.level, status, tuple(out))
 
 
-def auto_validate_monitor_from_config(
-    raw: Any, dataset: str, *, analysis: SegmentedAnalysis | None = None
-) -> AutoValidateMonitor:
-    """Validate ``auto_validate:`` (errors name ``auto_validate.<key>`` and the fix) and build the
-    monitor; ``analysis`` (else ``use_analysis`` later) is what it learns with."""
-    if not isinstance(raw, dict):
+@dataclass(frozen=True)
+class AutoValidateSettings:
+    """``auto_validate:`` parsed by ``AUTO_VALIDATE_TABLE``: the columns to learn (name -> kind,
+    None: found from the data) and how. A frozen value; ``auto_validate_monitor`` builds the
+    monitor from it without validating again."""
+
+    columns: tuple[tuple[str, str | None], ...]
+    history: int = 30
+    fpr: float = 0.001
+    relearn_every: int = 10
+    min_history: int = 10
+    level: str = "Warning"
+    seed: int = 0
+    max_sample_rows: int = 5000
+    calendar: HolidayCalendar | None = None
+
+
+def _columns(path: str, cols: Any) -> tuple[tuple[str, str | None], ...]:
+    if isinstance(cols, list) and cols and all(isinstance(c, str) for c in cols):
+        return tuple((c, None) for c in cols)
+    if isinstance(cols, dict) and cols and all(k in KINDS for k in cols.values()):
+        return tuple((str(c), str(k)) for c, k in cols.items())
+    raise ConfigError(
+        path,
+        f"expected a non-empty list of column names, or a mapping column -> numeric | categorical, got {cols!r}",
+        "list the columns to learn, e.g. columns: [amount, country] or {amount: numeric}",
+    )
+
+
+def _fpr(path: str, fpr: Any) -> float:
+    if not isinstance(fpr, int | float) or isinstance(fpr, bool) or not 0 < fpr < 1:
+        raise ConfigError(
+            path, f"expected a false-positive rate in (0, 1), got {fpr!r}", "e.g. fpr: 0.001 (the default)"
+        )
+    return float(fpr)
+
+
+def _level(path: str, value: Any) -> str:
+    level = str(value).capitalize()
+    if level not in ("Warning", "Error"):
+        raise ConfigError(
+            path, f"expected warning or error, got {value!r}", "set level: warning or level: error"
+        )
+    return level
+
+
+def _min_history(values: dict[str, Any], where: str) -> None:
+    history, least = values["history"], values["min_history"]
+    if least is not None and least > history:
+        raise ConfigError(
+            f"{where}.min_history",
+            f"min_history ({least}) cannot exceed history ({history})",
+            f"set min_history <= {history}, or raise history",
+        )
+
+
+def _integer(key: str, default: int, low: int, doc: str) -> Key:
+    return Key(key, integer(low=low), default=default, fix=f"set {key}: {max(low, default)}", doc=doc)
+
+
+AUTO_VALIDATE_TABLE = Table(
+    "auto_validate",
+    (
+        Key(
+            "columns",
+            custom(_columns, "list of columns | mapping column -> numeric | categorical"),
+            default=REQUIRED,
+            fix="list the columns to learn, e.g. columns: [amount, country] or {amount: numeric}",
+            doc="the columns whose profiles are learned",
+        ),
+        _integer("history", 30, MIN_HISTORY, "past windows a program is learned from"),
+        Key(
+            "min_history",
+            optional(integer(low=MIN_HISTORY)),
+            default=None,
+            fix="set min_history: 10",
+            shown="min(10, history)",
+            doc="windows seen before the first program",
+        ),
+        Key(
+            "fpr",
+            custom(_fpr, "number in (0, 1)"),
+            default=0.001,
+            doc="the false-positive rate a program is bought at",
+        ),
+        _integer("relearn_every", 10, 1, "windows between two learnings"),
+        Key(
+            "level",
+            custom(_level, "warning | error"),
+            default="Warning",
+            doc="the level of its check results",
+        ),
+        _integer("seed", 0, 0, "seed of the corruption samples"),
+        _integer("max_sample_rows", 5000, 100, "rows sampled per window for learning"),
+        Key(
+            "holidays",
+            optional(custom(lambda path, raw: calendar_from_config(raw, path), "country | mapping")),
+            default=None,
+            doc="days off, judged apart (docs/autovalidate.md)",
+        ),
+    ),
+    known_label="use one of",
+    rules=(_min_history,),
+)
+"""The keys of ``auto_validate:`` (streamdq.config_schema; docs/configuration.md)."""
+KEYS = set(AUTO_VALIDATE_TABLE.names())
+
+
+def auto_validate_settings(raw: Any) -> AutoValidateSettings:
+    """Parse ``auto_validate:`` once (errors name ``auto_validate.<key>`` and the fix, all at
+    once); builds no monitor."""
+    if not isinstance(raw, Mapping):
         raise ConfigError(
             "auto_validate",
             f"expected a mapping, got {type(raw).__name__}",
             "write auto_validate: {columns: [amount, country], history: 30, fpr: 0.001}",
         )
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise ConfigError(
-            f"auto_validate.{unknown[0]}", "unknown key", f"use one of {', '.join(sorted(KEYS))}"
-        )
-    cols = raw.get("columns")
-    columns: dict[str, str | None]
-    if isinstance(cols, list) and cols and all(isinstance(c, str) for c in cols):
-        columns = {c: None for c in cols}
-    elif isinstance(cols, dict) and cols and all(k in KINDS for k in cols.values()):
-        columns = {str(c): str(k) for c, k in cols.items()}
-    else:
-        raise ConfigError(
-            "auto_validate.columns",
-            f"expected a non-empty list of column names, or a mapping column -> numeric | categorical, got {cols!r}",
-            "list the columns to learn, e.g. columns: [amount, country] or {amount: numeric}",
-        )
+    values = AUTO_VALIDATE_TABLE.parse(raw, "auto_validate")
+    if values["min_history"] is None:
+        values["min_history"] = min(10, values["history"])
+    return AutoValidateSettings(calendar=values.pop("holidays"), **values)
 
-    def integer(key: str, default: int, low: int) -> int:
-        v = raw.get(key, default)
-        if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ConfigError(
-                f"auto_validate.{key}", f"expected an integer >= {low}, got {v!r}", f"set {key}: {max(low, default)}"
-            )
-        return v
 
-    history = integer("history", 30, MIN_HISTORY)
-    min_history = integer("min_history", min(10, history), MIN_HISTORY)
-    if min_history > history:
-        raise ConfigError(
-            "auto_validate.min_history",
-            f"min_history ({min_history}) cannot exceed history ({history})",
-            f"set min_history <= {history}, or raise history",
-        )
-    fpr = raw.get("fpr", 0.001)
-    if not isinstance(fpr, int | float) or isinstance(fpr, bool) or not 0 < fpr < 1:
-        raise ConfigError(
-            "auto_validate.fpr", f"expected a false-positive rate in (0, 1), got {fpr!r}", "e.g. fpr: 0.001 (the default)"
-        )
-    level = str(raw.get("level", "warning")).capitalize()
-    if level not in ("Warning", "Error"):
-        raise ConfigError(
-            "auto_validate.level", f"expected warning or error, got {raw.get('level')!r}", "set level: warning or level: error"
-        )
+def auto_validate_monitor(
+    settings: AutoValidateSettings, dataset: str, *, analysis: SegmentedAnalysis | None = None
+) -> AutoValidateMonitor:
+    """The monitor of parsed settings; ``analysis`` (else ``use_analysis`` later) is what it
+    learns with."""
     return AutoValidateMonitor(
         dataset,
-        columns,
-        history=history,
-        fpr=float(fpr),
-        relearn_every=integer("relearn_every", 10, 1),
-        min_history=min_history,
-        level=level,
-        seed=integer("seed", 0, 0),
-        max_sample_rows=integer("max_sample_rows", 5000, 100),
-        calendar=calendar_from_config(raw["holidays"]) if raw.get("holidays") is not None else None,
+        dict(settings.columns),
+        history=settings.history,
+        fpr=settings.fpr,
+        relearn_every=settings.relearn_every,
+        min_history=settings.min_history,
+        level=settings.level,
+        seed=settings.seed,
+        max_sample_rows=settings.max_sample_rows,
+        calendar=settings.calendar,
         analysis=analysis,
     )
+
+
+def auto_validate_monitor_from_config(
+    raw: Any, dataset: str, *, analysis: SegmentedAnalysis | None = None
+) -> AutoValidateMonitor:
+    """Validate ``auto_validate:`` (errors name ``auto_validate.<key>`` and the fix) and build the
+    monitor: ``auto_validate_monitor(auto_validate_settings(raw), ...)``."""
+    return auto_validate_monitor(auto_validate_settings(raw), dataset, analysis=analysis)

@@ -107,3 +107,57 @@ def test_quality_score_is_parsed_at_load_and_built_once(
     assert isinstance(spec.settings, quality_monitor.QualitySettings) and spec.settings.config.alert_at == 7
     (monitor,) = build_monitors(cfg)
     assert monitor.key == "quality_score" and seen == Counter(quality_settings=1, quality_monitor=1)
+
+
+def test_the_builtin_monitors_are_parsed_at_load_and_built_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamdq.autovalidate.avh.monitor as avh_monitor
+    import streamdq.autovalidate.quality.monitor as quality_monitor
+
+    seen: Counter[str] = Counter()
+    for module, name in (
+        (avh_monitor, "auto_validate_settings"),
+        (avh_monitor, "auto_validate_monitor"),
+        (quality_monitor, "quality_settings"),
+        (quality_monitor, "quality_monitor"),
+    ):
+        original = getattr(module, name)
+
+        def counted(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            seen[_name] += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+    cfg = load_run_config(
+        {
+            **_base(tmp_path),
+            "auto_validate": {"columns": ["amount"], "history": 8},
+            "quality_score": {"alert_at": 7},
+        }
+    )
+    assert seen == Counter(auto_validate_settings=1, quality_settings=1)  # parsed, nothing built
+    auto, quality = cfg.monitor_specs
+    assert isinstance(auto.settings, avh_monitor.AutoValidateSettings) and auto.settings.min_history == 8
+    assert isinstance(quality.settings, quality_monitor.QualitySettings)
+    assert quality.settings.config.alert_at == 7
+    monitors = build_monitors(cfg)
+    assert [m.key for m in monitors] == ["auto_validate", "quality_score"]
+    assert seen == Counter(
+        auto_validate_settings=1, quality_settings=1, auto_validate_monitor=1, quality_monitor=1
+    )
+
+
+def test_every_auto_validate_mistake_at_once() -> None:
+    from streamdq.autovalidate.avh.monitor import auto_validate_settings
+
+    with pytest.raises(ConfigError) as err:
+        auto_validate_settings({"columns": [], "fpr": 2, "level": "loud", "colour": 1})
+    keys = [e.key for e in err.value.errors_list()]
+    assert keys == [
+        "auto_validate.colour",
+        "auto_validate.columns",
+        "auto_validate.fpr",
+        "auto_validate.level",
+    ]
+    assert all(e.fix for e in err.value.errors_list())
