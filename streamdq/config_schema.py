@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
+from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector, InvalidArgument, UnknownName
 
 
 class _Required:
@@ -143,7 +143,7 @@ class Table:
     def __post_init__(self) -> None:
         names = [k.name for k in self.keys]
         if len(set(names)) != len(names):
-            raise ValueError(f"table {self.name}: a key is listed twice")
+            raise InvalidArgument(f"table {self.name}: a key is listed twice")
 
     def names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.keys)
@@ -152,7 +152,7 @@ class Table:
         for k in self.keys:
             if k.name == name:
                 return k
-        raise KeyError(name)
+        raise UnknownName(f"key of {self.name}", name, self.names())
 
     def defaults(self) -> dict[str, Any]:
         """Every optional key's default."""

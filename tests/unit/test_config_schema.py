@@ -24,7 +24,7 @@ from streamdq.config_schema import (
     table,
     text,
 )
-from streamdq.errors import ConfigError, ErrorCollector
+from streamdq.errors import ConfigError, ErrorCollector, InvalidArgument, UnknownName
 
 INNER = Table("inner", (Key("depth", integer(low=1), default=2, example=3),))
 DEMO = Table(
@@ -101,8 +101,11 @@ def test_a_section_that_is_not_a_mapping() -> None:
 
 
 def test_a_table_names_each_key_once() -> None:
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(InvalidArgument, match="twice"):
         Table("t", (Key("a", boolean()), Key("a", boolean())))
+    with pytest.raises(UnknownName):
+        DEMO.key("nmae")
+    assert DEMO.key("name").required
 
 
 def test_rows_describe_the_table_for_the_docs() -> None:
