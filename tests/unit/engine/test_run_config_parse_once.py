@@ -14,6 +14,8 @@ import streamdq.connectors.sinks.config as sinks_module
 import streamdq.connectors.sources.spec as source_module
 
 import streamdq.alerts.policy as policy_module
+import streamdq.autovalidate.avh.monitor as avh_module
+import streamdq.autovalidate.quality.monitor as quality_module
 import streamdq.checks.judgement_spec as judgement_module
 import streamdq.checks.measure_spec as measure_module
 import streamdq.checks.spec as checks_module
@@ -46,6 +48,8 @@ def _run_yaml(tmp_path: Path) -> Path:
         "alerts: {cooldown_seconds: 60}\n"
         "supervision: {max_restarts: 2}\n"
         "event_time_bounds: {past: 30d}\n"
+        "quality_score: {alert_at: 7}\n"
+        "auto_validate: {columns: [amount], history: 8}\n"
     )
     return run
 
@@ -70,6 +74,10 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     spy(checks_module, "checks_from_list")
     spy(measure_module, "checked_measures")
     spy(judgement_module, "validate_judgement")
+    spy(quality_module, "quality_settings")
+    spy(quality_module, "quality_monitor")
+    spy(avh_module, "auto_validate_settings")
+    spy(avh_module, "auto_validate_monitor")
     from_spec = policy_module.AlertPolicy.from_spec
 
     def counted_policy(cls: Any, *args: Any, **kwargs: Any) -> Any:
@@ -100,6 +108,9 @@ ONCE = {
     "table event_time_bounds",
     "table console",
     "table jsonl",
+    "table auto_validate",
+    "quality_settings",
+    "auto_validate_settings",
 }
 
 
@@ -108,10 +119,13 @@ def test_check_config_and_the_engine_share_one_parse(tmp_path: Path, calls: Coun
 
     checked = check_run_config(_run_yaml(tmp_path))
     assert {name: calls[name] for name in ONCE} == dict.fromkeys(ONCE, 1)
+    assert calls["quality_monitor"] == calls["auto_validate_monitor"] == 0  # no monitor built to validate
     before = Counter(calls)
     runner = StreamRunner(None, checked.config)  # type: ignore[arg-type]  # no Spark: wiring only
     try:
-        assert calls == before, "the engine validated a section again"
+        built = Counter({"quality_monitor": 1, "auto_validate_monitor": 1})
+        assert calls == before + built, "the engine validated a section again, or built a monitor twice"
+        assert [m.key for m in runner.monitors] == ["auto_validate", "quality_score"]
         assert runner.checks == list(checked.config.checks_spec.checks)
         assert runner.alert_policy is checked.config.policy
         assert runner.alert_policy.cooldown_seconds == 60
