@@ -319,12 +319,9 @@ def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
         child = jdf.queryExecution().analyzed()
         cached = layout.analyzed
         if cached and cached[1].equals(child.output()):
-            jvm: Any = session._jvm  # type: ignore[attr-defined]
-            plan = cached[0].withNewChildren(
-                jvm.PythonUtils.toSeq(jvm.java.util.Collections.singletonList(child))
-            )
-            ofrows = jvm.org.apache.spark.sql.classic.Dataset.ofRows
-            return type(df)(ofrows(session._jsparkSession, plan), session)  # type: ignore[attr-defined,call-arg]
+            plan, _, to_seq, singleton, of_rows = cached
+            plan = plan.withNewChildren(to_seq(singleton(child)))
+            return type(df)(of_rows(session._jsparkSession, plan), session)  # type: ignore[attr-defined,call-arg]
     except Exception:  # Spark's internals moved: select as usual from now on
         log.debug("re-using the analysed projection failed; selecting as usual", exc_info=True)
         layout.analyzed = False
@@ -334,7 +331,14 @@ def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
     if layout.analyzed is not False:
         try:
             analyzed = selected._jdf.queryExecution().analyzed()  # type: ignore[attr-defined]
-            layout.analyzed = (analyzed, analyzed.child().output())
+            jvm: Any = session._jvm  # type: ignore[attr-defined]
+            # the JVM classes too: each attribute of the gateway's view is a round trip
+            handles = (
+                jvm.PythonUtils.toSeq,
+                jvm.java.util.Collections.singletonList,
+                jvm.org.apache.spark.sql.classic.Dataset.ofRows,
+            )
+            layout.analyzed = (analyzed, analyzed.child().output(), *handles)
         except Exception:
             layout.analyzed = False
     return selected
