@@ -52,7 +52,8 @@ from streamdq.autovalidate.quality.score import (
     config_problems,
     series_names,
 )
-from streamdq.errors import ConfigError
+from streamdq.config_schema import Key, Table, custom, integer
+from streamdq.errors import ConfigError, ConfigErrors
 from streamdq.monitors import MonitorOutput
 from streamdq.report import Anomaly, Window
 
@@ -61,7 +62,6 @@ log = logging.getLogger(__name__)
 METRIC_NAME = "QualityScore"
 DETECTOR = "quality_score"
 CONFIG_KEY = "quality_score"
-COLUMN_KEYS = ("columns", "numeric_columns")
 
 
 def window_series(metrics: Mapping[Analyzer, Metric]) -> dict[str, float | None]:
@@ -156,34 +156,96 @@ class QualityScoreMonitor:
             self.scorer = QualityScorer(self.config)
 
 
-def _columns(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = raw.get(key, [])
+def _column_list(path: str, value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(c, str) and c for c in value):
-        raise ConfigError(
-            f"{CONFIG_KEY}.{key}", f"expected a list of column names, got {value!r}", f"e.g. {key}: [amount]"
-        )
+        key = path.rsplit(".", 1)[-1]
+        raise ConfigError(path, f"expected a list of column names, got {value!r}", f"e.g. {key}: [amount]")
     return tuple(value)
 
 
-def quality_config_from_raw(raw: Mapping[str, Any]) -> QualityScoreConfig:
-    """The scorer settings of a ``quality_score:`` mapping (defaults for absent keys), validated."""
-    known = [f.name for f in fields(QualityScoreConfig)]
-    settings = {k: v for k, v in raw.items() if k not in COLUMN_KEYS}
-    for key in settings:
-        if key not in known:
-            raise ConfigError(
-                f"{CONFIG_KEY}.{key}",
-                "unknown key",
-                f"use one of {', '.join([*known, *COLUMN_KEYS])}",
-            )
-    merged = {**QualityScoreConfig().to_dict(), **settings}
-    problems = config_problems(merged)
+def _variance(path: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ConfigError(path, f"expected a fraction in (0, 1], got {value!r}", "use e.g. 0.9")
+    return float(value)
+
+
+def _period(path: str, value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 2):
+        raise ConfigError(
+            path,
+            f"expected an integer >= 2 or null, got {value!r}",
+            "give the windows per season (e.g. 24 for hourly windows with a daily cycle) "
+            "or null for no seasonality",
+        )
+    return value
+
+
+def _score_rules(values: dict[str, Any], where: str) -> None:
+    """The settings across keys (alert_at at most the score's maximum; enough history for the
+    season), as the score's own ``config_problems`` states them."""
+    settings = {f.name: values[f.name] for f in fields(QualityScoreConfig)}
+    problems = config_problems(settings)
     if problems:
-        key, problem, fix = problems[0]
-        raise ConfigError(f"{CONFIG_KEY}.{key}", problem, fix)
-    return QualityScoreConfig(**merged)
+        raise ConfigErrors(ConfigError(f"{where}.{key}", problem, fix) for key, problem, fix in problems)
+
+
+_DEFAULTS = QualityScoreConfig()
+
+
+def _positive(key: str, doc: str) -> Key:
+    return Key(
+        key, integer(low=1), default=getattr(_DEFAULTS, key), fix=f"set {key} to a positive integer", doc=doc
+    )
+
+
+QUALITY_TABLE = Table(
+    CONFIG_KEY,
+    (
+        _positive("max_components", "principal components of the metric series kept"),
+        Key(
+            "variance",
+            custom(_variance, "fraction in (0, 1]"),
+            default=_DEFAULTS.variance,
+            doc="the variance they explain",
+        ),
+        _positive("history", "windows the model is fitted on"),
+        _positive("refit_every", "windows between two fits"),
+        Key(
+            "period",
+            custom(_period, "integer >= 2 | null"),
+            default=_DEFAULTS.period,
+            doc="windows per season (none: no seasonality)",
+        ),
+        _positive("alert_at", "the score (1..12) that alerts"),
+        _positive("min_history", "windows before the first score"),
+        Key(
+            "columns",
+            custom(_column_list, "list of columns"),
+            default=(),
+            shown="[]",
+            doc="columns whose profile is scored",
+        ),
+        Key(
+            "numeric_columns",
+            custom(_column_list, "list of columns"),
+            default=(),
+            shown="[]",
+            doc="numeric columns whose mean and spread are scored",
+        ),
+    ),
+    known_label="use one of",
+    rules=(_score_rules,),
+)
+"""The keys of ``quality_score:`` (streamdq.config_schema; docs/configuration.md)."""
+
+
+def quality_config_from_raw(raw: Mapping[str, Any]) -> QualityScoreConfig:
+    """The scorer settings of a ``quality_score:`` mapping (defaults for absent keys), validated
+    by ``QUALITY_TABLE`` (every mistake at once)."""
+    values = QUALITY_TABLE.parse(raw, CONFIG_KEY)
+    return QualityScoreConfig(**{f.name: values[f.name] for f in fields(QualityScoreConfig)})
 
 
 @dataclass(frozen=True)
@@ -206,9 +268,9 @@ def quality_settings(raw: Mapping[str, Any] | None) -> QualitySettings | None:
             f"expected a mapping, got {raw!r}",
             "e.g. quality_score: {history: 48, alert_at: 6} (or {} for the defaults)",
         )
-    return QualitySettings(
-        quality_config_from_raw(raw), _columns(raw, "columns"), _columns(raw, "numeric_columns")
-    )
+    values = QUALITY_TABLE.parse(raw, CONFIG_KEY)
+    config = QualityScoreConfig(**{f.name: values[f.name] for f in fields(QualityScoreConfig)})
+    return QualitySettings(config, values["columns"], values["numeric_columns"])
 
 
 def quality_monitor(settings: QualitySettings | None, dataset: str) -> QualityScoreMonitor | None:

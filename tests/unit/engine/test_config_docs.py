@@ -10,6 +10,7 @@ from streamdq.connectors.sinks.config import SINK_TABLES
 
 from streamdq.alerts.policy import ALERTS_TABLE
 from streamdq.autovalidate.avh.monitor import AUTO_VALIDATE_TABLE
+from streamdq.autovalidate.quality.monitor import QUALITY_TABLE
 from streamdq.config_schema import Table
 from streamdq.engine.config import BOUNDS_TABLE, RUN_TABLE, STATE_TABLE, SUPERVISION_TABLE
 
@@ -21,6 +22,7 @@ TABLES = {
     "event_time_bounds": BOUNDS_TABLE,
     "alerts": ALERTS_TABLE,
     "auto_validate": AUTO_VALIDATE_TABLE,
+    "quality_score": QUALITY_TABLE,
     **{f"sink {kind}": table for kind, table in SINK_TABLES.items()},
 }
 

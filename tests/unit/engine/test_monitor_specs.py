@@ -161,3 +161,17 @@ def test_every_auto_validate_mistake_at_once() -> None:
         "auto_validate.level",
     ]
     assert all(e.fix for e in err.value.errors_list())
+
+
+def test_every_quality_score_mistake_at_once() -> None:
+    from streamdq.autovalidate.quality.monitor import quality_settings
+
+    with pytest.raises(ConfigError) as err:
+        quality_settings({"variance": 2, "alert_at": 0, "columns": "amount", "alpha": 1})
+    keys = [e.key for e in err.value.errors_list()]
+    assert keys == [
+        "quality_score.alpha",
+        "quality_score.variance",
+        "quality_score.alert_at",
+        "quality_score.columns",
+    ]
