@@ -20,7 +20,7 @@ of the next point; ``step`` advances it by one observation in O(1) (plus the O(m
 >>> initial_model([1.0, 2.0, 3.0], period=2)
 Traceback (most recent call last):
 ...
-ValueError: Holt-Winters needs at least two full periods (4 points), got 3
+streamdq.errors.InvalidArgument: Holt-Winters needs at least two full periods (4 points), got 3
 """
 
 from __future__ import annotations
