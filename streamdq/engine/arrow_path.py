@@ -35,6 +35,7 @@ that analyzer alone, as in the fused path.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -299,17 +300,25 @@ def run_arrow(
         )
 
 
-def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
-    """``df.select(*columns)``, analysed once per layout and input.
+# the functions Spark's optimiser replaces with the batch's time (ComputeCurrentTime), as the
+# analysed plan prints them: a projection naming one is re-optimised for every batch
+_READS_CLOCK = re.compile(r"\b(current_\w+|now|localtimestamp|unix_timestamp|curdate)\(", re.IGNORECASE)
 
-    Spark analyses a projection anew on every ``select`` (tens of milliseconds for the
-    standard suite's ~30 expressions), and PySpark converts the columns to a JVM Seq with a
-    py4j round trip per column. A streaming query's microbatches are plans over the same
-    attributes (the same names and expression ids: the query's plan is analysed once), so
-    the analysed projection of an earlier batch is put over this batch's plan, which Spark
-    then finds already resolved. When the input's attributes differ (another query, a
-    static frame), or Spark's internals are not the expected ones, it selects as usual; a
-    session without a JVM gateway (Spark Connect) too.
+
+def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
+    """``df.select(*columns)``, analysed and optimised once per layout and input.
+
+    Spark analyses and optimises a projection anew on every ``select`` (tens of milliseconds
+    for the standard suite's ~30 expressions), and PySpark converts the columns to a JVM Seq
+    with a py4j round trip per column. A streaming query's microbatches are plans over the
+    same attributes (the same names and expression ids: the query's plan is analysed once),
+    so the optimised projection of an earlier batch is put over this batch's plan, which
+    Spark then finds resolved and already simplified. A projection that reads the clock
+    (``current_timestamp()``, ``current_date()``, ...: the optimiser folds them into the
+    batch's literals) reuses its analysed form only, so every batch gets its own time. When
+    the input's attributes differ (another query, a static frame), or Spark's internals are
+    not the expected ones, it selects as usual; a session without a JVM gateway (Spark
+    Connect) too.
     """
     jdf = getattr(df, "_jdf", None)
     if jdf is None:
@@ -330,7 +339,10 @@ def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
     selected = type(df)(jdf.select(layout.java_columns), session)  # type: ignore[call-arg]
     if layout.analyzed is not False:
         try:
-            analyzed = selected._jdf.queryExecution().analyzed()  # type: ignore[attr-defined]
+            execution = selected._jdf.queryExecution()  # type: ignore[attr-defined]
+            analyzed = execution.analyzed()
+            if not _READS_CLOCK.search(analyzed.toString()):
+                analyzed = execution.optimizedPlan()  # computed now, kept for this batch's job
             jvm: Any = session._jvm  # type: ignore[attr-defined]
             # the JVM classes too: each attribute of the gateway's view is a round trip
             handles = (

@@ -33,9 +33,11 @@ def test_the_column_seq_is_built_once_per_layout_and_results_are_unchanged(spark
     assert len(program.layouts) == 1
 
 
-def test_a_streaming_query_reuses_the_analysed_projection_across_microbatches(spark, tmp_path):
-    """Microbatches of one query are plans over the same attributes: the projection analysed
-    for the first is put over the next ones' plans, and each gives its own rows' states."""
+def _stream_batches(
+    spark: Any, tmp_path: Any, plan: AnalysisPlan
+) -> list[tuple[dict[Any, list[float]], Any]]:
+    """Three microbatches of a real file-source query through ``plan``'s Arrow path: each
+    batch's states and the plan its layout reused."""
     inbox = tmp_path / "in"
     inbox.mkdir()
     batches = [[(1, "a", 1.0), (1, None, 5.0)], [(2, "b", -1.0)], [(2, None, 7.0), (3, "c", 2.0)]]
@@ -45,7 +47,6 @@ def test_a_streaming_query_reuses_the_analysed_projection_across_microbatches(sp
             for g, s, x in rows
         ]
         (inbox / f"{i:03d}.json").write_text("\n".join(lines) + "\n")
-    plan = AnalysisPlan([Size(), Completeness("s"), Maximum("x")])
     segment = [F.col("g")]
     seen: list[tuple[dict[Any, list[float]], Any]] = []
 
@@ -66,6 +67,14 @@ def test_a_streaming_query_reuses_the_analysed_projection_across_microbatches(sp
     )
     query.awaitTermination(120)
     assert query.exception() is None
+    return seen
+
+
+def test_a_streaming_query_reuses_the_optimised_projection_across_microbatches(spark, tmp_path):
+    """Microbatches of one query are plans over the same attributes: the projection analysed
+    and optimised for the first is put over the next ones' plans, and each gives its own
+    rows' states."""
+    seen = _stream_batches(spark, tmp_path, AnalysisPlan([Size(), Completeness("s"), Maximum("x")]))
     expected = [
         {(1,): [2.0, 0.5, 5.0]},
         {(2,): [1.0, 1.0, -1.0]},
@@ -73,4 +82,17 @@ def test_a_streaming_query_reuses_the_analysed_projection_across_microbatches(sp
     ]
     assert sorted(map(repr, (r for r, _ in seen))) == sorted(map(repr, expected))  # file order may vary
     first = seen[0][1]
-    assert all(plan_ is first for _, plan_ in seen)  # analysed once, put over each batch's plan
+    assert all(plan_ is first for _, plan_ in seen)  # optimised once, put over each batch's plan
+    assert "(true and " not in first.toString().lower()  # the optimiser's form: (true AND x) is x
+
+
+def test_a_projection_that_reads_the_clock_is_optimised_for_every_batch(spark, tmp_path):
+    """The optimiser folds current_timestamp() into the batch's literal: such a projection
+    reuses its analysed form only, so that every batch is optimised with its own time."""
+    where = "x < unix_micros(current_timestamp())"
+    seen = _stream_batches(spark, tmp_path, AnalysisPlan([Size(where=where), Completeness("s", where=where)]))
+    expected = [{(1,): [2.0, 0.5]}, {(2,): [1.0, 1.0]}, {(2,): [1.0, 0.0], (3,): [1.0, 1.0]}]
+    assert sorted(map(repr, (r for r, _ in seen))) == sorted(map(repr, expected))
+    first = seen[0][1]
+    assert all(plan_ is first for _, plan_ in seen)
+    assert "current_timestamp()" in first.toString()  # not folded into the first batch's time
