@@ -37,6 +37,7 @@ from streamdq.analyzers.frequency.query import (
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.engine import arrow_path
 from streamdq.engine.plan_result import PlanResult, SegmentedResult, SegmentRow
+from streamdq.errors import InvalidArgument, InvalidType
 
 DEFAULT_MAX_GROUPS = 100_000
 
@@ -88,7 +89,7 @@ class AnalysisPlan:
         self.grouping = [a for a in self.analyzers if isinstance(a, GroupingAnalyzer)]
         unknown = [a for a in self.analyzers if not isinstance(a, ScanShareableAnalyzer | GroupingAnalyzer)]
         if unknown:
-            raise TypeError(f"analyzers of unknown kind: {unknown}")
+            raise InvalidType(f"analyzers of unknown kind: {unknown}")
 
     def grouping_sets(self) -> dict[Any, list[GroupingAnalyzer]]:
         sets: dict[Any, list[GroupingAnalyzer]] = {}
@@ -199,7 +200,7 @@ class AnalysisPlan:
         Empty input gives no segments.
         """
         if path not in ("fused", "arrow"):
-            raise ValueError(f"path must be 'fused' or 'arrow', got {path!r}")
+            raise InvalidArgument(f"path must be 'fused' or 'arrow', got {path!r}")
         out = SegmentedResult()
         runnable = self._runnable(df.schema, out.failures)
         scan = [a for a in runnable if isinstance(a, ScanShareableAnalyzer)]
