@@ -88,7 +88,7 @@ from streamdq.state.records import (
 from streamdq.state.sql import lit
 
 from streamdq.analyzers.state import State
-from streamdq.errors import StreamdqError
+from streamdq.errors import InvalidArgument, StreamdqError
 from streamdq.report import BatchReport
 
 log = logging.getLogger(__name__)
@@ -171,9 +171,9 @@ class DeltaStateStore:
         snapshot_every: int = 20,
     ) -> None:
         if checkpoint_every < 1 or compact_every < 1 or snapshot_every < 1:
-            raise ValueError("checkpoint_every, compact_every and snapshot_every must be >= 1")
+            raise InvalidArgument("checkpoint_every, compact_every and snapshot_every must be >= 1")
         if log_retention_hours is not None and log_retention_hours < 0:
-            raise ValueError(f"log_retention_hours must be >= 0 or None, got {log_retention_hours}")
+            raise InvalidArgument(f"log_retention_hours must be >= 0 or None, got {log_retention_hours}")
         self.root = str(root).rstrip("/")
         self.storage_options = dict(storage_options) if storage_options else None
         self.checkpoint_every = checkpoint_every
@@ -360,12 +360,12 @@ class DeltaStateStore:
         ``(dataset, query_id, batch_id)`` or the inputs are malformed.
         """
         if (report.dataset, report.query_id, report.batch_id) != (dataset, query_id, batch_id):
-            raise ValueError(
+            raise InvalidArgument(
                 f"report is for dataset={report.dataset!r} query={report.query_id!r} batch={report.batch_id}, "
                 f"commit was called for dataset={dataset!r} query={query_id!r} batch={batch_id}"
             )
         if batch_id < 0:
-            raise ValueError(f"batch_id must be >= 0, got {batch_id}")
+            raise InvalidArgument(f"batch_id must be >= 0, got {batch_id}")
         # Two writers of one query in this process (a restarted handler racing its
         # predecessor) are serialized as a whole: otherwise each could win some tables and
         # both report True. Different queries still commit concurrently.

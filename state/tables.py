@@ -23,6 +23,7 @@ from streamdq.state.records import (
     split_value,
 )
 
+from streamdq.errors import InvalidArgument
 from streamdq.report import BatchReport
 
 
@@ -149,7 +150,7 @@ def detector_table(
 ) -> pa.Table:
     keys = [r.key for r in records]
     if len(set(keys)) != len(keys):
-        raise ValueError(f"dataset {dataset!r} batch {batch_id}: duplicate detector keys in one commit")
+        raise InvalidArgument(f"dataset {dataset!r} batch {batch_id}: duplicate detector keys in one commit")
     rows = [
         {
             "dataset": dataset,
@@ -180,7 +181,7 @@ def quarantine_table(
     names = set(table.column_names)
     unknown = names - S.QUARANTINE_CALLER_COLUMNS
     if unknown:
-        raise ValueError(
+        raise InvalidArgument(
             f"quarantine table has unknown columns {sorted(unknown)}; allowed: "
             f"{sorted(S.QUARANTINE_CALLER_COLUMNS)}"
         )
@@ -189,12 +190,12 @@ def quarantine_table(
         if name in names:
             found = set(table.column(name).to_pylist()) - {None}
             if found - {value}:
-                raise ValueError(
+                raise InvalidArgument(
                     f"quarantine column {name!r} has {sorted(map(str, found))}, the commit is for {value!r}"
                 )
     missing = [c for c in S.QUARANTINE_REQUIRED if c not in names]
     if missing:
-        raise ValueError(f"quarantine table lacks required columns {missing}")
+        raise InvalidArgument(f"quarantine table lacks required columns {missing}")
     n = table.num_rows
     schema = S.SCHEMAS[S.QUARANTINE]
     arrays: list[Any] = []
@@ -218,7 +219,7 @@ def quarantine_table(
             try:
                 arrays.append(pc.cast(column, field.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise ValueError(
+                raise InvalidArgument(
                     f"quarantine column {name!r} ({column.type}) is not {field.type}: {exc}"
                 ) from exc
         elif name == "ingested_at":

@@ -53,10 +53,6 @@ BUILTIN_RAISES = ("ValueError", "TypeError", "KeyError")
 LEFT_BARE = {
     ("streamdq/errors.py", "ConfigErrors.__init__"): "ConfigErrors([]) is a programming error",
     ("streamdq/autovalidate/avh/learner.py", "learn_at_targets"): "issue 22 edits the learner",
-    ("state/delta_store.py", "DeltaStateStore.__init__"): "owned by the store engineer",
-    ("state/delta_store.py", "DeltaStateStore.commit"): "owned by the store engineer",
-    ("state/tables.py", "detector_table"): "owned by the store engineer",
-    ("state/tables.py", "quarantine_table"): "owned by the store engineer",
 }
 
 
