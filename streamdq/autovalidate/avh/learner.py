@@ -482,6 +482,24 @@ def all_null_chance(singles: Sequence[Mapping[str, float]], rows: Sequence[float
     return float(np.mean(chances)) if chances else 0.0
 
 
+def schedule_cap(counts: Sequence[float]) -> tuple[float, float] | None:
+    """The upper side of a row count on a fixed schedule: ``(N, slot spread)`` when the history's
+    maximum ``N`` was reached on at least half of its batches (the others fell short of it: a
+    reading or an hour missing), else None. Nothing in such a history went above ``N``, so above
+    it the count gets the spread of ``N`` slots, about one row (``row_count_floor`` of a count
+    that never moved), while below it the dips keep the Poisson floor (outages come in bursts).
+
+    >>> schedule_cap([24.0] * 28 + [23.0, 23.0])[0]
+    24.0
+    """
+    if not counts:
+        return None
+    top = float(max(counts))
+    if top < 2 or sum(v == top for v in counts) < 0.5 * len(counts):
+        return None
+    return top, row_count_floor([top, top])
+
+
 def _missing_terms(metric: str, level: float, p_missing: float) -> tuple[bool, float]:
     """Whether a candidate at ``level`` admits an undefined value (``missing_ok``), and what
     flagging one adds to its FPR: a metric an all-NULL batch leaves undefined with a chance
@@ -512,6 +530,10 @@ def _add_candidates(
         )
         if not _leave_one_out_ok(values, k, fit.two_sided, fit.floor):
             continue
+        untransformed = not (fit.transform.diff or fit.transform.log)
+        cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
+        if cap is not None:
+            upper = min(upper, cap[0] + k * cap[1])
         missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
         missing_ok = missing_ok or fit.missing_ok
         caught = [

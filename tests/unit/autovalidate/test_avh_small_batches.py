@@ -12,7 +12,7 @@ import pytest
 
 from streamdq.autovalidate import Program, judge, learn, learn_from_profiles
 from streamdq.autovalidate.avh import bounds
-from streamdq.autovalidate.avh.learner import all_null_chance, row_count_floor
+from streamdq.autovalidate.avh.learner import all_null_chance, row_count_floor, schedule_cap
 from streamdq.autovalidate.avh.profile import CATEGORICAL, NUMERIC, ColumnProfile
 from streamdq.learning import profile_steps
 
@@ -250,3 +250,32 @@ def test_a_column_that_may_be_all_null_is_not_flagged_for_an_undefined_metric():
     (mean,) = [c for c in strict.constraints if c.metric == "mean"]
     assert not mean.missing_ok
     assert any(v.constraint.metric == "mean" for v in strict.judge_profile(day(None, 1.0, "temp")))
+
+
+def test_a_fixed_schedule_with_dips_caps_the_count_above_its_slots():
+    """24 hourly readings a day, 23 on two of 30 days: the dips keep the Poisson floor below (an
+    outage takes hours at once), but nothing in the history went above 24, so above it the count
+    gets the slot spread (about one row) and a doubled day is flagged; with the Poisson floor (4.9
+    rows, and the skewed tail's k = 11.2 that this history gets) up to 78 rows passed."""
+    rng = np.random.default_rng(7)
+    counts = [24] * 28 + [23, 23]
+    history = [_hourly(rng, rows) for rows in counts]
+    doubled = {
+        "volume_change:x2": ColumnProfile(
+            "temp", NUMERIC, 48, {"row_count": 48.0, "completeness": 1.0, "mean": 50.0}
+        )
+    }
+    program = learn_from_profiles(history, doubled, fpr=0.001)
+    (count,) = [c for c in program.constraints if c.metric == "row_count"]
+    assert 24 < count.upper < 40 and count.lower < 12  # skewed tail here: 24 + 11.2 slot spreads
+
+    def day(rows: int) -> ColumnProfile:
+        return ColumnProfile(
+            "temp", NUMERIC, rows, {"row_count": float(rows), "completeness": 1.0, "mean": 50.0}
+        )
+
+    assert program.judge_profile(day(48))
+    assert not program.judge_profile(day(24)) and not program.judge_profile(day(20))
+    assert schedule_cap(counts) == (24.0, pytest.approx((23 / 24) ** 0.5))
+    # a count that sits on its maximum on fewer than half of the batches has no schedule
+    assert schedule_cap([24] * 10 + [23] * 20) is None
