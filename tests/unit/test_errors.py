@@ -52,7 +52,6 @@ BUILTIN_RAISES = ("ValueError", "TypeError", "KeyError")
 # InvalidType / UnknownName (streamdq.errors) when the file is free, and drop the entry.
 LEFT_BARE = {
     ("streamdq/errors.py", "ConfigErrors.__init__"): "ConfigErrors([]) is a programming error",
-    ("streamdq/autovalidate/avh/learner.py", "learn_at_targets"): "issue 22 edits the learner",
 }
 
 

@@ -61,6 +61,7 @@ from streamdq.autovalidate.avh.profile import (
 )
 from streamdq.autovalidate.avh.program import LearnedConstraint, Program, append_recent
 from streamdq.autovalidate.avh.select import greedy_select
+from streamdq.errors import InvalidArgument
 
 MIN_HISTORY = 4
 FPR_LADDER = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01)  # fractions of the target FPR
@@ -121,12 +122,12 @@ def learn_at_targets(
     its transformed series that read no holiday batch (``Transform.series``), and the program keeps the
     newest flags (``Program.recent_holidays``) to mute those constraints after one."""
     if not history:
-        raise ValueError("learn_from_profiles() needs a non-empty history")
+        raise InvalidArgument("learn_from_profiles() needs a non-empty history")
     if holidays and len(holidays) != len(history):
-        raise ValueError(f"holidays has {len(holidays)} flags for {len(history)} history batches")
+        raise InvalidArgument(f"holidays has {len(holidays)} flags for {len(history)} history batches")
     for fpr in fprs:
         if not 0.0 < fpr < 1.0:
-            raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+            raise InvalidArgument(f"fpr must be in (0, 1), got {fpr}")
     flags = tuple(bool(h) for h in holidays) or (False,) * len(history)
     newest = history[-1]
     singles = [single_metrics(p) for p in history]
