@@ -40,8 +40,8 @@ from streamdq.connectors.sources.decode import (
 )
 from streamdq.connectors.sources.spec import (
     SOURCE_TYPES,
-    incidents_from_config,
-    schema_text,
+    SourceSpec,
+    parse_source_spec,
     validate_source_spec,
 )
 
@@ -61,35 +61,40 @@ __all__ = [
     "MISSING_FIELDS_COL",
     "RAW_COL",
     "SOURCE_TYPES",
+    "SourceSpec",
     "TYPE_ERRORS_COL",
     "UNKNOWN_FIELDS_COL",
     "data_columns",
     "drift_aggregations",
+    "parse_source_spec",
     "read_source",
     "validate_source_spec",
 ]
 
 
-def _decode_payload(df: DataFrame, spec: Mapping[str, Any], keep: list[tuple[str, str]]) -> DataFrame:
-    fmt = str(spec.get("format", "json"))
-    required = list(spec.get("required") or [])
-    utf8 = str(spec.get("invalid_utf8") or "quarantine")
+def _decode_payload(
+    df: DataFrame, fmt: str, schema_ddl: str | None, values: Mapping[str, Any], keep: list[tuple[str, str]]
+) -> DataFrame:
+    """``df``'s ``value`` decoded per ``fmt`` with the parsed keys ``values`` (``required``,
+    ``invalid_utf8``, ``decoder``, ``sep``)."""
+    required = list(values.get("required") or [])
+    utf8 = str(values.get("invalid_utf8") or "quarantine")
     if fmt == "json":
         return decode_json(
             df,
-            str(schema_text(spec)),
+            str(schema_ddl),
             required=required,
             keep=keep,
             invalid_utf8=utf8,
-            decoder=str(spec.get("decoder") or "auto"),
+            decoder=str(values.get("decoder") or "auto"),
         )
     if fmt == "csv":
         return decode_csv(
             df,
-            str(schema_text(spec)),
+            str(schema_ddl),
             required=required,
             keep=keep,
-            sep=str(spec.get("sep", ",")),
+            sep=str(values.get("sep") or ","),
             header=False,
             invalid_utf8=utf8,
         )
@@ -100,45 +105,52 @@ def _decode_payload(df: DataFrame, spec: Mapping[str, Any], keep: list[tuple[str
     return decode_raw(df, keep=keep, invalid_utf8=utf8)
 
 
-def read_source(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
-    """The decoded streaming DataFrame for ``spec`` (validated first; see the module docstring).
+def read_source(spark: SparkSession, spec: SourceSpec | Mapping[str, Any]) -> DataFrame:
+    """The decoded streaming DataFrame for ``spec`` (see the module docstring).
 
-    Raises ConfigError (naming ``source.<key>``) for a bad spec; never for a bad record.
+    ``spec`` is the run config's parsed source (``RunConfig.source_spec``), read as it is: it is
+    not validated again. A bare mapping is parsed first (``parse_source_spec``), which raises
+    ConfigError (naming ``source.<key>``) for a bad spec; a bad record never raises.
     """
-    validate_source_spec(spec)
-    kind = spec["type"]
+    parsed = spec if isinstance(spec, SourceSpec) else parse_source_spec(spec)
+    kind = parsed.type
     if kind == "kafka":
         from streamdq.connectors.sources.kafka import read_kafka_raw
 
-        return _decode_payload(read_kafka_raw(spark, spec), spec, KAFKA_KEEP)
+        assert parsed.kafka is not None  # a parsed kafka source has its KafkaSpec
+        raw = read_kafka_raw(spark, parsed.kafka)
+        return _decode_payload(raw, parsed.format, parsed.schema_ddl, parsed.values, KAFKA_KEEP)
     if kind in ("files", "clf"):
         from streamdq.connectors.sources.files import read_clf, read_files
 
         if kind == "clf":
-            return read_clf(spark, spec)
-        resolved = dict(spec)
-        text = schema_text(spec)
-        if text is not None:
-            resolved["schema"] = text
+            return read_clf(spark, parsed.options)
+        resolved = dict(parsed.options)
+        if parsed.schema_ddl is not None:
+            resolved["schema"] = parsed.schema_ddl
             resolved.pop("schema_file", None)
         return read_files(spark, resolved)
     from streamdq.connectors.sources.generator import GENERATOR_REQUIRED, GENERATOR_SCHEMA_DDL
     from streamdq.connectors.sources.generator_source import SOURCE_NAME, register_generator_source
 
     register_generator_source(spark)
-    incidents = incidents_from_config(spec.get("incidents"))
     reader = spark.readStream.format(SOURCE_NAME).option(
-        "incidents", json.dumps([i.to_dict() for i in incidents])
+        "incidents", json.dumps([i.to_dict() for i in parsed.incidents])
     )
-    for key in ("seed", "rows_per_second", "start", "rows_per_batch", "max_rows", "max_records_per_trigger"):
-        if spec.get(key) is not None:
-            reader = reader.option(key, str(spec[key]))
-    if spec.get("num_partitions") is not None:
-        reader = reader.option("num_partitions", str(spec["num_partitions"]))
-    payload_spec = {
-        "format": "json",
-        "schema": spec.get("schema", GENERATOR_SCHEMA_DDL),
-        "required": spec.get("required", list(GENERATOR_REQUIRED)),
-        "decoder": spec.get("decoder"),
+    for key in (
+        "seed",
+        "rows_per_second",
+        "start",
+        "rows_per_batch",
+        "max_rows",
+        "max_records_per_trigger",
+        "num_partitions",
+    ):
+        if parsed.values.get(key) is not None:
+            reader = reader.option(key, str(parsed.values[key]))
+    values = {
+        "required": parsed.values.get("required") or list(GENERATOR_REQUIRED),
+        "decoder": parsed.values.get("decoder"),
     }
-    return _decode_payload(reader.load(), payload_spec, [("offset", metadata_columns.OFFSET)])
+    schema = parsed.schema_ddl or GENERATOR_SCHEMA_DDL
+    return _decode_payload(reader.load(), "json", schema, values, [("offset", metadata_columns.OFFSET)])

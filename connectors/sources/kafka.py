@@ -12,8 +12,8 @@ Implementation, chosen once per call:
 * otherwise the pure-Python source of :mod:`streamdq.connectors.sources.kafka_datasource`
   (Python Data Source API over kafka-python), registered on first use.
 
-Spec keys (a dict, e.g. the run config's ``source`` section; parsed once into a
-:class:`~streamdq.connectors.sources.kafka_options.KafkaSpec`): ``bootstrap_servers`` and
+Spec: a :class:`~streamdq.connectors.sources.kafka_options.KafkaSpec` (the run config's source,
+parsed once at load, ``SourceSpec.kafka``), or a mapping parsed here with the keys: ``bootstrap_servers`` and
 ``topic`` (required), ``starting_offsets`` (``earliest`` default | ``latest`` | JSON string or
 dict ``{"topic": {"0": 12}}``), ``max_records_per_trigger`` (int), ``kafka_options`` (dict passed
 through: to the native source as ``kafka.<key>`` options, to kafka-python as consumer settings),
@@ -59,9 +59,15 @@ def native_kafka_available(spark: SparkSession) -> bool:
 
 
 def _validate(spec: Mapping[str, Any]) -> KafkaSpec:
-    """The run config's kafka ``source`` mapping as a ``KafkaSpec`` (ConfigError names ``source.<key>``);
-    the run config's source validation calls it before Spark starts."""
+    """A kafka ``source`` mapping as a ``KafkaSpec`` (``KafkaSpec.from_source``; ConfigError names
+    ``source.<key>``)."""
     return KafkaSpec.from_source(spec)
+
+
+def _spec(spec: KafkaSpec | Mapping[str, Any]) -> KafkaSpec:
+    """``spec`` as it is when parsed already (the run config's ``SourceSpec.kafka``), else the
+    mapping parsed once (``KafkaSpec.from_source``; ConfigError names ``source.<key>``)."""
+    return spec if isinstance(spec, KafkaSpec) else KafkaSpec.from_source(spec)
 
 
 def native_options(spec: KafkaSpec) -> dict[str, str]:
@@ -69,13 +75,14 @@ def native_options(spec: KafkaSpec) -> dict[str, str]:
     return spec.native_options()
 
 
-def read_kafka_raw(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
-    """A streaming DataFrame over ``spec['topic']`` with Spark's kafka columns (see module doc).
+def read_kafka_raw(spark: SparkSession, spec: KafkaSpec | Mapping[str, Any]) -> DataFrame:
+    """A streaming DataFrame over the spec's topics with Spark's kafka columns (see module doc).
 
-    Raises :class:`streamdq.errors.ConfigError` naming the ``source.*`` key on a bad spec, or if
-    ``implementation: native`` is asked for but the kafka jar is missing.
+    ``spec``: a parsed ``KafkaSpec`` (the run config's, used as it is) or a source mapping
+    (parsed here). Raises :class:`streamdq.errors.ConfigError` naming the ``source.*`` key on a
+    bad mapping, or if ``implementation: native`` is asked for but the kafka jar is missing.
     """
-    s = KafkaSpec.from_source(spec)
+    s = _spec(spec)
     impl = s.implementation
     if impl == "auto":
         impl = "native" if native_kafka_available(spark) else "python"
@@ -104,10 +111,12 @@ def _python_reader(reader: Any, spark: SparkSession, s: KafkaSpec) -> Any:
     return reader.format(FORMAT_NAME).options(**s.to_options())
 
 
-def read_kafka_batch(spark: SparkSession, spec: Mapping[str, Any], ending_offsets: Any = None) -> DataFrame:
+def read_kafka_batch(
+    spark: SparkSession, spec: KafkaSpec | Mapping[str, Any], ending_offsets: Any = None
+) -> DataFrame:
     """The records of ``spec['topic']`` from ``starting_offsets`` to ``ending_offsets`` as a batch
     DataFrame with the same columns as :func:`read_kafka_raw` (Python source; any ``implementation``
     other than ``native`` is accepted). ``ending_offsets``: None/``latest`` or ``{topic: {partition:
     offset}}`` (-1 latest), exclusive."""
-    s = KafkaSpec.from_source(spec).with_ending(ending_offsets)
+    s = _spec(spec).with_ending(ending_offsets)
     return _python_reader(spark.read, spark, s).load()

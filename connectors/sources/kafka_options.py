@@ -52,7 +52,8 @@ from streamdq.connectors.sources.kafka_clients import (
     resolve_client,
 )
 
-from streamdq.errors import ConfigError
+from streamdq.config_schema import Check, Key, Table, custom
+from streamdq.errors import ConfigError, ConfigErrors
 
 Offsets = dict[str, dict[str, int]]
 EARLIEST, LATEST = -2, -1
@@ -194,6 +195,112 @@ def consumer_config(options: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def _at(parse: Any, kind: str) -> Check:
+    """A ``config_schema`` check from one of the parsers above: ``parse(value)`` raising
+    ConfigError naming ``source.<key>``; the error names the check's own path instead (so a
+    source under another name, ``sources[0].topic``, is named right)."""
+
+    def check(path: str, value: Any) -> Any:
+        try:
+            return parse(value)
+        except ConfigError as exc:
+            raise ConfigError(path, exc.problem, exc.fix) from None
+
+    return custom(check, kind)
+
+
+def _implementation(value: Any) -> str:
+    if value not in IMPLEMENTATIONS:
+        raise ConfigError(_key("implementation"), f"unknown value {value!r}", "use auto, native or python")
+    return str(value)
+
+
+def _client(value: Any) -> str:
+    if not isinstance(value, str) or value not in CLIENTS:
+        raise ConfigError(
+            _key("client"), f"unknown value {value!r}", "use auto, kafka-python or confluent-kafka"
+        )
+    if value == CONFLUENT and not confluent_available():
+        raise ConfigError(
+            _key("client"), "confluent-kafka is not installed", f"{FAST_EXTRA_HINT}, or use auto"
+        )
+    return value
+
+
+KAFKA_KEYS: tuple[Key, ...] = (
+    Key(
+        "bootstrap_servers",
+        _at(
+            lambda v: _text_list(v, "bootstrap_servers", "127.0.0.1:9092"), "host:port list | comma-separated"
+        ),
+        shown="required",
+        doc="the brokers (a list, or one comma-separated string)",
+    ),
+    Key(
+        "topic",
+        _at(lambda v: _text_list(v, "topic", "orders"), "topic list | comma-separated"),
+        shown="required",
+        doc="the topic(s) to read",
+    ),
+    Key(
+        "starting_offsets",
+        _at(parse_offsets, "earliest | latest | {topic: {partition: offset}}"),
+        default="earliest",
+        doc="where a new query starts (-2 earliest, -1 latest per partition)",
+    ),
+    Key(
+        "max_records_per_trigger",
+        _at(lambda v: _positive_int(v, "max_records_per_trigger", text=False), "integer >= 1"),
+        doc="at most this many records per microbatch",
+    ),
+    Key(
+        "min_partitions",
+        _at(lambda v: _positive_int(v, "min_partitions", text=False), "integer >= 1"),
+        doc="at least this many read tasks per microbatch",
+    ),
+    Key(
+        "kafka_options",
+        _at(_kafka_options, "mapping"),
+        default={},
+        shown="{}",
+        doc="consumer settings (Kafka's dotted or kafka-python's underscore names)",
+    ),
+    Key(
+        "implementation",
+        _at(_implementation, " | ".join(IMPLEMENTATIONS)),
+        default="auto",
+        doc="Spark's native kafka source, the Python one, or auto (native when its jar is there)",
+    ),
+    Key(
+        "client",
+        _at(_client, " | ".join(("auto", *sorted(c for c in CLIENTS if c != "auto")))),
+        default="auto",
+        doc="the Python source's client (auto: confluent-kafka when installed)",
+    ),
+    *(
+        Key(
+            name,
+            _at(lambda v, name=name: _seconds(v, name), "seconds > 0"),
+            default=default,
+            doc=doc,
+        )
+        for name, default, doc in (
+            ("offset_timeout_s", _SECONDS["offset_timeout_s"], "a broker offset look-up's timeout"),
+            ("read_timeout_s", _SECONDS["read_timeout_s"], "a read task's timeout"),
+            (
+                "initial_offset_wait_s",
+                _SECONDS["initial_offset_wait_s"],
+                "how long a new query waits for the broker",
+            ),
+        )
+    ),
+)
+"""The Kafka keys of a source mapping, as ``config_schema`` rows: the kafka source's table
+(``connectors/sources/spec.py``) holds them beside the payload keys; ``KafkaSpec.from_source``
+parses with them alone."""
+KAFKA_TABLE = Table("kafka", KAFKA_KEYS, what="a kafka source", known_label="allowed keys")
+
+
 @dataclass(frozen=True)
 class KafkaSpec:
     """A validated Kafka source (see the module docstring for each key). Picklable; compared, not
@@ -213,21 +320,47 @@ class KafkaSpec:
     initial_offset_wait_s: float = _SECONDS["initial_offset_wait_s"]
 
     @classmethod
-    def from_source(cls, source: Mapping[str, Any]) -> KafkaSpec:
-        """From the run config's ``source`` mapping (other keys, such as ``format``, are ignored)."""
-        impl = source.get("implementation", "auto")
-        if impl not in IMPLEMENTATIONS:
-            raise ConfigError(_key("implementation"), f"unknown value {impl!r}", "use auto, native or python")
-        client = source.get("client", "auto")
-        if not isinstance(client, str) or client not in CLIENTS:
-            raise ConfigError(
-                _key("client"), f"unknown value {client!r}", "use auto, kafka-python or confluent-kafka"
+    def from_source(cls, source: Mapping[str, Any], where: str = "source") -> KafkaSpec:
+        """From a ``source`` mapping (keys other than ``KAFKA_KEYS``, such as ``format``, are
+        ignored), parsed by ``KAFKA_TABLE``: every mistake at once, each naming ``<where>.<key>``.
+        The run config parses its source once (``connectors.sources.spec.parse_source_spec``) and
+        keeps the spec; this is the door for callers holding a bare mapping (batch reads, benches),
+        which may also give a batch read's ``ending_offsets``."""
+        names = KAFKA_TABLE.names()
+        spec = cls.from_parsed(
+            KAFKA_TABLE.parse({k: v for k, v in source.items() if k in names}, where), where
+        )
+        ending = source.get("ending_offsets")
+        return spec if ending is None else spec.with_ending(ending)
+
+    @classmethod
+    def from_parsed(cls, values: Mapping[str, Any], where: str = "source") -> KafkaSpec:
+        """From ``KAFKA_KEYS`` already parsed (each value checked, defaults filled in); the two
+        required keys are checked here, so a missing one says ``is required for a kafka source``."""
+        missing = [
+            ConfigError(
+                f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}, e.g. {example}"
             )
-        if client == CONFLUENT and not confluent_available():
-            raise ConfigError(
-                _key("client"), "confluent-kafka is not installed", f"{FAST_EXTRA_HINT}, or use auto"
-            )
-        return cls._build(source, text=False, implementation=impl, client=client)
+            for key, example in (("bootstrap_servers", "127.0.0.1:9092"), ("topic", "orders"))
+            if not values.get(key)
+        ]
+        if missing:
+            raise missing[0] if len(missing) == 1 else ConfigErrors(missing)
+        return cls(
+            bootstrap_servers=tuple(values["bootstrap_servers"]),
+            topics=tuple(values["topic"]),
+            starting_offsets=values.get("starting_offsets") or "earliest",
+            max_records_per_trigger=values.get("max_records_per_trigger"),
+            min_partitions=values.get("min_partitions"),
+            kafka_options=dict(values.get("kafka_options") or {}),
+            implementation=values.get("implementation") or "auto",
+            client=values.get("client") or "auto",
+            offset_timeout_s=float(values.get("offset_timeout_s") or _SECONDS["offset_timeout_s"]),
+            read_timeout_s=float(values.get("read_timeout_s") or _SECONDS["read_timeout_s"]),
+            initial_offset_wait_s=float(
+                values.get("initial_offset_wait_s") or _SECONDS["initial_offset_wait_s"]
+            ),
+        )
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> KafkaSpec:

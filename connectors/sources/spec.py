@@ -32,7 +32,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pyspark.sql.types import StructType
@@ -47,68 +49,297 @@ from streamdq.connectors.sources.generator import (
     parse_start_ms,
     rolling_incidents,
 )
+from streamdq.connectors.sources.kafka_options import KAFKA_KEYS, KafkaSpec
 
+from streamdq.config_schema import Check, Key, Table, custom
 from streamdq.errors import ConfigError, ConfigErrors, ErrorCollector
 
 SOURCE_TYPES = ("kafka", "files", "clf", "generator")
-_COMMON = {"type"}
-_DECODE = {"format", "schema", "schema_file", "required", "sep", "header", "invalid_utf8", "decoder"}
-ALLOWED_KEYS: dict[str, set[str]] = {
-    "kafka": _COMMON
-    | _DECODE
-    | {
-        "bootstrap_servers",
-        "topic",
-        "starting_offsets",
-        "max_records_per_trigger",
-        "kafka_options",
-        "implementation",
-        "client",
-        "min_partitions",
-        "offset_timeout_s",
-        "read_timeout_s",
-        "initial_offset_wait_s",
-    },
-    "files": _COMMON | _DECODE | {"path", "max_files_per_trigger", "options", "order", "null_value"},
-    "clf": _COMMON | {"path", "max_files_per_trigger", "options", "required", "format", "invalid_utf8"},
-    "generator": _COMMON
-    | {
-        "format",
-        "schema",
-        "required",
-        "decoder",
-        "rows_per_second",
-        "seed",
-        "start",
-        "incidents",
-        "rows_per_batch",
-        "max_rows",
-        "max_records_per_trigger",
-        "num_partitions",
-    },
-}
 PAYLOAD_FORMATS = {"kafka": ("json", "csv", "clf", "raw"), "files": ("json", "csv", "parquet", "text")}
+FIXED_FORMATS = {"clf": "clf", "generator": "json"}
 ROLLING_KEYS = {"every", "duration", "kinds", "count", "first_at"}
 
 
-def _positive_int(spec: Mapping[str, Any], key: str, where: str) -> None:
-    value = spec.get(key)
+def _positive_int_check(path: str, value: Any) -> int | None:
     if value is None:
-        return
+        return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(
-            f"{where}.{key}", f"must be a positive integer, got {value!r}", f"set e.g. {key}: 1000"
-        )
+        name = path.rsplit(".", 1)[-1]
+        raise ConfigError(path, f"must be a positive integer, got {value!r}", f"set e.g. {name}: 1000")
+    return value
 
 
-def _positive_number(spec: Mapping[str, Any], key: str, where: str) -> None:
-    value = spec.get(key)
+def _positive_number_check(path: str, value: Any) -> float | None:
     if value is None:
-        return
+        return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        name = path.rsplit(".", 1)[-1]
+        raise ConfigError(path, f"must be a positive number, got {value!r}", f"set e.g. {name}: 200")
+    return value
+
+
+def _seed_check(path: str, value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(path, f"must be an integer, got {value!r}", "set e.g. seed: 1")
+    return value
+
+
+def _start_check(path: str, value: Any) -> Any:
+    if value is not None:
+        parse_start_ms(value, path)
+    return value
+
+
+def _incidents_check(path: str, value: Any) -> tuple[Incident, ...]:
+    _check_incidents(value, path)
+    return incidents_from_config(value, path)
+
+
+def _required_check(path: str, value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or not all(isinstance(r, str) for r in value):
+        raise ConfigError(path, f"must be a list of field names, got {value!r}", "write [order_id, ts]")
+    return tuple(value)
+
+
+def _string_check(path: str, value: Any) -> str | None:
+    name = path.rsplit(".", 1)[-1]
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(path, f"must be a string, got {value!r}", f'quote it: {name}: "NA"')
+    if name == "sep" and value == "":
+        raise ConfigError(path, "is empty", "give the separator, e.g. sep: ';'")
+    return value
+
+
+def _header_check(path: str, value: Any) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(path, f"must be true or false, got {value!r}", "write header: true")
+    return value
+
+
+def _order_check(path: str, value: Any) -> str | None:
+    if value is not None and value not in ("mtime", "name"):
         raise ConfigError(
-            f"{where}.{key}", f"must be a positive number, got {value!r}", f"set e.g. {key}: 200"
+            path,
+            f"unknown value {value!r}",
+            "use name (files in name order: backfills named by date) or mtime (Spark's default)",
         )
+    return value
+
+
+def _utf8_check(path: str, value: Any) -> str | None:
+    if value is not None and value not in ("quarantine", "flag"):
+        raise ConfigError(
+            path,
+            f"unknown policy {value!r}",
+            "use quarantine (the record is bad: 'invalid UTF-8') or flag (kept and counted)",
+        )
+    return value
+
+
+def _decoder_check(path: str, value: Any) -> str | None:
+    if value is not None and value not in JSON_DECODERS:
+        raise ConfigError(
+            path,
+            f"unknown decoder {value!r}",
+            "use auto (streamdq's single-pass JVM decoder when its jar is there, else Spark's "
+            "built-ins), jvm (that decoder or an error) or spark (built-ins only)",
+        )
+    return value
+
+
+def _mapping_check(path: str, value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(path, f"must be a mapping, got {type(value).__name__}", None)
+    return None if value is None else dict(value)
+
+
+def _path_check(path: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(path, "is required", "set the directory to watch, e.g. path: /data/in")
+    if "\x00" in value:
+        raise ConfigError(path, f"{value!r} contains a NUL character", "correct the path")
+    local = _local_path(value)
+    if local is not None and not any(ch in str(local) for ch in "*?[") and not local.is_dir():
+        raise ConfigError(
+            path,
+            f"directory {value} does not exist",
+            "create it (Spark watches a directory for new files) or correct the path",
+        )
+    return value
+
+
+def _format_check(kind: str) -> Check:
+    if kind in PAYLOAD_FORMATS:
+        choices = PAYLOAD_FORMATS[kind]
+
+        def payload(path: str, value: Any) -> str:
+            if value is not None and value not in choices:
+                raise ConfigError(path, f"unknown value {value!r}", f"use one of {', '.join(choices)}")
+            return str(value or "json")
+
+        return custom(payload, " | ".join(choices))
+    fixed = FIXED_FORMATS[kind]
+
+    def fixed_format(path: str, value: Any) -> str:
+        if value is not None and value != fixed:
+            raise ConfigError(path, f"a {kind} source has a fixed format", f"remove {path}")
+        return fixed
+
+    return custom(fixed_format, fixed)
+
+
+def _as_given(path: str, value: Any) -> Any:
+    """Checked across keys after the table (the schema against ``required``, ``format``)."""
+    return value
+
+
+def _format_key(kind: str) -> Key:
+    fixed = FIXED_FORMATS.get(kind)
+    return Key(
+        "format",
+        _format_check(kind),
+        default=fixed or "json",
+        doc="the payload's format" if fixed is None else "fixed: only this value is accepted",
+    )
+
+
+_SCHEMA = Key(
+    "schema", custom(_as_given, "Spark DDL string"), doc="the data's schema (required for json, csv, parquet)"
+)
+_SCHEMA_FILE = Key(
+    "schema_file", custom(_as_given, "path"), doc="a file holding the schema (DDL or Spark JSON)"
+)
+_REQUIRED = Key(
+    "required", custom(_required_check, "list of field names"), doc="fields a good record must have"
+)
+_UTF8 = Key(
+    "invalid_utf8",
+    custom(_utf8_check, "quarantine | flag"),
+    default="quarantine",
+    doc="a payload that is not UTF-8: bad, or kept and counted",
+)
+_DECODER = Key(
+    "decoder",
+    custom(_decoder_check, " | ".join(JSON_DECODERS)),
+    default="auto",
+    doc="the JSON decoder (auto: the JVM one when its jar is there)",
+)
+_SEP = Key("sep", custom(_string_check, "string"), default=",", doc="the csv separator")
+_HEADER = Key(
+    "header",
+    custom(_header_check, "true | false"),
+    default=False,
+    doc="csv: bind columns by the header's names",
+)
+_PATH = Key("path", custom(_path_check, "directory"), shown="required", doc="the directory to watch")
+_MAX_FILES = Key(
+    "max_files_per_trigger",
+    custom(_positive_int_check, "integer >= 1"),
+    doc="at most this many new files per microbatch",
+)
+_OPTIONS = Key("options", custom(_mapping_check, "mapping"), doc="passed to Spark's reader")
+
+
+def _source_table(kind: str, keys: tuple[Key, ...]) -> Table:
+    return Table(
+        f"source {kind}",
+        keys,
+        what=f"a {kind} source",
+        known_label="allowed keys",
+        extra=("type",),
+    )
+
+
+SOURCE_TABLES: dict[str, Table] = {
+    "kafka": _source_table(
+        "kafka",
+        (*KAFKA_KEYS, _format_key("kafka"), _SCHEMA, _SCHEMA_FILE, _REQUIRED, _SEP, _HEADER, _UTF8, _DECODER),
+    ),
+    "files": _source_table(
+        "files",
+        (
+            _PATH,
+            _format_key("files"),
+            _SCHEMA,
+            _SCHEMA_FILE,
+            _REQUIRED,
+            _MAX_FILES,
+            _HEADER,
+            _SEP,
+            Key("null_value", custom(_string_check, "string"), doc="csv: the null marker, e.g. NA"),
+            Key(
+                "order",
+                custom(_order_check, "mtime | name"),
+                default="mtime",
+                doc="mtime: Spark's file source; name: a local directory's files in name order",
+            ),
+            _OPTIONS,
+            _UTF8,
+            _DECODER,
+        ),
+    ),
+    "clf": _source_table(
+        "clf",
+        (
+            _PATH,
+            _format_key("clf"),
+            Key(
+                "required",
+                custom(_required_check, "list of CLF columns"),
+                doc="CLF columns a good line must have",
+            ),
+            _MAX_FILES,
+            _OPTIONS,
+            _UTF8,
+        ),
+    ),
+    "generator": _source_table(
+        "generator",
+        (
+            Key(
+                "rows_per_second",
+                custom(_positive_number_check, "number > 0"),
+                doc="the stream's rate (the generator's own default when unset)",
+            ),
+            Key("seed", custom(_seed_check, "integer"), doc="the random seed"),
+            Key("start", custom(_start_check, "ISO-8601 time"), doc="the first event time"),
+            Key(
+                "incidents",
+                custom(_incidents_check, "list of incidents | {every, duration, kinds, count, first_at}"),
+                default=(),
+                shown="none",
+                doc="incidents to inject: a list, or a rolling schedule",
+            ),
+            *(
+                Key(name, custom(_positive_int_check, "integer >= 1"), doc=doc)
+                for name, doc in (
+                    ("rows_per_batch", "rows per microbatch"),
+                    ("max_rows", "stop after this many rows"),
+                    ("max_records_per_trigger", "at most this many rows per microbatch"),
+                    ("num_partitions", "read tasks per microbatch"),
+                )
+            ),
+            _format_key("generator"),
+            Key(
+                "schema",
+                custom(_as_given, "Spark DDL string"),
+                shown="the generator's",
+                doc="the payload's schema",
+            ),
+            Key(
+                "required",
+                custom(_required_check, "list of field names"),
+                shown="the generator's",
+                doc="fields a good record must have",
+            ),
+            _DECODER,
+        ),
+    ),
+}
+"""Each source type's keys as a ``config_schema`` table (``type`` picks the table)."""
+ALLOWED_KEYS: dict[str, set[str]] = {kind: {"type", *t.names()} for kind, t in SOURCE_TABLES.items()}
 
 
 def _local_path(path: str) -> Path | None:
@@ -118,21 +349,6 @@ def _local_path(path: str) -> Path | None:
     if "://" in path:
         return None
     return Path(path)
-
-
-def _check_path(spec: Mapping[str, Any], where: str) -> None:
-    path = spec.get("path")
-    if not isinstance(path, str) or not path:
-        raise ConfigError(f"{where}.path", "is required", "set the directory to watch, e.g. path: /data/in")
-    if "\x00" in path:
-        raise ConfigError(f"{where}.path", f"{path!r} contains a NUL character", "correct the path")
-    local = _local_path(path)
-    if local is not None and not any(ch in str(local) for ch in "*?[") and not local.is_dir():
-        raise ConfigError(
-            f"{where}.path",
-            f"directory {path} does not exist",
-            "create it (Spark watches a directory for new files) or correct the path",
-        )
 
 
 def schema_text(spec: Mapping[str, Any], where: str = "source") -> str | None:
@@ -198,63 +414,44 @@ def _schema_key(spec: Mapping[str, Any], where: str) -> str:
 
 
 def _check_required(spec: Mapping[str, Any], where: str, names: list[str] | None) -> None:
+    """Every ``required`` field is in the schema (its shape is the table's check)."""
     req = spec.get("required")
-    if req is None:
+    if not isinstance(req, list | tuple) or names is None:
         return
-    if not isinstance(req, list | tuple) or not all(isinstance(r, str) for r in req):
-        raise ConfigError(
-            f"{where}.required", f"must be a list of field names, got {req!r}", "write [order_id, ts]"
+    missing = [
+        ConfigError(
+            f"{where}.required",
+            f"field {name!r} is not in the schema (fields: {', '.join(names)})",
+            f"add it to {where}.schema or remove it from {where}.required",
         )
-    if names is not None:
-        missing = [
-            ConfigError(
-                f"{where}.required",
-                f"field {name!r} is not in the schema (fields: {', '.join(names)})",
-                f"add it to {where}.schema or remove it from {where}.required",
-            )
-            for name in req
-            if name not in names
-        ]
-        if missing:
-            raise ConfigErrors(missing)
+        for name in req
+        if name not in names
+    ]
+    if missing:
+        raise ConfigErrors(missing)
 
 
-def _check_file_options(spec: Mapping[str, Any], where: str, fmt: str) -> None:
-    """``order``, ``null_value``, ``sep`` and ``header`` of a files source."""
-    order = spec.get("order")
-    if order is not None:
-        if order not in ("mtime", "name"):
-            raise ConfigError(
-                f"{where}.order",
-                f"unknown value {order!r}",
-                "use name (files in name order: backfills named by date) or mtime (Spark's default)",
-            )
-        if order == "name":
-            if fmt == "parquet":
-                raise ConfigError(
-                    f"{where}.order", "name order is for json, csv and text files", "remove it for parquet"
-                )
-            if spec.get("options"):
-                raise ConfigError(
-                    f"{where}.options",
-                    "Spark reader options do not apply with order: name (streamdq lists the files)",
-                    "remove them, or use order: mtime",
-                )
-            if _local_path(str(spec.get("path"))) is None:
-                raise ConfigError(
-                    f"{where}.order",
-                    f"name order lists a local directory; {spec.get('path')} is not one",
-                    "use order: mtime for object stores and HDFS",
-                )
-    for key in ("null_value", "sep"):
-        value = spec.get(key)
-        if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{where}.{key}", f"must be a string, got {value!r}", f'quote it: {key}: "NA"')
-    if spec.get("sep") == "":
-        raise ConfigError(f"{where}.sep", "is empty", "give the separator, e.g. sep: ';'")
-    header = spec.get("header")
-    if header is not None and not isinstance(header, bool):
-        raise ConfigError(f"{where}.header", f"must be true or false, got {header!r}", "write header: true")
+def _check_name_order(spec: Mapping[str, Any], where: str, fmt: str) -> None:
+    """``order: name`` against the other keys of a files source (each key's own shape is its
+    table row's check)."""
+    if spec.get("order") != "name":
+        return
+    if fmt == "parquet":
+        raise ConfigError(
+            f"{where}.order", "name order is for json, csv and text files", "remove it for parquet"
+        )
+    if spec.get("options"):
+        raise ConfigError(
+            f"{where}.options",
+            "Spark reader options do not apply with order: name (streamdq lists the files)",
+            "remove them, or use order: mtime",
+        )
+    if _local_path(str(spec.get("path"))) is None:
+        raise ConfigError(
+            f"{where}.order",
+            f"name order lists a local directory; {spec.get('path')} is not one",
+            "use order: mtime for object stores and HDFS",
+        )
 
 
 KAFKA_METADATA_DDL = (
@@ -286,27 +483,6 @@ def declared_schema(spec: Mapping[str, Any], where: str = "source") -> StructTyp
     data = parse_ddl(text, _schema_key(spec, where))
     meta = parse_ddl(METADATA_DDL[str(kind)], f"{where}.schema")
     return StructType([*data.fields, *meta.fields])
-
-
-def _check_starting_offsets(value: Any, where: str) -> bool:
-    """``earliest`` | ``latest`` | a JSON string | ``{topic: {partition: offset}}``."""
-    if value is None or isinstance(value, str) and value.strip():
-        return True
-    ok = isinstance(value, Mapping) and all(
-        isinstance(parts, Mapping)
-        and all(
-            str(p).lstrip("-").isdigit() and isinstance(o, int) and not isinstance(o, bool)
-            for p, o in parts.items()
-        )
-        for parts in value.values()
-    )
-    if not ok:
-        raise ConfigError(
-            where,
-            f"expected earliest, latest or a mapping {{topic: {{partition: offset}}}}, got {value!r}",
-            "write starting_offsets: earliest",
-        )
-    return True
 
 
 def _check_incidents(value: Any, where: str) -> None:
@@ -357,10 +533,38 @@ def incidents_from_config(value: Any, where: str = "source.incidents") -> tuple[
     return tuple(Incident.from_dict(item, f"{where}[{n}]") for n, item in enumerate(value))
 
 
-def validate_source_spec(spec: Any, where: str = "source") -> None:
-    """Raise ConfigError (key path, problem, fix) if ``spec`` is not a valid source spec.
+@dataclass(frozen=True)
+class SourceSpec:
+    """The run config's ``source:`` section, parsed once (``parse_source_spec``).
 
-    Several mistakes are raised together as one ``ConfigErrors`` (a ConfigError)."""
+    ``type`` picks the reader; ``options`` is the mapping as given (paths resolved by the run
+    config, read-only) that the file readers take; ``values`` every key of the type's table,
+    checked, defaults filled in; ``format`` the payload format; ``schema_ddl`` the data schema's
+    text (``schema``, or ``schema_file``'s contents; None for text, raw and clf payloads);
+    ``schema`` the decoded frame's declared columns (data then metadata; None when only the data
+    knows them); ``kafka`` the parsed ``KafkaSpec`` of a kafka source; ``incidents`` a
+    generator's incidents. ``read_source`` takes it and validates nothing again.
+
+    >>> spec = parse_source_spec({"type": "generator", "rows_per_second": 5, "seed": 1})
+    >>> spec.type, spec.format, spec.values["rows_per_second"], spec.schema is not None
+    ('generator', 'json', 5, True)
+    """
+
+    type: str
+    options: Mapping[str, Any]
+    values: Mapping[str, Any]
+    format: str
+    schema_ddl: str | None = None
+    schema: StructType | None = None
+    kafka: KafkaSpec | None = None
+    incidents: tuple[Incident, ...] = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A key as given (``options``), for readers written against the mapping."""
+        return self.options.get(key, default)
+
+
+def _check_type(spec: Any, where: str) -> str:
     if not isinstance(spec, Mapping):
         raise ConfigError(
             where, f"must be a mapping, got {type(spec).__name__}", "write source: {type: kafka, ...}"
@@ -370,115 +574,72 @@ def validate_source_spec(spec: Any, where: str = "source") -> None:
         raise ConfigError(
             f"{where}.type", f"unknown source type {kind!r}", f"use one of {', '.join(SOURCE_TYPES)}"
         )
-    errs = ErrorCollector()  # every mistake of the spec at once (ConfigErrors)
-    for key in sorted(set(spec) - ALLOWED_KEYS[kind], key=str):
-        errs.add(
-            ConfigError(
-                f"{where}.{key}",
-                f"unknown key for a {kind} source",
-                f"allowed keys: {', '.join(sorted(ALLOWED_KEYS[kind]))}",
-            )
-        )
-    fmt = spec.get("format")
-    if kind in PAYLOAD_FORMATS:
-        fmt = fmt if fmt is not None else "json"
-        if fmt not in PAYLOAD_FORMATS[kind]:
-            errs.add(
-                ConfigError(
-                    f"{where}.format",
-                    f"unknown value {fmt!r}",
-                    f"use one of {', '.join(PAYLOAD_FORMATS[kind])}",
-                )
-            )
-            errs.raise_if_any()
-    elif fmt is not None and fmt != {"clf": "clf", "generator": "json"}[kind]:
-        errs.add(
-            ConfigError(f"{where}.format", f"a {kind} source has a fixed format", f"remove {where}.format")
-        )
-    if kind == "kafka":
-        missing = [key for key in ("bootstrap_servers", "topic") if not spec.get(key)]
-        for key in missing:
-            errs.add(ConfigError(f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}"))
-        from streamdq.connectors.sources.kafka import _validate as validate_kafka
+    return str(kind)
 
-        offsets_ok = errs.get(
-            _check_starting_offsets, spec.get("starting_offsets"), f"{where}.starting_offsets", default=False
+
+def _across_keys(
+    spec: Mapping[str, Any], kind: str, values: dict[str, Any], where: str, errs: ErrorCollector
+) -> tuple[KafkaSpec | None, str | None]:
+    """The checks across keys, after each key passed its own: a kafka source's ``KafkaSpec``,
+    the path of a file source, the schema (its text returned) against ``format`` and
+    ``required``, ``order: name``."""
+    fmt = values["format"]
+    kafka: KafkaSpec | None = None
+    if kind == "kafka":
+        kafka = errs.get(KafkaSpec.from_parsed, values, where, default=None)
+    if kind in ("files", "clf") and "path" not in spec:
+        errs.add(
+            ConfigError(f"{where}.path", "is required", "set the directory to watch, e.g. path: /data/in")
         )
-        try:
-            if not missing and offsets_ok:
-                validate_kafka(spec)
-        except ConfigError as exc:
-            if where != "source" and exc.key.startswith("source."):
-                errs.add(ConfigError(where + exc.key[len("source") :], exc.problem, exc.fix))
-            else:
-                errs.add(exc)
-        except (TypeError, ValueError, AttributeError) as exc:  # a shape the kafka checks did not expect
-            errs.add(ConfigError(where, f"invalid kafka source settings: {exc}", "see docs/sources.md"))
-        names = errs.get(_check_schema, spec, where, needed=fmt in ("json", "csv"), default=None)
-        if fmt == "clf":
-            names = list(CLF_COLUMNS)
+    if kind == "files":
         with errs.catch():
-            _check_required(spec, where, names)
-    elif kind == "files":
-        with errs.catch():
-            _check_path(spec, where)
-        with errs.catch():
-            _positive_int(spec, "max_files_per_trigger", where)
-        with errs.catch():
-            _check_file_options(spec, where, str(fmt))
-        names = errs.get(_check_schema, spec, where, needed=fmt != "text", default=None)
-        with errs.catch():
-            _check_required(spec, where, names)
-    elif kind == "clf":
-        with errs.catch():
-            _check_path(spec, where)
-        with errs.catch():
-            _positive_int(spec, "max_files_per_trigger", where)
-        with errs.catch():
-            _check_required(spec, where, list(CLF_COLUMNS))
-    else:
-        with errs.catch():
-            _positive_number(spec, "rows_per_second", where)
-        for key in ("rows_per_batch", "max_rows", "max_records_per_trigger", "num_partitions"):
-            with errs.catch():
-                _positive_int(spec, key, where)
-        seed = spec.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            errs.add(ConfigError(f"{where}.seed", f"must be an integer, got {seed!r}", "set e.g. seed: 1"))
-        if spec.get("start") is not None:
-            with errs.catch():
-                parse_start_ms(spec["start"], f"{where}.start")
-        with errs.catch():
-            _check_incidents(spec.get("incidents"), f"{where}.incidents")
+            _check_name_order(spec, where, fmt)
+    if kind == "clf" or fmt == "clf":
+        text: str | None = None
+        names: list[str] | None = list(CLF_COLUMNS)
+    elif kind == "generator":
+        text = str(spec.get("schema") or GENERATOR_SCHEMA_DDL)
         names = errs.get(
-            _check_schema,
-            {"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)},
-            where,
-            needed=True,
-            default=None,
+            _check_schema, {"schema": spec.get("schema", GENERATOR_SCHEMA_DDL)}, where, True, default=None
         )
-        with errs.catch():
-            _check_required(spec, where, names)
-    if spec.get("invalid_utf8") is not None and spec["invalid_utf8"] not in ("quarantine", "flag"):
-        errs.add(
-            ConfigError(
-                f"{where}.invalid_utf8",
-                f"unknown policy {spec['invalid_utf8']!r}",
-                "use quarantine (the record is bad: 'invalid UTF-8') or flag (kept and counted)",
-            )
-        )
-    if spec.get("decoder") is not None and spec["decoder"] not in JSON_DECODERS:
-        errs.add(
-            ConfigError(
-                f"{where}.decoder",
-                f"unknown decoder {spec['decoder']!r}",
-                "use auto (streamdq's single-pass JVM decoder when its jar is there, else Spark's "
-                "built-ins), jvm (that decoder or an error) or spark (built-ins only)",
-            )
-        )
-    for key in ("options", "kafka_options"):
-        if spec.get(key) is not None and not isinstance(spec[key], Mapping):
-            errs.add(
-                ConfigError(f"{where}.{key}", f"must be a mapping, got {type(spec[key]).__name__}", None)
-            )
+    else:
+        needed = fmt in ("json", "csv") if kind == "kafka" else fmt != "text"
+        text = errs.get(schema_text, spec, where, default=None)
+        names = errs.get(_check_schema, spec, where, needed, default=None)
+        if fmt in ("raw", "text"):
+            text = None
+    with errs.catch():
+        _check_required(spec, where, names)
+    return kafka, text
+
+
+def parse_source_spec(spec: Any, where: str = "source") -> SourceSpec:
+    """``spec`` (the run config's ``source`` mapping) checked by its type's table
+    (``SOURCE_TABLES``) and across keys, into a frozen ``SourceSpec``. Every mistake is raised
+    at once (one ``ConfigErrors``), each ``ConfigError(key, problem, fix)`` naming
+    ``<where>.<key>``. It does not touch the network; a kafka source's ``KafkaSpec`` is parsed
+    here, once."""
+    kind = _check_type(spec, where)
+    errs = ErrorCollector()
+    values = SOURCE_TABLES[kind].parse(spec, where, errs)
+    if any(e.key == f"{where}.format" for e in errs.errors):
+        errs.raise_if_any()  # the schema checks depend on the format
+    kafka, text = _across_keys(spec, kind, values, where, errs)
     errs.raise_if_any()
+    return SourceSpec(
+        type=kind,
+        options=MappingProxyType(dict(spec)),
+        values=MappingProxyType(values),
+        format=values["format"],
+        schema_ddl=text,
+        schema=declared_schema(spec, where),
+        kafka=kafka,
+        incidents=tuple(values.get("incidents") or ()),
+    )
+
+
+def validate_source_spec(spec: Any, where: str = "source") -> None:
+    """Raise ConfigError (key path, problem, fix) if ``spec`` is not a valid source spec
+    (``parse_source_spec``, result dropped). Several mistakes are raised together as one
+    ``ConfigErrors`` (a ConfigError)."""
+    parse_source_spec(spec, where)

@@ -6,7 +6,9 @@ table-driven validator (``streamdq.config_schema``): each section's keys are a `
 holding typed values, and the engine (``StreamRunner``) and ``streamdq run --check-config``
 (``config_check.py``) both consume that one parse; nothing is validated twice:
 
-* ``source``: the validated mapping (paths resolved) and ``source_schema``, the declared
+* ``source_spec``: a frozen ``SourceSpec`` (``connectors/sources/spec.py``: one table per source
+  type; a kafka source's ``KafkaSpec`` inside), which ``read_source`` reads without validating
+  again; ``source`` the mapping as given (paths resolved) and ``source_schema`` the declared
   schema of the decoded frame (parsed once, without Spark);
 * ``sinks``: a tuple of ``SinkSpec`` (``connectors/sinks/config.py``: one table per type);
 * ``policy``: the ``AlertPolicy`` of ``alerts:``;
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
 
     from streamdq.checks.pass_policy import PassPolicy
     from streamdq.connectors.sinks.config import SinkSpec
+    from streamdq.connectors.sources.spec import SourceSpec
 
 
 def parse_duration(value: Any, path: str) -> float:
@@ -585,6 +588,7 @@ class RunConfig:
     supervision: SupervisionConfig = field(default_factory=SupervisionConfig)
     event_time_bounds: EventTimeBounds = field(default_factory=EventTimeBounds)
     source_schema: StructType | None = None  # the decoded frame's declared columns (None: from the data)
+    source_spec: SourceSpec | None = None  # ``source`` parsed once (None only for a config built by hand)
     file: str | None = None
 
     @property
@@ -680,7 +684,7 @@ def _parse(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunC
     monitor_keys = monitor_registry().keys()  # auto_validate, quality_score (streamdq.monitors)
     table = Table(RUN_TABLE.name, (*RUN_TABLE.keys, *(_monitor_key(k) for k in monitor_keys)))
     values = table.parse(raw, "", errs)
-    source, schema = _source(raw, values["source"], base, errs)
+    source, schema, source_spec = _source(raw, values["source"], base, errs)
     checkpoint = _resolve(values["checkpoint"], base) if values["checkpoint"] else ""
     state: StateConfig = values["state"]
     if state.path:
@@ -716,30 +720,33 @@ def _parse(raw: Any, base: Path, file: str | None, errs: ErrorCollector) -> RunC
         supervision=values["supervision"],
         event_time_bounds=values["event_time_bounds"],
         source_schema=schema,
+        source_spec=source_spec,
         file=file,
     )
 
 
 def _source(
     raw: dict[str, Any], given: dict[str, Any], base: Path, errs: ErrorCollector
-) -> tuple[dict[str, Any], StructType | None]:
-    """``source:`` validated (paths resolved) and its declared schema, parsed once (None when the
-    schema comes from the data or the source is broken; a missing ``required`` field aside)."""
-    from streamdq.connectors.sources.spec import declared_schema, validate_source_spec
+) -> tuple[dict[str, Any], StructType | None, SourceSpec | None]:
+    """``source:`` (paths resolved) parsed once into a ``SourceSpec``, and its declared schema
+    (None when the schema comes from the data or the source is broken; with only a ``required``
+    field wrong the schema is still known, so the checks are checked against it)."""
+    from streamdq.connectors.sources.spec import declared_schema, parse_source_spec
 
     source = dict(given)
     for key in ("path", "schema_file"):
         if isinstance(source.get(key), str):
             source[key] = _resolve(source[key], base)
     if not isinstance(raw.get("source"), Mapping):
-        return source, None
+        return source, None, None
     found = ErrorCollector()
-    with found.catch():
-        validate_source_spec(source, "source")
+    parsed = found.get(parse_source_spec, source, "source", default=None)
     errs.extend(found.errors)
+    if parsed is not None:
+        return source, parsed.schema, parsed
     if any(e.key != "source.required" for e in found.errors):
-        return source, None
-    return source, errs.get(declared_schema, source, "source", default=None)
+        return source, None, None
+    return source, errs.get(declared_schema, source, "source", default=None), None
 
 
 def _checks_spec(

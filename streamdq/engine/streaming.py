@@ -194,7 +194,9 @@ class StreamRunner:
     def source_frame(self) -> DataFrame:
         from streamdq.connectors.sources import read_source
 
-        return read_source(self.spark, self.config.source)
+        # the source parsed at load, read as it is (a config built by hand is parsed here)
+        spec = self.config.source_spec
+        return read_source(self.spark, spec if spec is not None else self.config.source)
 
     def make_handler(self, query_id: str) -> BatchHandler:
         cfg = self.config

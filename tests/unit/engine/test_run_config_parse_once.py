@@ -68,6 +68,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
         monkeypatch.setattr(module, name, counted)
 
+    spy(source_module, "parse_source_spec")
     spy(source_module, "validate_source_spec")
     spy(source_module, "declared_schema")
     spy(sinks_module, "parse_sink_specs")
@@ -96,7 +97,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 
 ONCE = {
-    "validate_source_spec",
+    "parse_source_spec",
+    "table source files",
     "declared_schema",
     "parse_sink_specs",
     "checks_from_list",
@@ -119,6 +121,7 @@ def test_check_config_and_the_engine_share_one_parse(tmp_path: Path, calls: Coun
 
     checked = check_run_config(_run_yaml(tmp_path))
     assert {name: calls[name] for name in ONCE} == dict.fromkeys(ONCE, 1)
+    assert calls["validate_source_spec"] == 0  # the load parses; nothing validates on the side
     assert calls["quality_monitor"] == calls["auto_validate_monitor"] == 0  # no monitor built to validate
     before = Counter(calls)
     runner = StreamRunner(None, checked.config)  # type: ignore[arg-type]  # no Spark: wiring only
@@ -215,3 +218,70 @@ def test_the_checks_file_is_read_and_parsed_once(tmp_path: Path, monkeypatch: py
 def test_the_trigger_is_parsed_to_what_spark_takes(given: Any, trigger: str) -> None:
     base = {"dataset": "d", "source": {"type": "generator"}, "checkpoint": "/tmp/chk"}
     assert load_run_config({**base, "trigger": given}).trigger == trigger
+
+
+KAFKA_SOURCE = {
+    "type": "kafka",
+    "bootstrap_servers": "127.0.0.1:1",
+    "topic": "orders",
+    "implementation": "python",
+    "client": "kafka-python",
+    "schema": SCHEMA,
+    "required": ["order_id"],
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "table"),
+    [
+        (KAFKA_SOURCE, "source kafka"),
+        ({"type": "generator", "rows_per_second": 5, "seed": 1}, "source generator"),
+    ],
+)
+def test_the_source_is_parsed_once_at_load_and_read_as_it_is(
+    spark: Any, tmp_path: Path, calls: Counter[str], monkeypatch: pytest.MonkeyPatch, source: Any, table: str
+) -> None:
+    """The source section runs its table once at load (a kafka source's ``KafkaSpec`` with it);
+    ``read_source`` at start reads the parsed ``SourceSpec`` and validates nothing again."""
+    import streamdq.connectors.sources.kafka_options as kafka_options_module
+    from streamdq.connectors.sources import SourceSpec
+    from streamdq.engine.streaming import StreamRunner
+
+    built: list[str] = []
+    from_parsed = kafka_options_module.KafkaSpec.from_parsed.__func__  # type: ignore[attr-defined]
+
+    def counted_from_parsed(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append("from_parsed")
+        return from_parsed(cls, *args, **kwargs)
+
+    monkeypatch.setattr(kafka_options_module.KafkaSpec, "from_parsed", classmethod(counted_from_parsed))
+    config = load_run_config({"dataset": "d", "source": source, "checkpoint": str(tmp_path / "chk")})
+    assert isinstance(config.source_spec, SourceSpec) and config.source_spec.type == source["type"]
+    assert config.source_schema is config.source_spec.schema
+    assert calls["parse_source_spec"] == calls[f"table {table}"] == calls["declared_schema"] == 1
+    kafka_builds = 1 if source["type"] == "kafka" else 0
+    assert len(built) == kafka_builds and (config.source_spec.kafka is not None) == bool(kafka_builds)
+    before, parsed_before = Counter(calls), list(built)
+    frame = StreamRunner(spark, config).source_frame()
+    assert frame.isStreaming and "_streamdq_error" in frame.columns
+    assert calls == before and built == parsed_before, "the source was validated again at start"
+    assert calls["table kafka"] == 0  # KafkaSpec.from_source (the bare-mapping door) never ran
+
+
+def test_source_mistakes_are_reported_at_once_with_their_keys(tmp_path: Path) -> None:
+    from streamdq.engine.config import read_run_config
+
+    _, errs = read_run_config(
+        {
+            "dataset": "d",
+            "source": {**KAFKA_SOURCE, "topic": None, "min_partitions": 0, "starting_offsets": "yesterday"},
+            "checkpoint": str(tmp_path / "chk"),
+        }
+    )
+    problems = {e.key: e.problem for e in errs.errors}
+    assert problems == {
+        "source.min_partitions": "must be a positive integer, got 0",
+        "source.starting_offsets": "unknown value 'yesterday'",
+        "source.topic": "is required for a kafka source",
+    }
+    assert all(e.fix for e in errs.errors)
