@@ -1,12 +1,16 @@
-"""Start-up validation of a source spec (the run config's ``source:`` mapping).
+"""The run config's ``source:`` mapping, parsed once into a frozen ``SourceSpec``.
 
-``validate_source_spec(spec, where="source")`` raises :class:`streamdq.errors.ConfigError` naming
-the key path (``source.format``), the problem and the fix; it returns None for a valid spec. It
-does not touch the network. The schema DDL is parsed by the pure-Python parser in ``ddl.py``,
-with or without a SparkSession, so a mistake reads the same either way (the run config is checked
-before Spark starts); ``read_source`` parses it again with Spark in any case. ``declared_schema(spec)`` is the
-StructType of the decoded frame's columns (data fields plus typed metadata columns), for checking
-``event_time``, checks and monitors against it before Spark starts.
+``parse_source_spec(spec, where="source")`` checks the mapping with its type's table
+(``SOURCE_TABLES``: ``streamdq.config_schema`` rows, the Kafka ones being ``KAFKA_KEYS`` of
+``kafka_options.py``), then across keys (a kafka source's ``KafkaSpec``, the path, the schema
+against ``format`` and ``required``, ``order: name``), and raises every mistake at once as
+:class:`streamdq.errors.ConfigError` naming the key path (``source.format``), the problem and the
+fix. It does not touch the network. The schema DDL is parsed by the pure-Python parser in
+``ddl.py``, with or without a SparkSession, so a mistake reads the same either way (the run config
+is checked before Spark starts). ``read_source`` takes the ``SourceSpec`` and validates nothing
+again. ``validate_source_spec`` is the same check, result dropped. ``declared_schema(spec)`` is
+the StructType of the decoded frame's columns (data fields plus typed metadata columns), for
+checking ``event_time``, checks and monitors against it before Spark starts.
 
 Keys per ``type`` (all types also take ``type``):
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from streamdq.connectors.sinks.config import SINK_TABLES
+from streamdq.connectors.sources.spec import SOURCE_TABLES
 
 from streamdq.alerts.policy import ALERTS_TABLE
 from streamdq.autovalidate.avh.monitor import AUTO_VALIDATE_TABLE
@@ -24,6 +25,7 @@ TABLES = {
     "auto_validate": AUTO_VALIDATE_TABLE,
     "quality_score": QUALITY_TABLE,
     **{f"sink {kind}": table for kind, table in SINK_TABLES.items()},
+    **{f"source {kind}": table for kind, table in SOURCE_TABLES.items()},
 }
 
 

@@ -245,6 +245,7 @@ def test_the_source_is_parsed_once_at_load_and_read_as_it_is(
     ``read_source`` at start reads the parsed ``SourceSpec`` and validates nothing again."""
     import streamdq.connectors.sources.kafka_options as kafka_options_module
     from streamdq.connectors.sources import SourceSpec
+
     from streamdq.engine.streaming import StreamRunner
 
     built: list[str] = []
