@@ -192,7 +192,7 @@ def read_files(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
             *no_drift_columns(),
             F.col("_metadata.file_path").alias(FILE_COL),
         )
-    raise ConfigError("source.format", f"unknown file format {fmt!r}")  # validate_source_spec catches it first
+    raise ConfigError("source.format", f"unknown file format {fmt!r}")  # parse_source_spec catches it first
 
 
 def read_clf(spark: SparkSession, spec: Mapping[str, Any]) -> DataFrame:
