@@ -333,17 +333,22 @@ class KafkaSpec:
         ending = source.get("ending_offsets")
         return spec if ending is None else spec.with_ending(ending)
 
-    @classmethod
-    def from_parsed(cls, values: Mapping[str, Any], where: str = "source") -> KafkaSpec:
-        """From ``KAFKA_KEYS`` already parsed (each value checked, defaults filled in); the two
-        required keys are checked here, so a missing one says ``is required for a kafka source``."""
-        missing = [
+    @staticmethod
+    def missing(values: Mapping[str, Any], where: str = "source") -> list[ConfigError]:
+        """``is required for a kafka source`` for ``bootstrap_servers`` and ``topic`` when unset."""
+        return [
             ConfigError(
                 f"{where}.{key}", "is required for a kafka source", f"set {where}.{key}, e.g. {example}"
             )
             for key, example in (("bootstrap_servers", "127.0.0.1:9092"), ("topic", "orders"))
             if not values.get(key)
         ]
+
+    @classmethod
+    def from_parsed(cls, values: Mapping[str, Any], where: str = "source") -> KafkaSpec:
+        """From ``KAFKA_KEYS`` already parsed (each value checked, defaults filled in); the two
+        required keys are checked here, so a missing one says ``is required for a kafka source``."""
+        missing = cls.missing(values, where)
         if missing:
             raise missing[0] if len(missing) == 1 else ConfigErrors(missing)
         return cls(

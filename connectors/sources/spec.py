@@ -392,9 +392,12 @@ def schema_text(spec: Mapping[str, Any], where: str = "source") -> str | None:
     return stripped
 
 
-def _check_schema(spec: Mapping[str, Any], where: str, needed: bool) -> list[str] | None:
-    """The schema's field names when it can be parsed now, else None."""
-    text = schema_text(spec, where)
+def _check_schema(
+    spec: Mapping[str, Any], where: str, needed: bool, text: str | None = None
+) -> list[str] | None:
+    """The schema's field names when it can be parsed now, else None (``text``: the schema's
+    text read already, else read here)."""
+    text = text if text is not None else schema_text(spec, where)
     if text is None:
         if needed:
             raise ConfigError(
@@ -590,7 +593,12 @@ def _across_keys(
     fmt = values["format"]
     kafka: KafkaSpec | None = None
     if kind == "kafka":
-        kafka = errs.get(KafkaSpec.from_parsed, values, where, default=None)
+        for error in KafkaSpec.missing(values, where):
+            if error.key.rsplit(".", 1)[-1] not in spec:  # a key given but wrong is its check's
+                errs.add(error)
+        kafka_paths = {f"{where}.{key.name}" for key in KAFKA_KEYS}
+        if not any(e.key in kafka_paths for e in errs.errors):
+            kafka = errs.get(KafkaSpec.from_parsed, values, where, default=None)
     if kind in ("files", "clf") and "path" not in spec:
         errs.add(
             ConfigError(f"{where}.path", "is required", "set the directory to watch, e.g. path: /data/in")
@@ -608,8 +616,11 @@ def _across_keys(
         )
     else:
         needed = fmt in ("json", "csv") if kind == "kafka" else fmt != "text"
+        before = len(errs)
         text = errs.get(schema_text, spec, where, default=None)
-        names = errs.get(_check_schema, spec, where, needed, default=None)
+        names = None
+        if len(errs) == before:  # a schema that cannot be read is one mistake, said once
+            names = errs.get(_check_schema, spec, where, needed, text, default=None)
         if fmt in ("raw", "text"):
             text = None
     with errs.catch():

@@ -100,3 +100,37 @@ def test_where_prefix_is_used(spark):
         validate_source_spec({**KAFKA, "format": "xml"}, where="sources[0]")
     with pytest.raises(ConfigError, match=r"^src.max_records_per_trigger"):
         validate_source_spec({**KAFKA, "max_records_per_trigger": 0}, where="src")
+
+
+def test_a_schema_file_that_cannot_be_read_is_said_once(tmp_path, spark):
+    with pytest.raises(ConfigError) as err:
+        validate_source_spec(
+            {**KAFKA, "schema": None, "schema_file": str(tmp_path / "missing.ddl"), "topic": None}
+        )
+    keys = [e.key for e in err.value.errors_list()]
+    assert sorted(keys) == ["source.schema_file", "source.topic"], keys
+
+
+def test_the_parsed_spec_holds_what_the_readers_need(tmp_path, spark):
+    from streamdq.connectors.sources import SourceSpec, parse_source_spec
+
+    ddl = tmp_path / "schema.ddl"
+    ddl.write_text("order_id STRING, ts TIMESTAMP\n")
+    spec = parse_source_spec({**KAFKA, "schema": None, "schema_file": str(ddl), "required": ["ts"]})
+    assert isinstance(spec, SourceSpec) and spec.format == "json"
+    assert spec.schema_ddl == "order_id STRING, ts TIMESTAMP"
+    assert spec.kafka is not None and spec.kafka.topics == ("orders",)
+    assert spec.values["required"] == ("ts",) and spec.values["invalid_utf8"] == "quarantine"
+    assert spec.schema is not None and "_streamdq_kafka_offset" in spec.schema.fieldNames()
+    with pytest.raises(TypeError):
+        spec.options["topic"] = "other"  # read-only
+
+
+def test_a_missing_kafka_key_is_said_once_beside_other_mistakes(spark):
+    spec = {k: v for k, v in KAFKA.items() if k != "bootstrap_servers"}
+    with pytest.raises(ConfigError) as err:
+        validate_source_spec({**spec, "min_partitions": 0})
+    assert [(e.key, e.problem) for e in err.value.errors_list()] == [
+        ("source.min_partitions", "must be a positive integer, got 0"),
+        ("source.bootstrap_servers", "is required for a kafka source"),
+    ]
