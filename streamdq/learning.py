@@ -15,9 +15,8 @@ autovalidate never imports the engine.
 * ``profile_frames`` / ``profile_segments``: profiles of frames or of one frame's segments.
 * ``profile_steps``: the profiles of many learning steps in one run (evaluation at scale).
 
->>> # doctest: +SKIP
->>> program = learn(history, "amount", fpr=0.001, seed=0)
->>> judge(program, next_batch)   # [] means the batch passes
+>>> program = learn(history, "amount", fpr=0.001, seed=0)  # doctest: +SKIP
+>>> judge(program, next_batch)  # [] means the batch passes  # doctest: +SKIP
 []
 """
 
@@ -119,12 +118,11 @@ def profile_steps(
     ``p`` in ``step.judged``: the same programs and verdicts as ``learn(...)`` and
     ``judge(program, batch)`` (docs/autovalidate.md, "Evaluating at scale"). No step: ``[]``.
 
-    >>> # doctest: +SKIP
-    >>> steps = [(batches[k - 1], k, [batches[k]]) for k in range(30, 60)]
-    >>> out = profile_steps(steps, "temp", "numeric")
-    >>> history = profile_frames(batches[:59], "temp", "numeric")
-    >>> program = learn_from_profiles(history[0:30], out[0].corrupted)
-    >>> flagged = bool(program.judge_profile(out[0].judged[0]))
+    >>> steps = [(batches[k - 1], k, [batches[k]]) for k in range(30, 60)]  # doctest: +SKIP
+    >>> out = profile_steps(steps, "temp", "numeric")  # doctest: +SKIP
+    >>> history = profile_frames(batches[:59], "temp", "numeric")  # doctest: +SKIP
+    >>> program = learn_from_profiles(history[0:30], out[0].corrupted)  # doctest: +SKIP
+    >>> flagged = bool(program.judge_profile(out[0].judged[0]))  # doctest: +SKIP
     """
     frames: list[Any] = []
     layout: list[tuple[list[str], int]] = []
