@@ -144,7 +144,10 @@ class Distribution(FrozenMapping):
             if not isinstance(entry, Mapping) or set(entry) != {"absolute", "ratio"}:
                 raise ValueShapeError(f"not a distribution bin: {key!r}: {entry!r}")
             bins[key] = (entry["absolute"], entry["ratio"])
-        return cls.of(bins, data["number_of_bins"], data.get("tail_count"))
+        try:
+            return cls.of(bins, data["number_of_bins"], data.get("tail_count"))
+        except (TypeError, ValueError):  # a count or ratio that is not a number
+            raise ValueShapeError(f"not a distribution (counts and ratios are numbers): {data!r}") from None
 
     @property
     def bins(self) -> Mapping[str, Bin]:

@@ -96,6 +96,15 @@ def test_a_value_of_another_shape_is_kept_as_it_is() -> None:
         Distribution.from_json({"number_of_bins": 1, "values": {"a": {"absolute": 1}}})
     with pytest.raises(ValueShapeError):
         Quantiles.from_json({"0.5": "high"})
+    # a bin whose count or ratio is not a number: another shape too, kept as it is when read
+    for bad in ({"absolute": None, "ratio": 1.0}, {"absolute": 1, "ratio": "all"}):
+        with pytest.raises(ValueShapeError):
+            Distribution.from_json({"number_of_bins": 1, "values": {"a": bad}})
+        stored = {"entity": "Column", "name": "Histogram", "instance": "x"}
+        value = {"number_of_bins": 1, "values": {"a": bad}}
+        assert Metric.from_dict({**stored, "value": value}).value == value
+    with pytest.raises(ValueShapeError):
+        Distribution.from_json({"number_of_bins": "many", "values": {}})
 
 
 def test_the_analyzers_give_typed_values() -> None:
