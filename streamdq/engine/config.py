@@ -89,10 +89,17 @@ def parse_duration(value: Any, path: str) -> float:
 
 
 def spark_interval(seconds: float) -> str:
-    """A Spark interval string for a number of seconds (``"90 seconds"``)."""
-    if seconds == int(seconds):
-        return f"{int(seconds)} seconds"
-    return f"{int(seconds * 1000)} milliseconds"
+    """A Spark interval string for a number of seconds (``"90 seconds"``), to the nearest
+    millisecond (Spark's unit for a trigger) and at least one: a positive duration never
+    becomes a zero interval, which Spark reads as "no wait".
+
+    >>> spark_interval(90.0), spark_interval(1.001), spark_interval(0.0001)
+    ('90 seconds', '1001 milliseconds', '1 milliseconds')
+    """
+    millis = max(1, round(seconds * 1000))
+    if millis % 1000 == 0:
+        return f"{millis // 1000} seconds"
+    return f"{millis} milliseconds"
 
 
 # -- state ----------------------------------------------------------------------------------

@@ -213,7 +213,15 @@ def test_the_checks_file_is_read_and_parsed_once(tmp_path: Path, monkeypatch: py
 
 @pytest.mark.parametrize(
     ("given", "trigger"),
-    [(5, "5 seconds"), ("2s", "2 seconds"), ("1 minute", "60 seconds"), ("once", "once")],
+    [
+        (5, "5 seconds"),
+        ("2s", "2 seconds"),
+        ("1 minute", "60 seconds"),
+        ("once", "once"),
+        # to the nearest millisecond (1.001 * 1000 is 1000.999...), never a zero interval
+        ("1.001 seconds", "1001 milliseconds"),
+        (0.0001, "1 milliseconds"),
+    ],
 )
 def test_the_trigger_is_parsed_to_what_spark_takes(given: Any, trigger: str) -> None:
     base = {"dataset": "d", "source": {"type": "generator"}, "checkpoint": "/tmp/chk"}
