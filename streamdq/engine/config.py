@@ -178,11 +178,6 @@ def _state(values: dict[str, Any]) -> StateConfig:
 STATE = section(STATE_TABLE, _state, shape=_state_shape)
 
 
-def state_config(raw: Any, where: str = "state") -> StateConfig:
-    """``state:`` (a path, or a mapping of ``STATE_TABLE``) as a StateConfig (paths unresolved)."""
-    return STATE(where, raw)  # type: ignore[no-any-return]
-
-
 # -- supervision ----------------------------------------------------------------------------
 
 
