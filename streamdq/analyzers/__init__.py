@@ -38,7 +38,9 @@ from streamdq.analyzers.range import Range, RangeState
 from streamdq.analyzers.ratio_of_sums import RatioOfSums, RatioOfSumsState
 from streamdq.analyzers.register import (
     analyzer_from_spec,
+    register_analyzer,
     register_builtins,
+    register_state,
     registered_analyzers,
     registered_states,
     state_from_bytes,
@@ -107,7 +109,9 @@ __all__ = [
     "Size",
     "State",
     "analyzer_from_spec",
+    "register_analyzer",
     "register_builtins",
+    "register_state",
     "registered_analyzers",
     "registered_states",
     "state_from_bytes",

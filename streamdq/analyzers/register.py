@@ -37,7 +37,8 @@ from typing import Any
 
 from streamdq.analyzers.approx_count_distinct import ApproxCountDistinct
 from streamdq.analyzers.approx_quantile import ApproxQuantile, ApproxQuantiles
-from streamdq.analyzers.base import Analyzer, analyzer_types, register_analyzer
+from streamdq.analyzers.base import Analyzer, AnalyzerNameTaken, analyzer_types
+from streamdq.analyzers.base import register_analyzer as _register_analyzer
 from streamdq.analyzers.basic_states import (
     CoMomentsState,
     MaxState,
@@ -75,7 +76,8 @@ from streamdq.analyzers.size import Size
 from streamdq.analyzers.sketch_states import HllState, KllState
 from streamdq.analyzers.skewness import Skewness
 from streamdq.analyzers.standard_deviation import StandardDeviation
-from streamdq.analyzers.state import State, decode_state, register_state, state_types
+from streamdq.analyzers.state import State, StateTagTaken, decode_state, state_types
+from streamdq.analyzers.state import register_state as _register_state
 from streamdq.analyzers.sum import Sum
 from streamdq.analyzers.unique_value_ratio import UniqueValueRatio
 from streamdq.analyzers.uniqueness import Uniqueness
@@ -154,11 +156,39 @@ def register_builtins() -> None:
     with _LOCK:
         if _DONE:
             return
+        taken: list[str] = []
         for analyzer in BUILTIN_ANALYZERS:
-            register_analyzer(analyzer)
+            try:
+                _register_analyzer(analyzer)
+            except AnalyzerNameTaken as exc:
+                taken.append(str(exc))
         for state in BUILTIN_STATES:
-            register_state(state)
-        _DONE = True
+            try:
+                _register_state(state)
+            except StateTagTaken as exc:
+                taken.append(str(exc))
+        _DONE = True  # the look-ups work from now on, whatever was taken
+    if taken:
+        raise AnalyzerNameTaken(
+            "built-ins shadowed by classes registered before them through analyzers.base or "
+            f"analyzers.state ({'; '.join(taken)}): register with "
+            "streamdq.analyzers.register.register_analyzer / register_state, which refuse a built-in's name"
+        )
+
+
+def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
+    """Register a user's analyzer class by its ``NAME`` (returns ``cls``), the built-ins first,
+    so a name a built-in holds is refused (``AnalyzerNameTaken``) whenever it is called.
+    Idempotent and thread-safe; ``unregister_analyzer`` undoes it."""
+    register_builtins()
+    return _register_analyzer(cls)
+
+
+def register_state(cls: type[State]) -> type[State]:
+    """Register a user's state type by its ``TYPE_TAG`` (returns ``cls``), the built-ins first,
+    so a tag a built-in holds is refused (``StateTagTaken``) whenever it is called."""
+    register_builtins()
+    return _register_state(cls)
 
 
 def registered_analyzers() -> dict[str, type[Analyzer]]:
@@ -246,7 +276,9 @@ __all__ = [
     "BUILTIN_STATES",
     "analyzer_class",
     "analyzer_from_spec",
+    "register_analyzer",
     "register_builtins",
+    "register_state",
     "registered_analyzers",
     "registered_states",
     "state_from_bytes",

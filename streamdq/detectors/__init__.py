@@ -20,7 +20,6 @@ from streamdq.detectors.base import (
     Verdict,
     dump_state,
     load_state,
-    register_detector,
     unregister_detector,
 )
 from streamdq.detectors.batch_normal import BatchNormal
@@ -31,6 +30,7 @@ from streamdq.detectors.register import (
     detector_from_spec,
     detector_types,
     register_builtins,
+    register_detector,
     registered_detectors,
 )
 from streamdq.detectors.relative_rate_of_change import RelativeRateOfChange

@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from streamdq.detectors.absolute_change import AbsoluteChange
-from streamdq.detectors.base import Detector, build_detector, detector_classes, register_detector
+from streamdq.detectors.base import Detector, DetectorTypeTaken, build_detector, detector_classes
+from streamdq.detectors.base import register_detector as _register_detector
 from streamdq.detectors.batch_normal import BatchNormal
 from streamdq.detectors.holt_winters import HoltWinters
 from streamdq.detectors.online_normal import OnlineNormal
@@ -62,9 +63,26 @@ def register_builtins() -> None:
     with _LOCK:
         if _DONE:
             return
+        taken: list[str] = []
         for cls in BUILTIN_DETECTORS:
-            register_detector(cls)
-        _DONE = True
+            try:
+                _register_detector(cls)
+            except DetectorTypeTaken as exc:
+                taken.append(str(exc))
+        _DONE = True  # the look-ups work from now on, whatever was taken
+    if taken:
+        raise DetectorTypeTaken(
+            f"built-ins shadowed by classes registered before them through detectors.base ({'; '.join(taken)}): "
+            "register with streamdq.detectors.register_detector, which refuses a built-in's type"
+        )
+
+
+def register_detector(cls: type[Detector]) -> type[Detector]:
+    """Register a user's detector class by its ``TYPE`` (returns ``cls``), the built-ins first, so
+    a type a built-in holds is refused (``DetectorTypeTaken``) whenever it is called.
+    Idempotent and thread-safe; ``unregister_detector`` undoes it."""
+    register_builtins()
+    return _register_detector(cls)
 
 
 def registered_detectors() -> dict[str, type[Detector]]:
@@ -95,5 +113,6 @@ __all__ = [
     "detector_from_spec",
     "detector_types",
     "register_builtins",
+    "register_detector",
     "registered_detectors",
 ]

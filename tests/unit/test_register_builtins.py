@@ -214,3 +214,56 @@ def test_register_builtins_under_concurrent_look_ups() -> None:
         "print(set(counts) == {len(BUILTIN_STATES)})\n"
     )
     assert _run(code) == "True"
+
+
+def test_a_builtin_name_is_refused_even_before_the_builtins_are_registered() -> None:
+    """The public register_* calls register the built-ins first: in a fresh process, a user class
+    under "Mean" (or a built-in detector type) is refused at once, and the look-ups keep working."""
+    code = (
+        "import dataclasses\n"
+        "from typing import ClassVar\n"
+        "from streamdq.analyzers import register_analyzer\n"
+        "from streamdq.analyzers.mean import Mean\n"
+        "from streamdq.analyzers.register import analyzer_class\n"
+        "from streamdq.detectors import register_detector, SimpleThreshold\n"
+        "from streamdq.detectors.register import registered_detectors\n"
+        "@dataclasses.dataclass(frozen=True)\n"
+        "class Impostor(Mean):\n"
+        "    NAME: ClassVar[str] = 'Mean'\n"
+        "@dataclasses.dataclass(frozen=True)\n"
+        "class Fake(SimpleThreshold):\n"
+        "    TYPE: ClassVar[str] = 'simple_threshold'\n"
+        "out = []\n"
+        "for register, cls in ((register_analyzer, Impostor), (register_detector, Fake)):\n"
+        "    try:\n"
+        "        register(cls)\n"
+        "        out.append('accepted')\n"
+        "    except ValueError as exc:\n"
+        "        out.append(type(exc).__name__)\n"
+        "print(*out, analyzer_class('Mean') is Mean, analyzer_class('Sum').NAME,\n"
+        "      registered_detectors()['simple_threshold'] is SimpleThreshold)\n"
+    )
+    assert _run(code) == "AnalyzerNameTaken DetectorTypeTaken True Sum True"
+
+
+def test_a_builtin_shadowed_through_the_raw_registry_is_reported_once() -> None:
+    """A class registered under a built-in's name through the raw registry (analyzers.base),
+    before the built-ins: the first look-up says so, and the look-ups work after it."""
+    code = (
+        "import dataclasses\n"
+        "from typing import ClassVar\n"
+        "from streamdq.analyzers.base import register_analyzer as raw\n"
+        "from streamdq.analyzers.mean import Mean\n"
+        "from streamdq.analyzers.register import analyzer_class\n"
+        "@dataclasses.dataclass(frozen=True)\n"
+        "class Impostor(Mean):\n"
+        "    NAME: ClassVar[str] = 'Mean'\n"
+        "raw(Impostor)\n"
+        "try:\n"
+        "    analyzer_class('Sum')\n"
+        "    first = 'no error'\n"
+        "except ValueError as exc:\n"
+        "    first = type(exc).__name__ + (' names Mean' if \"'Mean'\" in str(exc) else '')\n"
+        "print(first, '|', analyzer_class('Sum').NAME, analyzer_class('Mean') is Impostor)\n"
+    )
+    assert _run(code) == "AnalyzerNameTaken names Mean | Sum True"
