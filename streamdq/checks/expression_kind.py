@@ -127,6 +127,20 @@ def _evaluate(constraint: Any, metric: Metric | None, context: Mapping[str, Any]
     return FAILURE, message
 
 
+EXAMPLE = """\
+>>> c = constraint_from_dict({"expression": {"name": "has rows", "expression": 'metrics["Size"] > 0'}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Size'}
+>>> c.judge(None, {"metrics_by_analyzer": {c.analyzer: c.analyzer.ok(42.0)}})
+('Success', None)
+>>> c.judge(None, {"metrics_by_analyzer": {c.analyzer: c.analyzer.ok(0.0)}})
+('Failure', 'has rows: the expression is false')
+>>> c.judge(None)
+('Failure', "has rows: no such key 'Size'")
+"""
+"""The kind's example (``ConstraintKind.example``): the expression judged against the metrics given."""
+
+
 def expression_kind() -> ConstraintKind:
     return ConstraintKind(
         KIND,
@@ -141,6 +155,7 @@ def expression_kind() -> ConstraintKind:
         evaluate=_evaluate,
         takes_assertion=False,
         needs_metric=False,
+        example=EXAMPLE,
     )
 
 

@@ -13,12 +13,17 @@ by the evaluator the caller passes in the check context (``context["anomaly_eval
 engine passes its ``streamdq.detectors.evaluator.AnomalyEvaluator`` per query, ``verify`` a
 ``HistoryAnomalyEvaluator``); without one it fails with a message saying so. There is no
 process-wide evaluator.
+
+Every kind carries a runnable example (``ConstraintKind.example``, from ``EXAMPLES`` at the end
+of this module): the constraint built from its check-file form, the analyzer it asks for, and
+its judgement of a hand-made metric; tests/unit/test_doctests_constraint_kinds.py runs them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
@@ -122,9 +127,14 @@ COLUMN_A = Param("column_a", "column")
 COLUMN_B = Param("column_b", "column")
 
 
+def _register(kind: ConstraintKind) -> None:
+    """Register ``kind`` with its example from ``EXAMPLES``."""
+    register_constraint_kind(replace(kind, example=EXAMPLES.get(kind.name, "")))
+
+
 def _simple(kind: str, analyzer: str) -> None:
     """A kind ``kind(column, assertion)`` judging ``analyzer(column)``; the assertion is required."""
-    register_constraint_kind(
+    _register(
         ConstraintKind(
             kind,
             (COLUMN,),
@@ -170,7 +180,7 @@ def _length_builder(analyzer: str) -> AnalyzerBuilder:
 def register() -> None:
     """Add Deequ's vocabulary to the registry (``streamdq.checks.register.register_builtins``
     calls it once)."""
-    reg = register_constraint_kind
+    reg = _register
     # completeness
     reg(
         ConstraintKind(
@@ -566,3 +576,384 @@ def _anomaly_evaluator_missing(
     return evaluator(constraint, metric, context)
 
 
+# -- examples (ConstraintKind.example; run by tests/unit/test_doctests_constraint_kinds.py) --
+
+EXAMPLES: dict[str, str] = {
+    "is_complete": """\
+>>> c = constraint_from_dict({"is_complete": {"column": "email"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Completeness', 'column': 'email'}
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.75))
+('Failure', 'Value: 0.75 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "has_completeness": """\
+>>> c = constraint_from_dict({"has_completeness": {"column": "email", "assertion": ">= 0.9"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Completeness', 'column': 'email'}
+>>> c.judge(c.analyzer.ok(0.95))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected >= 0.9)')
+""",
+    "are_complete": """\
+>>> c = constraint_from_dict({"are_complete": {"columns": ["email", "phone"]}})
+>>> c.analyzer.to_spec()["predicate"]
+'`email` IS NOT NULL AND `phone` IS NOT NULL'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "are_any_complete": """\
+>>> c = constraint_from_dict({"are_any_complete": {"columns": ["email", "phone"]}})
+>>> c.analyzer.to_spec()["predicate"]
+'`email` IS NOT NULL OR `phone` IS NOT NULL'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.9))
+('Failure', 'Value: 0.9 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "is_unique": """\
+>>> c = constraint_from_dict({"is_unique": {"column": "id"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Uniqueness', 'columns': ['id']}
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "is_primary_key": """\
+>>> c = constraint_from_dict({"is_primary_key": {"columns": ["order_id", "line"]}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Uniqueness', 'columns': ['order_id', 'line']}
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.8))
+('Failure', 'Value: 0.8 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "has_uniqueness": """\
+>>> c = constraint_from_dict({"has_uniqueness": {"columns": ["id"], "assertion": ">= 0.9"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Uniqueness', 'columns': ['id']}
+>>> c.judge(c.analyzer.ok(0.95))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected >= 0.9)')
+""",
+    "has_distinctness": """\
+>>> c = constraint_from_dict({"has_distinctness": {"columns": ["country"], "assertion": "<= 0.1"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Distinctness', 'columns': ['country']}
+>>> c.judge(c.analyzer.ok(0.05))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected <= 0.1)')
+""",
+    "has_unique_value_ratio": """\
+>>> c = constraint_from_dict({"has_unique_value_ratio": {"columns": ["id"], "assertion": "== 1"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'UniqueValueRatio', 'columns': ['id']}
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.25))
+('Failure', 'Value: 0.25 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "has_number_of_distinct_values": """\
+>>> c = constraint_from_dict({"has_number_of_distinct_values": {"column": "status", "assertion": "<= 3"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Histogram', 'column': 'status', 'max_detail_bins': 1000, 'compute_frequencies_as_ratio': True}
+>>> c.judge(c.analyzer.ok(Distribution.of({"ok": (3, 0.75), "NullValue": (1, 0.25)}, number_of_bins=2)))
+('Success', None)
+>>> c.judge(c.analyzer.ok(Distribution.of({"a": (1, 0.25), "b": (1, 0.25), "c": (1, 0.25), "d": (1, 0.25)}, number_of_bins=4)))
+('Failure', 'Value: 4.0 does not meet the constraint requirement! (expected <= 3.0)')
+""",
+    "has_histogram_values": """\
+>>> c = constraint_from_dict({"has_histogram_values": {"column": "status", "key": "ok", "assertion": ">= 0.5"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Histogram', 'column': 'status', 'max_detail_bins': 1000, 'compute_frequencies_as_ratio': True}
+>>> c.judge(c.analyzer.ok(Distribution.of({"ok": (3, 0.75), "error": (1, 0.25)}, number_of_bins=2)))
+('Success', None)
+>>> c.judge(c.analyzer.ok(Distribution.of({"error": (4, 1.0)}, number_of_bins=1)))
+('Failure', "Can't retrieve the value to assert on: key 'ok' not found")
+""",
+    "has_entropy": """\
+>>> c = constraint_from_dict({"has_entropy": {"column": "status", "assertion": "> 0.5"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Entropy', 'column': 'status'}
+>>> c.judge(c.analyzer.ok(0.69))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.0))
+('Failure', 'Value: 0.0 does not meet the constraint requirement! (expected > 0.5)')
+""",
+    "has_mutual_information": """\
+>>> c = constraint_from_dict({"has_mutual_information": {"column_a": "city", "column_b": "zip", "assertion": "> 0.1"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'MutualInformation', 'columns': ['city', 'zip']}
+>>> c.judge(c.analyzer.ok(0.7))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.0))
+('Failure', 'Value: 0.0 does not meet the constraint requirement! (expected > 0.1)')
+""",
+    "has_approx_quantile": """\
+>>> c = constraint_from_dict({"has_approx_quantile": {"column": "latency", "quantile": 0.99, "assertion": "< 500"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'ApproxQuantile', 'column': 'latency', 'quantile': 0.99, 'k': 200}
+>>> c.judge(c.analyzer.ok(320.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(900.0))
+('Failure', 'Value: 900.0 does not meet the constraint requirement! (expected < 500.0)')
+""",
+    "has_approx_count_distinct": """\
+>>> c = constraint_from_dict({"has_approx_count_distinct": {"column": "user", "assertion": ">= 100"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'ApproxCountDistinct', 'column': 'user'}
+>>> c.judge(c.analyzer.ok(1520.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(12.0))
+('Failure', 'Value: 12.0 does not meet the constraint requirement! (expected >= 100.0)')
+""",
+    "has_min": """\
+>>> c = constraint_from_dict({"has_min": {"column": "amount", "assertion": ">= 0"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Minimum', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(0.5))
+('Success', None)
+>>> c.judge(c.analyzer.ok(-3.0))
+('Failure', 'Value: -3.0 does not meet the constraint requirement! (expected >= 0.0)')
+""",
+    "has_max": """\
+>>> c = constraint_from_dict({"has_max": {"column": "amount", "assertion": "<= 1000"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Maximum', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(999.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(1500.0))
+('Failure', 'Value: 1500.0 does not meet the constraint requirement! (expected <= 1000.0)')
+""",
+    "has_mean": """\
+>>> c = constraint_from_dict({"has_mean": {"column": "amount", "assertion": {"between": [10, 20]}}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Mean', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(12.5))
+('Success', None)
+>>> c.judge(c.analyzer.ok(7.5))
+('Failure', 'Value: 7.5 does not meet the constraint requirement! (expected between 10.0 and 20.0)')
+""",
+    "has_sum": """\
+>>> c = constraint_from_dict({"has_sum": {"column": "amount", "assertion": "> 0"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Sum', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(420.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.0))
+('Failure', 'Value: 0.0 does not meet the constraint requirement! (expected > 0.0)')
+""",
+    "has_standard_deviation": """\
+>>> c = constraint_from_dict({"has_standard_deviation": {"column": "amount", "assertion": "< 5"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'StandardDeviation', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(1.5))
+('Success', None)
+>>> c.judge(c.analyzer.ok(8.0))
+('Failure', 'Value: 8.0 does not meet the constraint requirement! (expected < 5.0)')
+""",
+    "has_no_non_finite": """\
+>>> c = constraint_from_dict({"has_no_non_finite": {"column": "amount"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'NonFinite', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(0.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(2.0))
+('Failure', 'Value: 2.0 does not meet the constraint requirement! (expected == 0.0)')
+""",
+    "has_non_finite_count": """\
+>>> c = constraint_from_dict({"has_non_finite_count": {"column": "amount", "assertion": "<= 1"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'NonFinite', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(3.0))
+('Failure', 'Value: 3.0 does not meet the constraint requirement! (expected <= 1.0)')
+""",
+    "has_min_length": """\
+>>> c = constraint_from_dict({"has_min_length": {"column": "code", "assertion": ">= 2"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'MinLength', 'column': 'code', 'null_behavior': 'ignore'}
+>>> c.judge(c.analyzer.ok(2.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(1.0))
+('Failure', 'Value: 1.0 does not meet the constraint requirement! (expected >= 2.0)')
+""",
+    "has_max_length": """\
+>>> c = constraint_from_dict({"has_max_length": {"column": "code", "null_behavior": "empty_string", "assertion": "<= 8"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'MaxLength', 'column': 'code', 'null_behavior': 'empty_string'}
+>>> c.judge(c.analyzer.ok(8.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(12.0))
+('Failure', 'Value: 12.0 does not meet the constraint requirement! (expected <= 8.0)')
+""",
+    "has_size": """\
+>>> c = constraint_from_dict({"has_size": {"assertion": "> 0", "where": "country = 'DE'"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Size', 'where': "country = 'DE'"}
+>>> c.judge(c.analyzer.ok(42.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.0))
+('Failure', 'Value: 0.0 does not meet the constraint requirement! (expected > 0.0)')
+>>> c.judge(c.analyzer.failed("no rows", empty=True))
+('Success', None)
+""",
+    "has_data_type": """\
+>>> c = constraint_from_dict({"has_data_type": {"column": "amount", "data_type": "Numeric", "assertion": ">= 0.9"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'DataType', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(Distribution.of({"Integral": (7, 0.7), "Fractional": (3, 0.3)}, number_of_bins=2)))
+('Success', None)
+>>> c.judge(c.analyzer.ok(Distribution.of({"Integral": (4, 0.4), "String": (4, 0.4), "Unknown": (2, 0.2)}, number_of_bins=3)))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected >= 0.9)')
+""",
+    "has_pattern": """\
+>>> c = constraint_from_dict({"has_pattern": {"column": "sku", "pattern": "^[A-Z]{3}-[0-9]+$", "assertion": ">= 0.99"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'PatternMatch', 'column': 'sku', 'pattern': '^[A-Z]{3}-[0-9]+$'}
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected >= 0.99)')
+""",
+    "contains_email": """\
+>>> c = constraint_from_dict({"contains_email": {"column": "contact"}})
+>>> c.analyzer.to_spec()["pattern"]
+'EMAIL'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.75))
+('Failure', 'Value: 0.75 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "contains_url": """\
+>>> c = constraint_from_dict({"contains_url": {"column": "homepage", "assertion": ">= 0.5"}})
+>>> c.analyzer.to_spec()["pattern"]
+'URL'
+>>> c.judge(c.analyzer.ok(0.6))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.1))
+('Failure', 'Value: 0.1 does not meet the constraint requirement! (expected >= 0.5)')
+""",
+    "contains_credit_card_number": """\
+>>> c = constraint_from_dict({"contains_credit_card_number": {"column": "note", "assertion": "== 0"}})
+>>> c.analyzer.to_spec()["pattern"]
+'CREDITCARD'
+>>> c.judge(c.analyzer.ok(0.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.01))
+('Failure', 'Value: 0.01 does not meet the constraint requirement! (expected == 0.0)')
+""",
+    "contains_social_security_number": """\
+>>> c = constraint_from_dict({"contains_social_security_number": {"column": "note", "assertion": "== 0"}})
+>>> c.analyzer.to_spec()["pattern"]
+'SOCIAL_SECURITY_NUMBER_US'
+>>> c.judge(c.analyzer.ok(0.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.02))
+('Failure', 'Value: 0.02 does not meet the constraint requirement! (expected == 0.0)')
+""",
+    "has_correlation": """\
+>>> c = constraint_from_dict({"has_correlation": {"column_a": "height", "column_b": "weight", "assertion": "> 0.5"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Correlation', 'first_column': 'height', 'second_column': 'weight'}
+>>> c.judge(c.analyzer.ok(0.8))
+('Success', None)
+>>> c.judge(c.analyzer.ok(-0.1))
+('Failure', 'Value: -0.1 does not meet the constraint requirement! (expected > 0.5)')
+""",
+    "satisfies": """\
+>>> c = constraint_from_dict({"satisfies": {"predicate": "price >= cost", "name": "no loss", "columns": ["price", "cost"], "assertion": ">= 0.95"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Compliance', 'name': 'no loss', 'predicate': 'price >= cost', 'columns': ['price', 'cost']}
+>>> c.judge(c.analyzer.ok(0.98))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.9))
+('Failure', 'Value: 0.9 does not meet the constraint requirement! (expected >= 0.95)')
+""",
+    "is_non_negative": """\
+>>> c = constraint_from_dict({"is_non_negative": {"column": "amount"}})
+>>> c.analyzer.to_spec()["predicate"]
+'COALESCE(CAST(`amount` AS DOUBLE), 0.0) >= 0'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.97))
+('Failure', 'Value: 0.97 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "is_positive": """\
+>>> c = constraint_from_dict({"is_positive": {"column": "quantity"}})
+>>> c.analyzer.to_spec()["predicate"]
+'COALESCE(CAST(`quantity` AS DOUBLE), 1.0) > 0'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "is_contained_in": """\
+>>> c = constraint_from_dict({"is_contained_in": {"column": "status", "values": ["open", "closed"]}})
+>>> c.analyzer.to_spec()["predicate"]
+"`status` IS NULL OR `status` IN ('open', 'closed')"
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.75))
+('Failure', 'Value: 0.75 does not meet the constraint requirement! (expected == 1.0)')
+>>> constraint_from_dict({"is_contained_in": {"column": "age", "lower_bound": 0, "upper_bound": 150}}).analyzer.to_spec()["predicate"]
+'`age` IS NULL OR (`age` >= 0.0 AND `age` <= 150.0)'
+""",
+    "is_less_than": """\
+>>> c = constraint_from_dict({"is_less_than": {"column_a": "start", "column_b": "end"}})
+>>> c.analyzer.to_spec()["predicate"]
+'`start` < `end`'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "is_less_than_or_equal_to": """\
+>>> c = constraint_from_dict({"is_less_than_or_equal_to": {"column_a": "discount", "column_b": "price"}})
+>>> c.analyzer.to_spec()["predicate"]
+'`discount` <= `price`'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.9))
+('Failure', 'Value: 0.9 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "is_greater_than": """\
+>>> c = constraint_from_dict({"is_greater_than": {"column_a": "end", "column_b": "start", "assertion": ">= 0.99"}})
+>>> c.analyzer.to_spec()["predicate"]
+'`end` > `start`'
+>>> c.judge(c.analyzer.ok(0.995))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.5))
+('Failure', 'Value: 0.5 does not meet the constraint requirement! (expected >= 0.99)')
+""",
+    "is_greater_than_or_equal_to": """\
+>>> c = constraint_from_dict({"is_greater_than_or_equal_to": {"column_a": "paid", "column_b": "due"}})
+>>> c.analyzer.to_spec()["predicate"]
+'`paid` >= `due`'
+>>> c.judge(c.analyzer.ok(1.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(0.8))
+('Failure', 'Value: 0.8 does not meet the constraint requirement! (expected == 1.0)')
+""",
+    "has_no_anomalies": """\
+>>> c = constraint_from_dict({"has_no_anomalies": {"metric": {"analyzer": "Size"}, "detector": {"type": "simple_threshold", "upper_bound": 100}}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Size'}
+>>> c.judge(c.analyzer.ok(300.0))
+('Failure', "has_no_anomalies needs a detector evaluator in the check context ...")
+>>> from streamdq.detectors.history_evaluator import HistoryAnomalyEvaluator
+>>> evaluator = HistoryAnomalyEvaluator()
+>>> c.judge(c.analyzer.ok(42.0), {"anomaly_evaluator": evaluator})
+('Success', None)
+>>> c.judge(c.analyzer.ok(300.0), {"anomaly_evaluator": evaluator})
+('Failure', 'anomaly (simple_threshold) against 0 earlier point(s): value 300.0 is not in bounds [..., 100.0]')
+""",
+}

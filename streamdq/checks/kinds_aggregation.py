@@ -89,6 +89,21 @@ def _evaluate(c: Constraint, metric: Metric | None, context: Mapping[str, Any]) 
     return FAILURE, msg + (f" {c.hint}" if c.hint else "")
 
 
+EXAMPLE = """\
+>>> c = constraint_from_dict({"aggregation": {"function": "median", "column": "bytes", "assertion": "< 1000"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Aggregation', 'function': 'median', 'column': 'bytes'}
+>>> c.judge(c.analyzer.ok(512.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(4096.0))
+('Failure', 'Value: 4096.0 does not meet the constraint requirement! (expected < 1000.0)')
+>>> collected = constraint_from_dict({"aggregation": {"function": "median", "column": "bytes"}})
+>>> collected.describe(), collected.judge(collected.analyzer.ok(4096.0))
+("aggregation(function='median', column='bytes')", ('Success', None))
+"""
+"""The kind's example (``ConstraintKind.example``): asserted, then collected (no assertion)."""
+
+
 def kinds() -> list[ConstraintKind]:
     return [
         ConstraintKind(
@@ -104,6 +119,7 @@ def kinds() -> list[ConstraintKind]:
             validate=_validate,
             evaluate=_evaluate,
             doc="an aggregation function on a column (docs/aggregations.md); collected unless asserted",
+            example=EXAMPLE,
         )
     ]
 

@@ -24,6 +24,7 @@ semantics (population moments, interpolated quantiles, NULL handling, empty-inpu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from streamdq.analyzers.base import Analyzer
@@ -54,7 +55,11 @@ def _duplicates(p: Mapping[str, Any], where: str | None) -> Analyzer:
 
 
 def kinds() -> list[ConstraintKind]:
-    """The kinds this module adds (not yet registered)."""
+    """The kinds this module adds (not yet registered), each with its example from ``EXAMPLES``."""
+    return [replace(kind, example=EXAMPLES.get(kind.name, "")) for kind in _kinds()]
+
+
+def _kinds() -> list[ConstraintKind]:
     return [
         _column_kind("has_range", "Range", "max - min of a numeric column"),
         _column_kind(
@@ -94,3 +99,92 @@ def register() -> None:
     """Add the kinds to the vocabulary (called once by ``streamdq.checks.kinds``)."""
     for kind in kinds():
         register_constraint_kind(kind)
+
+
+# -- examples (ConstraintKind.example; run by tests/unit/test_doctests_constraint_kinds.py) --
+
+EXAMPLES: dict[str, str] = {
+    "has_range": """\
+>>> c = constraint_from_dict({"has_range": {"column": "temperature", "assertion": "<= 40"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Range', 'column': 'temperature'}
+>>> c.judge(c.analyzer.ok(25.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(60.0))
+('Failure', 'Value: 60.0 does not meet the constraint requirement! (expected <= 40.0)')
+""",
+    "has_interquartile_range": """\
+>>> c = constraint_from_dict({"has_interquartile_range": {"column": "latency", "assertion": "< 100"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'InterquartileRange', 'column': 'latency', 'k': 200}
+>>> c.judge(c.analyzer.ok(35.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(250.0))
+('Failure', 'Value: 250.0 does not meet the constraint requirement! (expected < 100.0)')
+""",
+    "has_exact_quantile": """\
+>>> c = constraint_from_dict({"has_exact_quantile": {"column": "latency", "quantile": 0.5, "assertion": "< 200"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'ExactQuantile', 'column': 'latency', 'quantile': 0.5}
+>>> c.judge(c.analyzer.ok(120.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(480.0))
+('Failure', 'Value: 480.0 does not meet the constraint requirement! (expected < 200.0)')
+""",
+    "has_column_count": """\
+>>> c = constraint_from_dict({"has_column_count": {"assertion": "== 12"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'ColumnCount'}
+>>> c.judge(c.analyzer.ok(12.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(11.0))
+('Failure', 'Value: 11.0 does not meet the constraint requirement! (expected == 12.0)')
+""",
+    "has_variance": """\
+>>> c = constraint_from_dict({"has_variance": {"column": "amount", "assertion": "< 25"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Variance', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(4.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(100.0))
+('Failure', 'Value: 100.0 does not meet the constraint requirement! (expected < 25.0)')
+""",
+    "has_skewness": """\
+>>> c = constraint_from_dict({"has_skewness": {"column": "amount", "assertion": {"between": [-1, 1]}}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Skewness', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(0.3))
+('Success', None)
+>>> c.judge(c.analyzer.ok(2.5))
+('Failure', 'Value: 2.5 does not meet the constraint requirement! (expected between -1.0 and 1.0)')
+""",
+    "has_kurtosis": """\
+>>> c = constraint_from_dict({"has_kurtosis": {"column": "amount", "assertion": "< 3"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'Kurtosis', 'column': 'amount'}
+>>> c.judge(c.analyzer.ok(0.5))
+('Success', None)
+>>> c.judge(c.analyzer.ok(7.0))
+('Failure', 'Value: 7.0 does not meet the constraint requirement! (expected < 3.0)')
+""",
+    "has_zeros_count": """\
+>>> c = constraint_from_dict({"has_zeros_count": {"column": "quantity", "assertion": "== 0"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'ZerosCount', 'column': 'quantity'}
+>>> c.judge(c.analyzer.ok(0.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(4.0))
+('Failure', 'Value: 4.0 does not meet the constraint requirement! (expected == 0.0)')
+""",
+    "has_duplicate_row_count": """\
+>>> c = constraint_from_dict({"has_duplicate_row_count": {"columns": ["order_id"], "assertion": "== 0"}})
+>>> c.analyzer.to_spec()
+{'analyzer': 'DuplicateRowCount', 'columns': ['order_id']}
+>>> c.judge(c.analyzer.ok(0.0))
+('Success', None)
+>>> c.judge(c.analyzer.ok(2.0))
+('Failure', 'Value: 2.0 does not meet the constraint requirement! (expected == 0.0)')
+>>> constraint_from_dict({"has_duplicate_row_count": {"assertion": "== 0"}}).analyzer.to_spec()
+{'analyzer': 'DuplicateRowCount', 'columns': []}
+""",
+}

@@ -194,6 +194,13 @@ class ConstraintKind:
     needs_metric: bool = True
     """False: the kind judges no metric of its own analyzer (``expression``: its evaluator reads
     the scope's metrics from ``context["metrics_by_analyzer"]``); its results carry no metric."""
+    example: str = ""
+    """A doctest-style snippet (``>>>`` lines and their output) showing the kind at work without
+    Spark: the constraint built from its check-file form, the analyzer it asks for, and its
+    judgement of a hand-made metric (``c.analyzer.ok(value)``). It runs with
+    ``constraint_from_dict`` (``streamdq.checks.spec``), ``Distribution`` and ``Quantiles``
+    (``streamdq.metric``) in scope; every built-in kind has one, and
+    tests/unit/test_doctests_constraint_kinds.py runs them all."""
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
