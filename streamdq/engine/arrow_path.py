@@ -150,7 +150,7 @@ class _Layout:
     refine_outputs: list[str] = field(default_factory=list)
     keep: Any = None  # the objects whose ids key this layout, kept alive
     java_columns: Any = None  # the JVM Seq of the job's columns, built on first use
-    analyzed: Any = None  # the job's analyzed JVM plan and its input's output, for reuse
+    analyzed: Any = None  # the job's optimised (or analysed) JVM plan, its input's output, handles
 
     def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
         return (

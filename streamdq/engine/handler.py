@@ -470,15 +470,17 @@ class BatchHandler:
             counters["input_rows"] += rows
             for i, name in enumerate(DRIFT_COLUMNS.values()):
                 counters[name] += int(row.extra[2 + i] or 0)
-            counters["implausible_event_time_rows"] += int(row.extra[2 + len(DRIFT_COLUMNS)] or 0)
-            counters["invalid_utf8_rows"] += int(row.extra[3 + len(DRIFT_COLUMNS)] or 0)
+            counters["implausible_event_time_rows"] += int(row.extra[IMPLAUSIBLE_EXTRA] or 0)
+            counters["invalid_utf8_rows"] += int(row.extra[IMPLAUSIBLE_EXTRA + 1] or 0)
             for i, name in enumerate(DRIFT_NAME_COLUMNS):
-                drift_names.setdefault(name, set()).update(row.extra[4 + len(DRIFT_COLUMNS) + i] or ())
+                drift_names.setdefault(name, set()).update(row.extra[IMPLAUSIBLE_EXTRA + 2 + i] or ())
             if is_bad:
                 counters["bad_rows"] += rows
                 continue
             # a good segment's event times are plausible: inside datetime's range
-            event_max = None if row.extra[1] is None else from_epoch_micros(row.extra[1])
+            event_max = (
+                None if row.extra[EVENT_MAX_EXTRA] is None else from_epoch_micros(row.extra[EVENT_MAX_EXTRA])
+            )
             if event_max is not None and (batch_max is None or event_max > batch_max):
                 batch_max = event_max
             keyed = states_by_key(row.states)
