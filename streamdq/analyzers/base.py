@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -47,13 +46,20 @@ from streamdq.analyzers.frequency import FrequencySpec, FrequencyState
 from streamdq.analyzers.metric import COLUMN, DATASET, MULTICOLUMN, Metric, failure
 from streamdq.analyzers.row_aggregate import RowAggregate
 from streamdq.analyzers.state import State
+from streamdq.class_registry import ClassRegistry
 from streamdq.errors import StreamdqError
-
-_ANALYZERS: dict[str, type[Analyzer]] = {}
-_LOCK = threading.Lock()
 
 INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
 FRACTIONAL_TYPES = (FloatType, DoubleType, DecimalType)
+
+
+class AnalyzerNameTaken(StreamdqError, ValueError):
+    """``register_analyzer`` of a class under a name another class already holds."""
+
+
+ANALYZER_CLASSES: ClassRegistry[Analyzer] = ClassRegistry(
+    "analyzer name", lambda c: c.NAME, AnalyzerNameTaken
+)
 
 
 def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
@@ -63,14 +69,7 @@ def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
     already taken raises ``AnalyzerNameTaken``. Importing an analyzer module registers nothing:
     ``streamdq.analyzers.register.register_builtins()`` registers the built-ins.
     """
-    with _LOCK:
-        owner = _ANALYZERS.get(cls.NAME)
-        if owner is not None and owner is not cls:
-            raise AnalyzerNameTaken(
-                f"analyzer name {cls.NAME!r} registered twice ({owner.__qualname__}, {cls.__qualname__})"
-            )
-        _ANALYZERS[cls.NAME] = cls
-    return cls
+    return ANALYZER_CLASSES.register(cls)
 
 
 def unregister_analyzer(cls: type[Analyzer]) -> bool:
@@ -79,22 +78,13 @@ def unregister_analyzer(cls: type[Analyzer]) -> bool:
     changes (another class holding the name keeps it). Thread-safe. A built-in removed stays
     removed for the process (the built-ins are registered once) until registered again.
     """
-    with _LOCK:
-        if _ANALYZERS.get(cls.NAME) is not cls:
-            return False
-        del _ANALYZERS[cls.NAME]
-    return True
+    return ANALYZER_CLASSES.unregister(cls)
 
 
 def analyzer_types() -> dict[str, type[Analyzer]]:
     """The analyzer classes registered so far, by name (no built-ins unless registered:
     ``streamdq.analyzers.register.registered_analyzers()`` registers them first)."""
-    with _LOCK:
-        return dict(sorted(_ANALYZERS.items()))
-
-
-class AnalyzerNameTaken(StreamdqError, ValueError):
-    """``register_analyzer`` of a class under a name another class already holds."""
+    return ANALYZER_CLASSES.snapshot()
 
 
 def rows_in_scope(where: str | None) -> RowAggregate:

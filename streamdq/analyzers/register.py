@@ -37,8 +37,7 @@ from typing import Any
 
 from streamdq.analyzers.approx_count_distinct import ApproxCountDistinct
 from streamdq.analyzers.approx_quantile import ApproxQuantile, ApproxQuantiles
-from streamdq.analyzers.base import Analyzer, AnalyzerNameTaken, analyzer_types
-from streamdq.analyzers.base import register_analyzer as _register_analyzer
+from streamdq.analyzers.base import ANALYZER_CLASSES, Analyzer, AnalyzerNameTaken, analyzer_types
 from streamdq.analyzers.basic_states import (
     CoMomentsState,
     MaxState,
@@ -76,8 +75,7 @@ from streamdq.analyzers.size import Size
 from streamdq.analyzers.sketch_states import HllState, KllState
 from streamdq.analyzers.skewness import Skewness
 from streamdq.analyzers.standard_deviation import StandardDeviation
-from streamdq.analyzers.state import State, StateTagTaken, decode_state, state_types
-from streamdq.analyzers.state import register_state as _register_state
+from streamdq.analyzers.state import STATE_CLASSES, State, decode_state, state_types
 from streamdq.analyzers.sum import Sum
 from streamdq.analyzers.unique_value_ratio import UniqueValueRatio
 from streamdq.analyzers.uniqueness import Uniqueness
@@ -156,17 +154,10 @@ def register_builtins() -> None:
     with _LOCK:
         if _DONE:
             return
-        taken: list[str] = []
-        for analyzer in BUILTIN_ANALYZERS:
-            try:
-                _register_analyzer(analyzer)
-            except AnalyzerNameTaken as exc:
-                taken.append(str(exc))
-        for state in BUILTIN_STATES:
-            try:
-                _register_state(state)
-            except StateTagTaken as exc:
-                taken.append(str(exc))
+        taken = [
+            *ANALYZER_CLASSES.register_all(BUILTIN_ANALYZERS),
+            *STATE_CLASSES.register_all(BUILTIN_STATES),
+        ]
         _DONE = True  # the look-ups work from now on, whatever was taken
     if taken:
         raise AnalyzerNameTaken(
@@ -181,14 +172,14 @@ def register_analyzer(cls: type[Analyzer]) -> type[Analyzer]:
     so a name a built-in holds is refused (``AnalyzerNameTaken``) whenever it is called.
     Idempotent and thread-safe; ``unregister_analyzer`` undoes it."""
     register_builtins()
-    return _register_analyzer(cls)
+    return ANALYZER_CLASSES.register(cls)
 
 
 def register_state(cls: type[State]) -> type[State]:
     """Register a user's state type by its ``TYPE_TAG`` (returns ``cls``), the built-ins first,
     so a tag a built-in holds is refused (``StateTagTaken``) whenever it is called."""
     register_builtins()
-    return _register_state(cls)
+    return STATE_CLASSES.register(cls)
 
 
 def registered_analyzers() -> dict[str, type[Analyzer]]:

@@ -25,19 +25,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
+from streamdq.class_registry import ClassRegistry
 from streamdq.errors import StreamdqError
 
 MAGIC = b"SDQS"
 _HEADER = struct.Struct(">4sH")  # magic, tag length
 _VERSION = struct.Struct(">H")
-
-_REGISTRY: dict[str, type[State]] = {}
-_LOCK = threading.Lock()
 
 
 class StateFormatError(StreamdqError, ValueError):
@@ -48,19 +45,16 @@ class StateTagTaken(StreamdqError, ValueError):
     """``register_state`` of a class under a tag another class already holds."""
 
 
+STATE_CLASSES: ClassRegistry[State] = ClassRegistry("state tag", lambda c: c.TYPE_TAG, StateTagTaken)
+
+
 def register_state(cls: type[State]) -> type[State]:
     """Make ``cls`` loadable from its bytes under its ``TYPE_TAG`` (returns ``cls``).
 
     Idempotent and thread-safe: registering the same class again does nothing; a different class
     under a tag already taken raises ``StateTagTaken`` (the registry is unchanged).
     """
-    tag = cls.TYPE_TAG
-    with _LOCK:
-        owner = _REGISTRY.get(tag)
-        if owner is not None and owner is not cls:
-            raise StateTagTaken(f"state tag {tag!r} registered twice ({owner.__name__}, {cls.__name__})")
-        _REGISTRY[tag] = cls
-    return cls
+    return STATE_CLASSES.register(cls)
 
 
 def unregister_state(cls: type[State]) -> bool:
@@ -69,23 +63,18 @@ def unregister_state(cls: type[State]) -> bool:
     changes (another class holding the tag keeps it). Thread-safe. A built-in removed stays
     removed for the process (the built-ins are registered once) until registered again.
     """
-    with _LOCK:
-        if _REGISTRY.get(cls.TYPE_TAG) is not cls:
-            return False
-        del _REGISTRY[cls.TYPE_TAG]
-    return True
+    return STATE_CLASSES.unregister(cls)
 
 
 def state_types() -> dict[str, type[State]]:
     """The state classes registered so far, by type tag (no built-ins unless registered:
     ``streamdq.analyzers.register.registered_states()`` registers them first)."""
-    with _LOCK:
-        return dict(sorted(_REGISTRY.items()))
+    return STATE_CLASSES.snapshot()
 
 
 def state_type(tag: str) -> type[State] | None:
     """The class registered so far under ``tag``, or None."""
-    return _REGISTRY.get(tag)
+    return STATE_CLASSES.get(tag)
 
 
 class State(ABC):

@@ -63,12 +63,12 @@ import dataclasses
 import difflib
 import json
 import math
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Self
 
+from streamdq.class_registry import ClassRegistry
 from streamdq.errors import ConfigError, InvalidArgument, StreamdqError
 
 # Scala's Double.MinValue / Double.MaxValue: Deequ's "missing bound".
@@ -79,9 +79,6 @@ STATE_FORMAT = 1
 REPLAY_MEMORY = 32
 
 DetectorState = dict[str, Any]
-
-_REGISTRY: dict[str, type[Detector]] = {}
-_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +141,15 @@ def warming_up(
     return Verdict(False, lower, upper, score, warming_up=True, message=message)
 
 
+class DetectorTypeTaken(StreamdqError, ValueError):
+    """``register_detector`` of a class under a type another class already holds."""
+
+
+DETECTOR_CLASSES: ClassRegistry[Detector] = ClassRegistry(
+    "detector type", lambda c: c.TYPE, DetectorTypeTaken
+)
+
+
 def register_detector(cls: type[Detector]) -> type[Detector]:
     """Make ``cls`` buildable by ``detector_from_spec`` under its ``TYPE`` (returns ``cls``).
 
@@ -151,14 +157,7 @@ def register_detector(cls: type[Detector]) -> type[Detector]:
     already taken raises ``DetectorTypeTaken``. Importing a detector module registers nothing:
     ``streamdq.detectors.register.register_builtins()`` registers the built-ins.
     """
-    with _LOCK:
-        owner = _REGISTRY.get(cls.TYPE)
-        if owner is not None and owner is not cls:
-            raise DetectorTypeTaken(
-                f"detector type {cls.TYPE!r} registered twice ({owner.__qualname__}, {cls.__qualname__})"
-            )
-        _REGISTRY[cls.TYPE] = cls
-    return cls
+    return DETECTOR_CLASSES.register(cls)
 
 
 def unregister_detector(cls: type[Detector]) -> bool:
@@ -167,22 +166,13 @@ def unregister_detector(cls: type[Detector]) -> bool:
     changes (another class holding the type keeps it). Thread-safe. A built-in removed stays
     removed for the process (the built-ins are registered once) until registered again.
     """
-    with _LOCK:
-        if _REGISTRY.get(cls.TYPE) is not cls:
-            return False
-        del _REGISTRY[cls.TYPE]
-    return True
+    return DETECTOR_CLASSES.unregister(cls)
 
 
 def detector_classes() -> dict[str, type[Detector]]:
     """The detector classes registered so far, by type (no built-ins unless registered:
     ``streamdq.detectors.register.registered_detectors()`` registers them first)."""
-    with _LOCK:
-        return dict(sorted(_REGISTRY.items()))
-
-
-class DetectorTypeTaken(StreamdqError, ValueError):
-    """``register_detector`` of a class under a type another class already holds."""
+    return DETECTOR_CLASSES.snapshot()
 
 
 def spec_error(kind: str, key: str, problem: str, fix: str | None = None) -> ConfigError:
@@ -425,7 +415,9 @@ class Detector(ABC):
         if not isinstance(state, dict) or "core" not in state:
             raise InvalidArgument(f"detector {self.TYPE!r}: not a detector state (use initial_state())")
         if state.get("type") != self.TYPE:
-            raise InvalidArgument(f"detector {self.TYPE!r}: state belongs to detector type {state.get('type')!r}")
+            raise InvalidArgument(
+                f"detector {self.TYPE!r}: state belongs to detector type {state.get('type')!r}"
+            )
         if state.get("format", 0) > STATE_FORMAT:
             raise InvalidArgument(
                 f"detector {self.TYPE!r}: state format {state.get('format')} is newer than {STATE_FORMAT}"

@@ -26,8 +26,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from streamdq.detectors.absolute_change import AbsoluteChange
-from streamdq.detectors.base import Detector, DetectorTypeTaken, build_detector, detector_classes
-from streamdq.detectors.base import register_detector as _register_detector
+from streamdq.detectors.base import (
+    DETECTOR_CLASSES,
+    Detector,
+    DetectorTypeTaken,
+    build_detector,
+    detector_classes,
+)
 from streamdq.detectors.batch_normal import BatchNormal
 from streamdq.detectors.holt_winters import HoltWinters
 from streamdq.detectors.online_normal import OnlineNormal
@@ -63,12 +68,7 @@ def register_builtins() -> None:
     with _LOCK:
         if _DONE:
             return
-        taken: list[str] = []
-        for cls in BUILTIN_DETECTORS:
-            try:
-                _register_detector(cls)
-            except DetectorTypeTaken as exc:
-                taken.append(str(exc))
+        taken = DETECTOR_CLASSES.register_all(BUILTIN_DETECTORS)
         _DONE = True  # the look-ups work from now on, whatever was taken
     if taken:
         raise DetectorTypeTaken(
@@ -82,7 +82,7 @@ def register_detector(cls: type[Detector]) -> type[Detector]:
     a type a built-in holds is refused (``DetectorTypeTaken``) whenever it is called.
     Idempotent and thread-safe; ``unregister_detector`` undoes it."""
     register_builtins()
-    return _register_detector(cls)
+    return DETECTOR_CLASSES.register(cls)
 
 
 def registered_detectors() -> dict[str, type[Detector]]:
