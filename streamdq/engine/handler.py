@@ -750,8 +750,19 @@ class BatchHandler:
         if not self.quarantine or not self.row_level.active or states.path == "empty":
             return RowLevelOutcome()
         _, selected = self._quarantine_selection(df, F.lit(True))
-        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
-        return self.row_level.run(df, ~self._bad(set(df.columns)), constants, selected)
+        return self.row_level.run(df, ~self._bad(set(df.columns)), self._constants(batch_id), selected)
+
+    def _constants(self, batch_id: int) -> list[Column]:
+        """The quarantine rows' dataset and batch id columns."""
+        return [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
+
+    def _quarantine_rows(
+        self, df: DataFrame, batch_id: int, cond: Column, selected: Sequence[tuple[str, Column]]
+    ) -> pa.Table:
+        """The rows of ``df`` where ``cond`` holds, as quarantine rows (``selected`` columns), in one job."""
+        return (
+            df.filter(cond).select(*self._constants(batch_id), *[c.alias(n) for n, c in selected]).toArrow()
+        )
 
     def _quarantine_relative(self, df: DataFrame, batch_id: int, now: datetime) -> pa.Table:
         """The rows implausible only by an event-time bound relative to processing time
@@ -762,15 +773,13 @@ class BatchHandler:
         assert implausible is not None
         only_relative = ~self._bad(cols, relative=False) & implausible
         _, selected = self._quarantine_selection(df, None, now=now_micros)
-        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
-        return df.filter(only_relative).select(*constants, *[c.alias(n) for n, c in selected]).toArrow()
+        return self._quarantine_rows(df, batch_id, only_relative, selected)
 
     def _quarantine_whole(self, df: DataFrame, batch_id: int, reason: str) -> pa.Table:
         """Every row of ``df`` as quarantine rows with ``reason`` (a poison batch), in one job."""
         _, selected = self._quarantine_selection(df, F.lit(True))
-        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
         columns = [F.lit(reason).alias(n) if n == "reason" else c.alias(n) for n, c in selected]
-        return df.select(*constants, *columns).toArrow()
+        return df.select(*self._constants(batch_id), *columns).toArrow()
 
     def _quarantine_fused(
         self, df: DataFrame, batch_id: int, states: BatchStates, update: ScopeUpdate, *, bad: bool = True
@@ -784,16 +793,14 @@ class BatchHandler:
         if not has_bad and update.late and self.event_time:
             late_only = self._window_key().isin(self._window_keys_of(update.late)) & ~self._bad(cols)
             _, selected = self._quarantine_selection(df, late_only)
-            constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
-            return df.filter(late_only).select(*constants, *[c.alias(n) for n, c in selected]).toArrow()
+            return self._quarantine_rows(df, batch_id, late_only, selected)
         late = None
         if update.late and self.event_time:
             late = self._window_key().isin(self._window_keys_of(update.late)) & ~self._bad(cols)
         cond, selected = self._quarantine_selection(df, late)
         if cond is None:
             return None
-        constants = [F.lit(self.dataset).alias("dataset"), F.lit(batch_id).cast("long").alias("batch_id")]
-        return df.filter(cond).select(*constants, *[c.alias(name) for name, c in selected]).toArrow()
+        return self._quarantine_rows(df, batch_id, cond, selected)
 
     # -- alerts, commit, emit -----------------------------------------------------------
     def _apply_alert_policy(self, report: BatchReport) -> BatchReport:
