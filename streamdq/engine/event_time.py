@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column
@@ -190,11 +191,14 @@ class EventTimeBounds:
         [False, True, False]
         """
         now_us = epoch_micros(now)
-        out: Any = pa.array([False] * len(micros), pa.bool_())
+        broken = []
         if self.future is not None:
-            out = pc.or_(out, pc.greater(micros, now_us + self.future // timedelta(microseconds=1)))
+            broken.append(pc.greater(micros, now_us + self.future // timedelta(microseconds=1)))
         if self.past is not None:
-            out = pc.or_(out, pc.less(micros, now_us - self.past // timedelta(microseconds=1)))
+            broken.append(pc.less(micros, now_us - self.past // timedelta(microseconds=1)))
+        if not broken:
+            return pa.array(np.zeros(len(micros), dtype=bool))
+        out: Any = broken[0] if len(broken) == 1 else pc.or_(broken[0], broken[1])
         filled: pa.Array = pc.fill_null(out, False)
         return filled.combine_chunks() if isinstance(filled, pa.ChunkedArray) else filled
 
