@@ -537,11 +537,7 @@ def _add_candidates(
             upper = min(upper, cap[0] + k * cap[1])
         missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
         missing_ok = missing_ok or fit.missing_ok
-        caught = [
-            name
-            for name, v in fit.corrupted.items()
-            if (v is None and not missing_ok) or (v is not None and not (lower <= v <= upper))
-        ]
+        caught = _caught(fit.corrupted, lower, upper, missing_ok)
         out[f"{fit.metric}@{fraction:g}"] = LearnedConstraint(
             column=column,
             metric=fit.metric,
@@ -558,6 +554,16 @@ def _add_candidates(
         )
 
 
+def _caught(corrupted: Mapping[str, float | None], lower: float, upper: float, missing_ok: bool) -> list[str]:
+    """The corruptions a constraint ``lower <= value <= upper`` flags: a value outside the bounds,
+    or an undefined one (None) unless ``missing_ok``."""
+    return [
+        name
+        for name, v in corrupted.items()
+        if (v is None and not missing_ok) or (v is not None and not (lower <= v <= upper))
+    ]
+
+
 def _add_rare_event_candidates(
     out: dict[str, LearnedConstraint], column: str, fit: _Fit, fpr: float, p_missing: float = 0.0
 ) -> None:
@@ -568,11 +574,7 @@ def _add_rare_event_candidates(
         width = (count + 0.5) / fit.units
         lower, upper = max(fit.boundary - width, 0.0), min(fit.boundary + width, 1.0)
         missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
-        caught = [
-            name
-            for name, v in fit.corrupted.items()
-            if (v is None and not missing_ok) or (v is not None and not (lower <= v <= upper))
-        ]
+        caught = _caught(fit.corrupted, lower, upper, missing_ok)
         out[f"{fit.metric}@{fraction:g}"] = LearnedConstraint(
             column=column,
             metric=fit.metric,
