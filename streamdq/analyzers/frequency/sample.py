@@ -95,7 +95,7 @@ def sample_of(
     if theta_u is not None:
         below = u < np.uint64(theta_u)
         u, c = u[below], c[below]
-    uniq, inverse = np.unique(u, return_inverse=True)
+    uniq, inverse, u, c = _smallest_distinct(u, c, k)
     summed = np.zeros(len(uniq), dtype=np.int64)
     np.add.at(summed, inverse, c)
     if len(uniq) > k:
@@ -103,6 +103,38 @@ def sample_of(
         uniq, summed = uniq[:k], summed[:k]
     signed = (uniq ^ np.uint64(1 << 63)).view(np.int64)
     return Sample(signed.copy(), summed, theta_u, scheme)
+
+
+def _smallest_distinct(
+    u: np.ndarray, c: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct values, inverse, values, counts) of the (hash, count) pairs that can be
+    among the ``k + 1`` smallest distinct hashes: every pair whose hash is at most the
+    (k+1)-th smallest one counted with repeats (a partition, not a sort of all), when
+    those hold ``k + 1`` distinct hashes; else all of them (repeated hashes)."""
+    if len(u) > 2 * (k + 1):
+        cut = np.partition(u, k)[k]
+        near = u <= cut
+        uniq, inverse = np.unique(u[near], return_inverse=True)
+        if len(uniq) > k:
+            return uniq, inverse, u[near], c[near]
+    uniq, inverse = np.unique(u, return_inverse=True)
+    return uniq, inverse, u, c
+
+
+def normalized(sample: Sample, k: int) -> Sample:
+    """``merge_samples([sample], k)``: the sample itself when it already is its own
+    normal form (at most ``k`` hashes, strictly ascending in unsigned order, positive
+    counts, below theta), so a running total is not re-sorted at every merge."""
+    u = unsigned(sample.hashes)
+    if (
+        len(u) <= k
+        and bool(np.all(u[1:] > u[:-1]))
+        and bool(np.all(sample.counts > 0))
+        and (sample.theta_u is None or not len(u) or int(u[-1]) < sample.theta_u)
+    ):
+        return sample
+    return merge_samples([sample], k)
 
 
 def merge_samples(parts: Sequence[Sample], k: int) -> Sample:
@@ -189,7 +221,10 @@ def top_of(
 
 def merge_tops(parts: Sequence[Top], size: int) -> Top:
     """Merged top: lo adds, a part not listing a key adds its floor; hi adds, a part not
-    listing a key adds its threshold."""
+    listing a key adds its threshold. One part of at most ``size`` keys is its own merge
+    (its table is ordered and its keys unique by construction) and is returned as is."""
+    if len(parts) == 1 and parts[0].table.num_rows <= size:
+        return parts[0]
     total_threshold = sum(p.threshold for p in parts)
     total_floor = sum(p.floor for p in parts)
     tables = [

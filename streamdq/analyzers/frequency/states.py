@@ -74,6 +74,7 @@ from streamdq.analyzers.frequency.sample import (
     Top,
     merge_samples,
     merge_tops,
+    normalized,
     sample_from_table,
     sample_of,
     top_of,
@@ -82,8 +83,8 @@ from streamdq.analyzers.frequency.sizing import sample_size
 from streamdq.analyzers.frequency.tables import (
     canonical_table,
     key_names,
+    merge_canonical,
     read_table,
-    sum_tables,
     table_bytes,
 )
 from streamdq.analyzers.key_hash import key_hashes
@@ -153,10 +154,20 @@ class FrequencyState(State):
 
     @classmethod
     def from_table(
-        cls, table: pa.Table, *, n: int, total: int, max_groups: int | None, sums: Sums | None = None
+        cls,
+        table: pa.Table,
+        *,
+        n: int,
+        total: int,
+        max_groups: int | None,
+        sums: Sums | None = None,
+        canonical: bool = False,
     ) -> FrequencyState:
-        """An exact state, or its sample form when ``table`` exceeds ``max_groups``."""
-        state = ExactFrequencies(n=n, total=total, max_groups=max_groups, table=table, sums=sums)
+        """An exact state, or its sample form when ``table`` exceeds ``max_groups``
+        (``canonical``: ``table`` is already in canonical form, see ``ExactFrequencies``)."""
+        state = ExactFrequencies(
+            n=n, total=total, max_groups=max_groups, table=table, sums=sums, canonical=canonical
+        )
         if max_groups is not None and table.num_rows > max_groups:
             return state.to_sketch(max_groups)
         return state
@@ -226,10 +237,13 @@ class FrequencyState(State):
         sums = _merged_sums(self.sums, other.sums)
         if isinstance(self, ExactFrequencies) and isinstance(other, ExactFrequencies):
             a, b = self.table, other.table
-            table = b if a is None else a if b is None else sum_tables(a, b)
+            # both tables are canonical, and so is the sum: not sorted a second time
+            table = b if a is None else a if b is None else merge_canonical(a, b)
             if table is None:
                 return ExactFrequencies(n=n, total=total, max_groups=bound, sums=sums)
-            return FrequencyState.from_table(table, n=n, total=total, max_groups=bound, sums=sums)
+            return FrequencyState.from_table(
+                table, n=n, total=total, max_groups=bound, sums=sums, canonical=True
+            )
         assert bound is not None  # a sample always has a bound
         scheme = V1 if V1 in (self.scheme, other.scheme) else SPARK
         k = sample_size(bound)
@@ -245,6 +259,16 @@ class FrequencyState(State):
         """(header fields beyond the common ones, blobs) of the payload."""
 
     def payload(self) -> bytes:
+        """The payload bytes; computed once per state (states are immutable), so a state
+        that did not change since the last commit (an empty microbatch, a window no row
+        reached) is not serialized again."""
+        cached: bytes | None = self.__dict__.get("_payload")
+        if cached is None:
+            cached = self._payload_now()
+            self.__dict__["_payload"] = cached
+        return cached
+
+    def _payload_now(self) -> bytes:
         extra, blobs = self._body()
         header: dict[str, Any] = {"n": self.n, "total": self.total, "max_groups": self.max_groups, **extra}
         if self.sums is not None:
@@ -326,14 +350,19 @@ class ExactFrequencies(FrequencyState):
         max_groups: int | None = None,
         table: pa.Table | None = None,
         sums: Sums | None = None,
+        canonical: bool = False,
     ) -> None:
         self.n = int(n)
         self.total = int(total)
         self.max_groups = max_groups
         self.sums = sums
         # a table without rows carries nothing but a schema: normalized away, so that all
-        # states of zero groups are equal (and serialize equally)
-        self.table = None if table is None or table.num_rows == 0 else canonical_table(table)
+        # states of zero groups are equal (and serialize equally); ``canonical``: the
+        # caller's table is canonical already (a merge's sum), not sorted again
+        if table is None or table.num_rows == 0:
+            self.table = None
+        else:
+            self.table = table if canonical else canonical_table(table)
 
     @property
     def is_empty(self) -> bool:
@@ -474,7 +503,7 @@ class SampledFrequencies(FrequencyState):
     def sample_parts(self, max_groups: int, scheme: str) -> tuple[Sample, Top | None]:
         k = sample_size(max_groups)
         top = None if self.top is None else merge_tops([self.top], k)
-        return merge_samples([self.sample], k), top
+        return normalized(self.sample, k), top
 
     def top_items(self, limit: int) -> tuple[list[tuple[str, int]], float]:
         """Lower bounds of the heaviest counts (``Top``); the error is the widest upper-lower gap."""
