@@ -3,7 +3,7 @@
 Runs on the driver, before any Spark job of the batch. The choice needs the batch's row
 count, which is not known without a job; the estimate comes, cheapest first, from:
 
-1. Spark's own statistics of the batch's optimized plan (``sizeInBytes``, computed by the
+1. Spark's own statistics of the batch's analysed plan (``sizeInBytes``, computed by the
    planner, no job): about 0 bytes for a file source's empty file, the files' bytes
    otherwise (Spark floors a projection's size at a few bytes, so a tiny plan's leaves are
    checked: all of 0 bytes means the batch is empty, and no metric job runs).
@@ -47,9 +47,15 @@ class RowEstimate:
 
 
 def plan_size_bytes(df: DataFrame) -> int | None:
-    """Spark's size estimate of the optimized plan (no job), or None when it has none."""
+    """Spark's size estimate of the analysed plan (no job), or None when it has none.
+
+    The analysed plan, not the optimised one: a microbatch handed to ``foreachBatch`` is a
+    ``LogicalRDD`` that carries the statistics of the source's optimised plan already, and
+    optimising it again would cost the optimiser's full rule set on every batch (the small-batch
+    path's job optimises its own projection anyway). A static frame's estimate is then the
+    unfiltered one: larger, which errs towards the fused path, the one safe at any size."""
     try:
-        size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+        size = int(df._jdf.queryExecution().analyzed().stats().sizeInBytes())
     except Exception:  # Spark Connect, or a plan without statistics
         return None
     return size if 0 <= size < _UNKNOWN_SIZE else None
@@ -64,10 +70,10 @@ def _leaf_is_empty(leaf: Any) -> bool:
 
 
 def reads_nothing(df: DataFrame) -> bool:
-    """True when every leaf of the optimized plan is empty: an RDD without partitions (a
+    """True when every leaf of the analysed plan is empty: an RDD without partitions (a
     microbatch over an empty file), a relation of 0 bytes. Planner facts, no job."""
     try:
-        leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
+        leaves = df._jdf.queryExecution().analyzed().collectLeaves()
         n = int(leaves.size())
         return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
     except Exception:
