@@ -383,7 +383,16 @@ class ExactFrequencies(FrequencyState):
         return np.asarray(self.table["count"].to_numpy(zero_copy_only=False), dtype=np.int64)
 
     def sample_parts(self, max_groups: int, scheme: str) -> tuple[Sample, Top | None]:
+        """Computed once per (sample size, scheme): a microbatch's state merges into the
+        total and into its window, so its keys are hashed once, not once per scope."""
         k = sample_size(max_groups)
+        cache: dict[tuple[int, str], tuple[Sample, Top | None]] = self.__dict__.setdefault("_parts", {})
+        parts = cache.get((k, scheme))
+        if parts is None:
+            parts = cache[(k, scheme)] = self._sample_parts_now(k, scheme)
+        return parts
+
+    def _sample_parts_now(self, k: int, scheme: str) -> tuple[Sample, Top | None]:
         table = self.table
         if table is None:  # no group: an empty top too, so a sample's top survives the merge
             empty = top_of(pa.array([], pa.string()), np.zeros(0, np.int64), k, complete=True)

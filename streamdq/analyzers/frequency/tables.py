@@ -75,7 +75,8 @@ def merge_canonical(a: pa.Table, b: pa.Table) -> pa.Table:
     between the two) without NULL keys, and int64 value columns without NULL counts: the keys of the smaller
     table are looked up in the larger one (a hash of the smaller one); counts and sums
     are added in place, and the new keys are appended, prepended, or sorted in only when
-    they interleave with the old ones. Otherwise ``sum_tables``. Equal results either way.
+    they interleave with the old ones. Tables whose key ranges do not overlap (a growing
+    id) are just concatenated. Otherwise ``sum_tables``. Equal results either way.
 
     >>> a = pa.table({"k0": ["a", "c"], "count": pa.array([1, 2], pa.int64())})
     >>> merge_canonical(a, pa.table({"k0": ["b", "c"], "count": pa.array([3, 4], pa.int64())})).to_pydict()
@@ -110,6 +111,17 @@ def _before(x: pa.Array, y: pa.Array) -> bool:
     return bool(order[0].as_py() == 0)
 
 
+def _strictly_before(x: pa.Array, y: pa.Array) -> bool:
+    """Whether the one (non-NULL) value of ``x`` sorts strictly before the one of ``y``."""
+    return not pc.equal(x, y)[0].as_py() and _before(x, y)
+
+
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """The rows of ``tables`` (same columns) in this order, as one chunk of ``schema``."""
+    columns = [pa.concat_arrays([_one_chunk(t[name]) for t in tables]) for name in schema.names]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
 def _merge_by_lookup(a: pa.Table, b: pa.Table) -> pa.Table | None:
     """``merge_canonical``'s keyed merge, or ``None`` when it does not apply."""
     keys = key_names(a)
@@ -134,8 +146,14 @@ def _merge_by_lookup(a: pa.Table, b: pa.Table) -> pa.Table | None:
         nullable = v == "sum" or a.schema.field(v).nullable or b.schema.field(v).nullable
         fields.append(pa.field(v, pa.int64(), nullable=nullable))
     schema = pa.schema(fields)
+    ak, bk = _one_chunk(a[key]), _one_chunk(b[key])
+    # disjoint key ranges (a growing id: each batch's keys after the total's): no lookup
+    if _strictly_before(ak.slice(a.num_rows - 1), bk.slice(0, 1)):
+        return _concat([a, b], schema)
+    if _strictly_before(bk.slice(b.num_rows - 1), ak.slice(0, 1)):
+        return _concat([b, a], schema)
     big, small = (a, b) if a.num_rows >= b.num_rows else (b, a)
-    big_keys, small_keys = _one_chunk(big[key]), _one_chunk(small[key])
+    big_keys, small_keys = (ak, bk) if big is a else (bk, ak)
     found = pc.index_in(big_keys, value_set=small_keys, skip_nulls=False)  # big row -> small row
     rows = np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     at = np.flatnonzero(rows >= 0)

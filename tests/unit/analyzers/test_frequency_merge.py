@@ -84,8 +84,15 @@ def _same(slow: pa.Table, fast: pa.Table) -> None:
     assert table_bytes(fast) == table_bytes(slow)
 
 
-# key ranges of a and b: interleaved, b after a, b before a, b inside a (all present likely)
-RANGES = [((0, 60), (0, 60)), ((0, 30), (30, 60)), ((30, 60), (0, 30)), ((0, 40), (0, 4))]
+# key ranges of a and b: interleaved, b after a, b before a, b inside a (all present
+# likely), b after a but for one shared key
+RANGES = [
+    ((0, 60), (0, 60)),
+    ((0, 30), (30, 60)),
+    ((30, 60), (0, 30)),
+    ((0, 40), (0, 4)),
+    ((0, 31), (30, 60)),
+]
 
 
 KINDS = ["int", "str", "bin", "date", "ts", "dec", "bool"]
@@ -111,6 +118,8 @@ def test_keyed_merge_covers_every_placement_of_the_new_keys():
         ([20, 30], [10, 20, 30]),  # all present: counts added in place
         ([40, 50], [10, 20, 30, 40, 50]),  # appended
         ([1, 2], [1, 2, 10, 20, 30]),  # prepended
+        ([30, 40], [10, 20, 30, 40]),  # touching ranges: the shared key is added, not repeated
+        ([1, 10], [1, 10, 20, 30]),
         ([5, 25, 30, 99], [5, 10, 20, 25, 30, 99]),  # interleaved: sorted in
     ]:
         b = canonical_table(
@@ -216,3 +225,19 @@ def test_one_top_within_size_is_its_own_merge():
     assert merge_tops([top], 3) is top
     assert merge_tops([top], 3) == merge_tops([top, empty], 3)
     assert merge_tops([top], 2) == merge_tops([top, empty], 2) and merge_tops([top], 2).table.num_rows == 2
+
+
+def test_an_exact_state_hashes_its_keys_once_per_sample_size_and_scheme():
+    table = pa.table({"k0": [f"k{i}" for i in range(300)], "count": pa.array([1] * 300, pa.int64())})
+    state = FrequencyState.from_table(table, n=300, total=300, max_groups=None)
+    assert isinstance(state, ExactFrequencies)
+    sample, top = state.sample_parts(100, "spark")
+    assert (
+        state.sample_parts(100, "spark")[0] is sample and state.sample_parts(64, "spark")[0] is sample
+    )  # k = 64
+    assert (sample, top) == state._sample_parts_now(64, "spark")
+    assert (
+        state.sample_parts(1000, "spark")[0] is not sample
+        and len(state.sample_parts(1000, "spark")[0]) == 300
+    )
+    assert state.sample_parts(100, "v1")[0] == state._sample_parts_now(64, "v1")[0]
