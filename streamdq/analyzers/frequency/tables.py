@@ -72,8 +72,9 @@ def merge_canonical(a: pa.Table, b: pa.Table) -> pa.Table:
     When both have the same columns and types, one key column of a type whose equality
     and order Arrow's hashing and sorting agree on (integers, strings, binaries, booleans,
     dates, times, timestamps, durations, decimals; not floats, where -0.0 and NaN differ
-    between the two) without NULL keys, and int64 value columns without NULL counts: the keys of the smaller
-    table are looked up in the larger one (a hash of the smaller one); counts and sums
+    between the two) without NULL keys, and int64 value columns without NULL counts: the
+    keys of the smaller table are looked up in the larger one (a binary search for
+    integers, a hash of the smaller one's keys otherwise); counts and sums
     are added in place, and the new keys are appended, prepended, or sorted in only when
     they interleave with the old ones. Tables whose key ranges do not overlap (a growing
     id) are just concatenated. Otherwise ``sum_tables``. Equal results either way.
@@ -122,6 +123,24 @@ def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+def _matches(big: pa.Array, small: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of ``big``, rows of ``small``) holding the same keys, ascending in ``big``;
+    both sorted, unique, without NULLs. Integers: a binary search of ``small``'s keys in
+    ``big``'s; other types: a hash of ``small``'s keys probed with ``big``'s."""
+    if pa.types.is_integer(big.type):
+        mine = np.asarray(big.to_numpy(zero_copy_only=False))
+        theirs = np.asarray(small.to_numpy(zero_copy_only=False))
+        where = np.searchsorted(mine, theirs)
+        inside = where < len(mine)
+        hit = np.zeros(len(theirs), dtype=bool)
+        hit[inside] = mine[where[inside]] == theirs[inside]
+        return where[hit], np.flatnonzero(hit)
+    found = pc.index_in(big, value_set=small, skip_nulls=False)  # big row -> small row
+    rows = np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    at = np.flatnonzero(rows >= 0)
+    return at, rows[at]
+
+
 def _merge_by_lookup(a: pa.Table, b: pa.Table) -> pa.Table | None:
     """``merge_canonical``'s keyed merge, or ``None`` when it does not apply."""
     keys = key_names(a)
@@ -154,15 +173,15 @@ def _merge_by_lookup(a: pa.Table, b: pa.Table) -> pa.Table | None:
         return _concat([b, a], schema)
     big, small = (a, b) if a.num_rows >= b.num_rows else (b, a)
     big_keys, small_keys = (ak, bk) if big is a else (bk, ak)
-    found = pc.index_in(big_keys, value_set=small_keys, skip_nulls=False)  # big row -> small row
-    rows = np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-    at = np.flatnonzero(rows >= 0)
-    matched = rows[at]
+    at, matched = _matches(big_keys, small_keys)
     counts = np.array(_one_chunk(big["count"]).to_numpy(zero_copy_only=False), dtype=np.int64)
     small_counts = np.asarray(_one_chunk(small["count"]).to_numpy(zero_copy_only=False), dtype=np.int64)
     counts[at] += small_counts[matched]
     columns: list[pa.Array] = [big_keys, pa.array(counts, pa.int64())]
     if "sum" in values:
+        rows = np.full(big.num_rows, -1, dtype=np.int64)  # big row -> small row (-1: none)
+        rows[at] = matched
+        found = pa.array(rows, mask=rows < 0)
         mine, theirs = _one_chunk(big["sum"]), _one_chunk(small["sum"]).take(found)
         columns.append(pc.coalesce(pc.add(mine, theirs), mine, theirs))  # NULL is the identity
     updated = pa.Table.from_arrays(columns, schema=schema)
