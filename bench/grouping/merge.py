@@ -24,7 +24,7 @@ table grows by every row up to ``max_groups`` (100,000), then turns into a bound
 Medians of ``--repeat`` runs, old and new alternating (ABBA). Last line:
 ``RESULT grouping_merge key=value ...`` with ``*_old_ms``, ``*_new_ms`` and ``*_x`` (old /
 new) for the headline cells, and ``min_x`` (the smallest old/new ratio of all cells).
-Usage: ``python bench/grouping/merge.py [--repeat 7] [--batches 12]``.
+Usage: ``python bench/grouping/merge.py [--repeat 15] [--batches 12]``.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def stream(size: int, batches: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--batches", type=int, default=12)
     parser.add_argument("--sizes", default="500,5000,50000")
     args = parser.parse_args()
