@@ -151,6 +151,7 @@ class _Layout:
     keep: Any = None  # the objects whose ids key this layout, kept alive
     java_columns: Any = None  # the JVM Seq of the job's columns, built on first use
     analyzed: Any = None  # the job's optimised (or analysed) JVM plan, its input's output, handles
+    arrow_schema: pa.Schema | None = None  # the job's Arrow schema, as toArrow gave it for ``analyzed``
 
     def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
         return (
@@ -278,7 +279,12 @@ def run_arrow(
     nullable = program.nullable
     if not projection.columns:
         return
-    table = _select(df, layout, [*projection.columns, *side_columns]).toArrow()
+    selected, reused = _select(df, layout, [*projection.columns, *side_columns])
+    if reused and layout.arrow_schema is not None:
+        table = _collect(selected, layout.arrow_schema)
+    else:
+        table = selected.toArrow()
+        layout.arrow_schema = table.schema
     if table.num_rows == 0:
         return
     table = table.combine_chunks()
@@ -305,8 +311,37 @@ def run_arrow(
 _READS_CLOCK = re.compile(r"\b(current_\w+|now|localtimestamp|unix_timestamp|curdate)\(", re.IGNORECASE)
 
 
-def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
-    """``df.select(*columns)``, analysed and optimised once per layout and input.
+def _collect(df: DataFrame, schema: pa.Schema) -> pa.Table:
+    """``df.toArrow()`` for a projection whose Arrow ``schema`` is known (a reused layout's).
+
+    The same job and the same Arrow stream as PySpark's ``toArrow``, without its per-call
+    reads of the session's Arrow settings, of the frame's schema and of the UI call site
+    (~20 py4j round trips, a few milliseconds a batch on an idle machine); the schema is the
+    one ``toArrow`` gave for this layout's first batch, over the same input attributes. When
+    PySpark's internals are not the expected ones it is ``toArrow`` itself."""
+    try:
+        from pyspark.errors.exceptions.captured import unwrap_spark_exception
+        from pyspark.sql.pandas.serializers import ArrowCollectSerializer
+        from pyspark.util import _load_from_socket
+
+        collect = df._jdf.collectAsArrowToPython  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):
+        return df.toArrow()
+    port, secret, server = collect()
+    try:
+        with _load_from_socket((port, secret), ArrowCollectSerializer()) as stream:
+            batches = list(stream)
+    finally:
+        with unwrap_spark_exception():
+            server.getResult()  # the job's own error, if it failed
+    if not batches:
+        return schema.empty_table()
+    return pa.Table.from_batches(batches).cast(schema)
+
+
+def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> tuple[DataFrame, bool]:
+    """``df.select(*columns)``, analysed and optimised once per layout and input; the flag
+    says whether the layout's kept plan was reused (the input's attributes were its own).
 
     Spark analyses and optimises a projection anew on every ``select`` (tens of milliseconds
     for the standard suite's ~30 expressions), and PySpark converts the columns to a JVM Seq
@@ -324,7 +359,7 @@ def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
     """
     jdf = getattr(df, "_jdf", None)
     if jdf is None:
-        return df.select(*columns)
+        return df.select(*columns), False
     session = df.sparkSession
     try:
         child = jdf.queryExecution().analyzed()
@@ -333,7 +368,7 @@ def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
             plan, _, to_seq, singleton, of_rows = cached
             plan = plan.withNewChildren(to_seq(singleton(child)))
             plan.setAnalyzed()
-            return type(df)(of_rows(session._jsparkSession, plan), session)  # type: ignore[attr-defined,call-arg]
+            return type(df)(of_rows(session._jsparkSession, plan), session), True  # type: ignore[attr-defined,call-arg]
     except Exception:  # Spark's internals moved: select as usual from now on
         log.debug("re-using the analysed projection failed; selecting as usual", exc_info=True)
         layout.analyzed = False
@@ -356,7 +391,7 @@ def _select(df: DataFrame, layout: _Layout, columns: list[Column]) -> DataFrame:
             layout.analyzed = (analyzed, analyzed.child().output(), *handles)
         except Exception:
             layout.analyzed = False
-    return selected
+    return selected, False
 
 
 def _reduce(

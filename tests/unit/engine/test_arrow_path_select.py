@@ -96,3 +96,30 @@ def test_a_projection_that_reads_the_clock_is_optimised_for_every_batch(spark, t
     first = seen[0][1]
     assert all(plan_ is first for _, plan_ in seen)
     assert "current_timestamp()" in first.toString()  # not folded into the first batch's time
+
+
+def test_the_kept_arrow_schema_collect_equals_to_arrow(spark):
+    """A reused layout collects its job's Arrow stream itself (arrow_path._collect, with the
+    schema toArrow gave its first batch): the same table as toArrow, timestamps, arrays and an
+    empty result included."""
+    from streamdq.engine.arrow_path import _collect
+
+    df = spark.sql(
+        "SELECT * FROM VALUES (1, 'a', TIMESTAMP'2026-11-27 05:00:00', array('x', 'y'), 1.5),"
+        " (2, NULL, NULL, array(), NULL) AS t(i, s, ts, arr, d)"
+    )
+    expected = df.toArrow()
+    assert _collect(df, expected.schema).equals(expected)
+    empty = df.where("i > 5")
+    got = _collect(empty, expected.schema)
+    assert got.num_rows == 0 and got.schema.equals(empty.toArrow().schema)
+
+
+def test_a_streaming_query_keeps_the_layouts_arrow_schema(spark, tmp_path):
+    plan = AnalysisPlan([Size(), Completeness("s"), Maximum("x")])
+    seen = _stream_batches(spark, tmp_path, plan)
+    assert len(seen) == 3
+    (program,) = plan._programs.values()
+    (layout,) = program.layouts.values()
+    assert layout.arrow_schema is not None
+    assert len(layout.arrow_schema) == len(layout.projection.columns)  # the one job's columns
