@@ -327,7 +327,8 @@ def _collect(df: DataFrame, schema: pa.Schema) -> pa.Table:
         collect = df._jdf.collectAsArrowToPython  # type: ignore[attr-defined]
     except (ImportError, AttributeError):
         return df.toArrow()
-    port, secret, server = collect()
+    served = collect()
+    port, secret, server = served[0], served[1], served[2]  # by index: unpacking asks py4j more
     try:
         with _load_from_socket((port, secret), ArrowCollectSerializer()) as stream:
             batches = list(stream)
