@@ -88,7 +88,8 @@ def merge_canonical(a: pa.Table, b: pa.Table) -> pa.Table:
 
 
 def _lookup_key_type(t: pa.DataType) -> bool:
-    """A key type whose value equality (``index_in``) is the grouping's and the sort's."""
+    """A sortable key type whose value equality (``index_in``) is the grouping's and the
+    sort's (intervals do not sort: their tables are not in key order)."""
     return bool(
         pa.types.is_integer(t)
         or pa.types.is_string(t)
@@ -97,7 +98,10 @@ def _lookup_key_type(t: pa.DataType) -> bool:
         or pa.types.is_large_binary(t)
         or pa.types.is_fixed_size_binary(t)
         or pa.types.is_boolean(t)
-        or pa.types.is_temporal(t)
+        or pa.types.is_date(t)
+        or pa.types.is_time(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_duration(t)
         or pa.types.is_decimal(t)
     )
 

@@ -45,6 +45,14 @@ def _values(kind: str, ids: np.ndarray) -> pa.Array:
         return pa.array([Decimal(int(i)) / 4 for i in ids], pa.decimal128(10, 2))
     if kind == "bool":
         return pa.array(ids % 2 == 0)
+    if kind == "u64":  # unsigned order: the values past 2**63 sort last
+        return pa.array([int(i) * (2**58) + 7 for i in ids], pa.uint64())
+    if kind == "lstr":
+        return pa.array([f"w{i:03d}" for i in ids], pa.large_string())
+    if kind == "fsb":
+        return pa.array([bytes([i % 5, i]) for i in ids], pa.binary(2))
+    if kind == "dur":
+        return pa.array(ids.astype(np.int64) - 20, pa.duration("s"))
     if kind == "float":
         return pa.array(ids.astype(np.float64) - 3.0)
     raise AssertionError(kind)
@@ -95,7 +103,7 @@ RANGES = [
 ]
 
 
-KINDS = ["int", "str", "bin", "date", "ts", "dec", "bool"]
+KINDS = ["int", "str", "bin", "date", "ts", "dec", "bool", "u64", "lstr", "fsb", "dur"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -143,6 +151,9 @@ def test_null_keys_multi_key_and_float_keys_take_the_group_by_path_with_equal_re
     b = _table(rng, "float", 0, 40, weighted=False, nulls=True)
     assert _merge_by_lookup(a, b) is None
     _same(sum_tables(a, b), merge_canonical(a, b))
+    interval = pa.array([pa.MonthDayNano([i, 0, 0]) for i in (2, 1)], pa.month_day_nano_interval())
+    unsortable = pa.table({"k0": interval, "count": pa.array([1, 1], pa.int64())})
+    assert _merge_by_lookup(unsortable, unsortable) is None
     two = canonical_table(
         pa.table({"k0": ["x", "x", None], "k1": [1, None, 2], "count": pa.array([1, 2, 3], pa.int64())})
     )
