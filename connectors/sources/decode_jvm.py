@@ -92,7 +92,9 @@ def available(spark: SparkSession) -> bool:
     return json_decode_function(spark, StructType([]), (), "__probe") is not None
 
 
-def decoded_struct(function: str, raw: Column) -> Column:
-    """The decoder's output struct for the (valid UTF-8) payload ``raw``: fields ``_0.._n-1``
-    (the schema's typed values), ``error``, ``unknown``, ``missing``, ``type_errors``."""
-    return F.call_function(function, raw.cast("binary"))
+def decoded_struct(function: str, payload: Column) -> Column:
+    """The decoder's output struct (never NULL) for ``payload`` (STRING or BINARY, read as it
+    is): fields ``_0.._n-1`` (the schema's typed values), ``error`` (without the UTF-8 reason),
+    ``raw`` (the payload, invalid UTF-8 as U+FFFD), ``invalid_utf8``, ``unknown``, ``missing``,
+    ``type_errors``."""
+    return F.call_function(function, payload)

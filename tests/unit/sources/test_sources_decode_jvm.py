@@ -87,9 +87,10 @@ def test_auto_takes_the_jvm_decoder_in_one_evaluation(spark):
     require_jvm_decoder(spark)
     df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
     plan = decode_json(df, "id BIGINT, s STRING")._jdf.queryExecution().executedPlan().toString()
-    assert plan.count("streamdq_decode_json_") == 1  # evaluated once, not once per output column
+    assert plan.count("streamdq_decode_json(") == 1  # evaluated once, not once per output column
+    assert "UDF" not in plan and "make_valid_utf8" not in plan  # the expression, UTF-8 folded in
     builtin = decode_json(df, "id BIGINT, s STRING", decoder="spark")._jdf.queryExecution()
-    assert "streamdq_decode_json_" not in builtin.executedPlan().toString()
+    assert "streamdq_decode_json(" not in builtin.executedPlan().toString()
 
 
 def test_binary_payloads_with_invalid_utf8_decode_alike(spark):
@@ -132,8 +133,8 @@ def test_source_config_chooses_the_decoder(spark, tmp_path):
     def plan(spec: dict[str, object]) -> str:
         return str(read_source(spark, spec)._jdf.queryExecution().analyzed().toString())
 
-    assert "streamdq_decode_json_" in plan(base)  # auto: the jar is there
-    assert "streamdq_decode_json_" not in plan({**base, "decoder": "spark"})
+    assert "streamdq_decode_json(" in plan(base)  # auto: the jar is there
+    assert "streamdq_decode_json(" not in plan({**base, "decoder": "spark"})
     with pytest.raises(ConfigError) as bad:
         validate_source_spec({**base, "decoder": "fast"})
     assert bad.value.key == "source.decoder"

@@ -5,22 +5,19 @@ import com.fasterxml.jackson.core.JsonParser;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.regex.Pattern;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.api.java.UDF1;
-import org.apache.spark.sql.catalyst.CatalystTypeConverters;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.json.JsonToStructsEvaluator;
 import org.apache.spark.sql.catalyst.json.CreateJacksonParser;
 import org.apache.spark.sql.catalyst.json.JSONOptions;
 import org.apache.spark.sql.catalyst.json.JacksonParser;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.BadRecordException;
-import org.apache.spark.sql.catalyst.util.DateTimeUtils;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.catalyst.util.MapData;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
@@ -29,6 +26,7 @@ import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.Function1;
 import scala.Function2;
@@ -38,10 +36,12 @@ import scala.runtime.AbstractFunction1;
 import scala.runtime.AbstractFunction2;
 
 /**
- * streamdq's JSON decoder in one Jackson pass per record: a Spark UDF giving, for a JSON payload,
- * the schema's typed values (exactly what {@code from_json} with a corrupt-record column gives:
- * the same Spark JacksonParser, options, time zone and partial results of a bad record), the record's error
- * reason and its drift facts (unknown, missing and type-error field names).
+ * streamdq's JSON decoder in one Jackson pass per record, run as a Catalyst expression
+ * ({@link JsonDecodeExpression}): for a JSON payload (STRING or BINARY) it gives the schema's typed
+ * values (exactly what {@code from_json} with a corrupt-record column gives: the same Spark
+ * JacksonParser, options, time zone and partial results of a bad record), the record's error
+ * reason, its drift facts (unknown, missing and type-error field names), the payload as valid
+ * UTF-8 and whether its bytes were valid UTF-8.
  *
  * <p>The rules are those of streamdq.connectors.sources.decode.decode_json, whose Spark-expression
  * form is the reference: a record is clean when its top-level keys could be read (it is a JSON
@@ -50,14 +50,26 @@ import scala.runtime.AbstractFunction2;
  * MAP&lt;STRING,STRING&gt;, through Spark's own evaluator, and per-field reasons). The expression
  * decoder parses a clean record twice (the typed parse and the key scan); this one once.
  *
- * <p>Output struct: the typed fields as {@code _0.._n-1}, then {@code error} STRING (without the
- * UTF-8 reason, which the caller adds), {@code unknown}, {@code missing}, {@code type_errors}
- * ARRAY&lt;STRING&gt;.
+ * <p>Why an expression and not a Java UDF: a UDF takes external values and returns an external
+ * Row, so every record paid a copy of its bytes (the cast to BINARY), a String round trip for
+ * every string value, an Instant for every timestamp and a Row conversion back; and the UTF-8
+ * check and repair were two more passes. Here the payload's own bytes are parsed in place, the
+ * parser's internal row is handed on as it is, and the UTF-8 check is one pass (a repair only
+ * for a payload that needs one).
+ *
+ * <p>Output struct (not NULL): the typed fields as {@code _0.._n-1}, then {@code error} STRING
+ * (without the UTF-8 reason, which the caller adds by its policy), {@code raw} STRING (the
+ * payload, invalid byte sequences as U+FFFD, as make_valid_utf8), {@code invalid_utf8} BOOLEAN
+ * (is_valid_utf8's negation; FALSE for NULL), {@code unknown}, {@code missing},
+ * {@code type_errors} ARRAY&lt;STRING&gt;.
  */
-public final class JsonDecode implements UDF1<byte[], Row> {
-  private static final long serialVersionUID = 1L;
+public final class JsonDecode implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
   private static final Pattern BLANK = Pattern.compile("^\\s*$");
   private static final int MAX_QUOTED = 60;
+  private static final UTF8String EMPTY_PAYLOAD = UTF8String.fromString("empty payload");
+  private static final UTF8String UNDECODABLE = UTF8String.fromString("undecodable JSON");
+  private static final GenericArrayData NONE = new GenericArrayData(new Object[0]);
 
   private final String schemaJson;
   private final String[] required;
@@ -70,11 +82,11 @@ public final class JsonDecode implements UDF1<byte[], Row> {
   private transient String[] names;
   private transient String[] expected;
   private transient boolean[] isRequired;
-  private transient Function1<Object, Object>[] toScala;
   private transient DataType[] types;
+  private transient java.util.HashMap<String, Integer> index;
   private transient JacksonParser typed;
-  private transient Function2<JsonFactory, byte[], JsonParser> create;
-  private transient Function1<byte[], UTF8String> literal;
+  private transient Function2<JsonFactory, UTF8String, JsonParser> create;
+  private transient Function1<UTF8String, UTF8String> literal;
   private transient KeyRecordingParser current;
   private transient JsonToStructsEvaluator mapEval;
 
@@ -93,7 +105,28 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     this.allowDuplicateKeys = allowDuplicateKeys;
   }
 
-  /** The UDF's return type for a schema (JSON form of a StructType). */
+  /** A decoder with the same configuration and its own parser state. */
+  public JsonDecode fresh() {
+    return new JsonDecode(
+        schemaJson, required, corruptName, timeZone, mapCorruptName, allowDuplicateKeys);
+  }
+
+  /** True when {@code o} decodes with the same configuration (expression equality). */
+  public boolean sameConfig(JsonDecode o) {
+    return schemaJson.equals(o.schemaJson)
+        && Arrays.equals(required, o.required)
+        && corruptName.equals(o.corruptName)
+        && timeZone.equals(o.timeZone)
+        && mapCorruptName.equals(o.mapCorruptName)
+        && allowDuplicateKeys == o.allowDuplicateKeys;
+  }
+
+  @Override
+  public String toString() {
+    return "JsonDecode(" + schemaJson + ", required=" + Arrays.toString(required) + ")";
+  }
+
+  /** The decoder's output type for a schema (JSON form of a StructType). */
   public static StructType outputType(String schemaJson) {
     StructType s = (StructType) DataType.fromJson(schemaJson);
     List<StructField> out = new ArrayList<>();
@@ -103,6 +136,8 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     }
     ArrayType strings = DataTypes.createArrayType(DataTypes.StringType, true);
     out.add(DataTypes.createStructField("error", DataTypes.StringType, true));
+    out.add(DataTypes.createStructField("raw", DataTypes.StringType, true));
+    out.add(DataTypes.createStructField("invalid_utf8", DataTypes.BooleanType, false));
     out.add(DataTypes.createStructField("unknown", strings, true));
     out.add(DataTypes.createStructField("missing", strings, true));
     out.add(DataTypes.createStructField("type_errors", strings, true));
@@ -110,8 +145,9 @@ public final class JsonDecode implements UDF1<byte[], Row> {
   }
 
   /**
-   * Registers the decoder for one schema as the session function {@code name}; the time zone,
-   * the corrupt-record column name and the duplicate-key setting are the session's now.
+   * Registers the decoder for one schema as the session function {@code name} (one argument,
+   * the payload, STRING or BINARY); the time zone, the corrupt-record column name and the
+   * duplicate-key setting are the session's now.
    */
   public static void register(
       SparkSession spark,
@@ -123,15 +159,32 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     String mapCorrupt = spark.conf().get("spark.sql.columnNameOfCorruptRecord");
     boolean dup =
         Boolean.parseBoolean(spark.conf().get("spark.sql.variant.allowDuplicateKeys", "false"));
-    JsonDecode udf = new JsonDecode(
+    final JsonDecode decoder =
+        new JsonDecode(
             schemaJson, required.toArray(new String[0]), corruptName, tz, mapCorrupt, dup);
-    spark.udf().register(name, udf, outputType(schemaJson));
+    final StructType out = outputType(schemaJson);
+    final String fname = name;
+    Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
+        new AbstractFunction1<scala.collection.immutable.Seq<Expression>, Expression>() {
+          @Override
+          public Expression apply(scala.collection.immutable.Seq<Expression> args) {
+            if (args.length() != 1) {
+              throw new IllegalArgumentException(
+                  fname + " takes one argument (the payload), got " + args.length());
+            }
+            return new JsonDecodeExpression(args.head(), decoder.fresh(), out);
+          }
+        };
+    spark
+        .sessionState()
+        .functionRegistry()
+        .createOrReplaceTempFunction(name, builder, "java_udf");
   }
 
   /**
-   * Runs a good, a bad and a blank record through a decoder for {@code schemaJson} on this JVM
-   * (no Spark job): a jar compiled against another Spark fails here, at start-up, with a linkage
-   * error, instead of in a task. Returns the decoded rows' text.
+   * Runs a good, a bad, a blank and a non-UTF-8 record through a decoder for {@code schemaJson}
+   * on this JVM (no Spark job): a jar compiled against another Spark fails here, at start-up,
+   * with a linkage error, instead of in a task. Returns the decoded rows' text.
    */
   public static String selfTest(String schemaJson, String corruptName, String timeZone) {
     JsonDecode d =
@@ -139,12 +192,13 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     StringBuilder out = new StringBuilder();
     String[] samples = {"{}", "{\"x\": [1, NaN}", " "};
     for (String sample : samples) {
-      out.append(d.call(sample.getBytes(java.nio.charset.StandardCharsets.UTF_8))).append('\n');
+      out.append(d.decode(UTF8String.fromString(sample))).append('\n');
     }
+    out.append(d.decode(new byte[] {'{', (byte) 0xff, '}'})).append('\n');
+    out.append(d.decode((UTF8String) null)).append('\n');
     return out.toString();
   }
 
-  @SuppressWarnings("unchecked")
   private void init() {
     schema = (StructType) DataType.fromJson(schemaJson);
     StructField[] fs = schema.fields();
@@ -153,42 +207,14 @@ public final class JsonDecode implements UDF1<byte[], Row> {
     expected = new String[n];
     isRequired = new boolean[n];
     types = new DataType[n];
-    toScala = new Function1[n];
     HashSet<String> req = new HashSet<>(Arrays.asList(required));
+    index = new java.util.HashMap<>();
     for (int i = 0; i < n; i++) {
+      index.putIfAbsent(fs[i].name(), i);
       names[i] = fs[i].name();
       expected[i] = fs[i].dataType().simpleString().toUpperCase(java.util.Locale.ROOT);
       isRequired[i] = req.contains(names[i]);
       types[i] = fs[i].dataType();
-      DataType dt = types[i];
-      boolean passThrough =
-          dt instanceof StringType
-              || dt == DataTypes.LongType
-              || dt == DataTypes.IntegerType
-              || dt == DataTypes.DoubleType
-              || dt == DataTypes.FloatType
-              || dt == DataTypes.ShortType
-              || dt == DataTypes.ByteType
-              || dt == DataTypes.BooleanType;
-      // TIMESTAMP and DATE leave as Instant / LocalDate, which Spark turns back into the same
-      // micros / days exactly (java.sql.Timestamp / Date would take a calendar rebase each way).
-      if (dt == DataTypes.TimestampType) {
-        toScala[i] = new AbstractFunction1<Object, Object>() {
-          @Override
-          public Object apply(Object micros) {
-            return DateTimeUtils.microsToInstant((Long) micros);
-          }
-        };
-      } else if (dt == DataTypes.DateType) {
-        toScala[i] = new AbstractFunction1<Object, Object>() {
-          @Override
-          public Object apply(Object days) {
-            return DateTimeUtils.daysToLocalDate((Integer) days);
-          }
-        };
-      } else {
-        toScala[i] = passThrough ? null : CatalystTypeConverters.createToScalaConverter(dt);
-      }
     }
     StructType actualSchema = (StructType) schema.asNullable();
     java.util.Map<String, String> jopts = new java.util.HashMap<>();
@@ -198,19 +224,18 @@ public final class JsonDecode implements UDF1<byte[], Row> {
         scala.collection.immutable.Map$.MODULE$.from(
             scala.jdk.javaapi.CollectionConverters.asScala(jopts));
     JSONOptions options = new JSONOptions(opts, timeZone, corruptName);
-    JacksonParser raw =
+    typed =
         new JacksonParser(actualSchema, options, false, JacksonParser.$lessinit$greater$default$4());
     final JsonDecode self = this;
     create =
-        new AbstractFunction2<JsonFactory, byte[], JsonParser>() {
+        new AbstractFunction2<JsonFactory, UTF8String, JsonParser>() {
           @Override
-          public JsonParser apply(JsonFactory f, byte[] s) {
-            // bytes through an InputStream: Jackson's fast UTF-8 parser, while Spark's StringType
-            // converter renders a nested value with its generator, as from_json does (a byte[]
-            // source would make it copy the raw text instead)
+          public JsonParser apply(JsonFactory f, UTF8String s) {
+            // the payload's bytes in place, through an InputStream: Jackson's fast UTF-8 parser,
+            // while Spark's StringType converter renders a nested value with its generator, as
+            // from_json does (a byte[] source would make it copy the raw text instead)
             try {
-              KeyRecordingParser p =
-                  new KeyRecordingParser(f.createParser(new java.io.ByteArrayInputStream(s)));
+              KeyRecordingParser p = new KeyRecordingParser(f.createParser(stream(s)));
               self.current = p;
               return p;
             } catch (java.io.IOException e) {
@@ -219,13 +244,12 @@ public final class JsonDecode implements UDF1<byte[], Row> {
           }
         };
     literal =
-        new AbstractFunction1<byte[], UTF8String>() {
+        new AbstractFunction1<UTF8String, UTF8String>() {
           @Override
-          public UTF8String apply(byte[] s) {
-            return UTF8String.fromBytes(s);
+          public UTF8String apply(UTF8String s) {
+            return s;
           }
         };
-    typed = raw;
     MapType mapType = DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType, true);
     mapEval =
         JsonToStructsEvaluator.apply(
@@ -236,24 +260,47 @@ public final class JsonDecode implements UDF1<byte[], Row> {
             allowDuplicateKeys);
   }
 
-  @Override
-  public Row call(byte[] raw) {
+  /** The bytes of {@code s} as a stream, without a copy when they live in a byte array. */
+  private static java.io.InputStream stream(UTF8String s) {
+    Object base = s.getBaseObject();
+    if (base instanceof byte[]) {
+      long off = s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET;
+      return new java.io.ByteArrayInputStream((byte[]) base, (int) off, s.numBytes());
+    }
+    return new java.io.ByteArrayInputStream(s.getBytes());
+  }
+
+  /** The output row for a BINARY payload (its bytes, not copied). */
+  public InternalRow decode(byte[] payload) {
+    return decode(payload == null ? null : UTF8String.fromBytes(payload));
+  }
+
+  /** The output row for a STRING payload (see the class comment; never NULL). */
+  public InternalRow decode(UTF8String payload) {
     if (schema == null) {
       init();
     }
     int n = names.length;
-    Object[] out = new Object[n + 4];
-    if (raw == null) {
-      out[n] = "empty payload";
-      return RowFactory.create(out);
+    Object[] out = new Object[n + 6];
+    int error = n;
+    int raw = n + 1;
+    int invalid = n + 2;
+    if (payload == null) {
+      out[error] = EMPTY_PAYLOAD;
+      out[invalid] = Boolean.FALSE;
+      return new GenericInternalRow(out);
     }
+    boolean valid = ascii(payload) || payload.isValid();
+    UTF8String text = valid ? payload : payload.makeValid();
+    out[raw] = text;
+    out[invalid] = valid ? Boolean.FALSE : Boolean.TRUE;
     current = null;
     // from_json's FailureSafeParser in PERMISSIVE mode, by hand (without its per-row copy into
     // a row with the corrupt-record column): a bad record keeps Spark's partial result, if any.
     InternalRow row;
     boolean corruptNull;
     try {
-      Iterator<InternalRow> rows = typed.parse(raw, create, literal).iterator();
+      Iterator<InternalRow> rows = typed.parse(text, create, literal).iterator();
       row = rows.hasNext() ? rows.next() : null;
       corruptNull = true;
     } catch (Exception e) {
@@ -272,19 +319,21 @@ public final class JsonDecode implements UDF1<byte[], Row> {
             && rec.rootObject
             && rec.rootClosed
             && !rec.nonFinite;
-    for (int i = 0; i < n; i++) {
-      Object v = (row == null || row.isNullAt(i)) ? null : row.get(i, types[i]);
-      out[i] = (v == null || toScala[i] == null) ? v : toScala[i].apply(v);
+    if (row != null) {
+      for (int i = 0; i < n; i++) {
+        out[i] = row.isNullAt(i) ? null : row.get(i, types[i]);
+      }
     }
     if (clean) {
       List<String> keys = rec.keys;
+      boolean[] seen = drift(keys, out, n);
       StringBuilder err = null;
       for (int i = 0; i < n; i++) {
         if (!isRequired[i]) {
           continue;
         }
         String reason = null;
-        if (!keys.contains(names[i])) {
+        if (!seen[i]) {
           reason = "missing required field " + names[i];
         } else if (row.isNullAt(i)) {
           reason = "required field " + names[i] + " is null";
@@ -293,28 +342,19 @@ public final class JsonDecode implements UDF1<byte[], Row> {
           err = err == null ? new StringBuilder(reason) : err.append("; ").append(reason);
         }
       }
-      out[n] = err == null ? null : err.toString();
-      String[] none = new String[0];
-      if (exactKeys(keys)) {
-        out[n + 1] = none;
-        out[n + 2] = none;
-      } else {
-        out[n + 1] = except(keys, Arrays.asList(names));
-        out[n + 2] = except(Arrays.asList(names), keys);
-      }
-      out[n + 3] = none;
-      return RowFactory.create(out);
+      out[error] = err == null ? null : UTF8String.fromString(err.toString());
+      out[n + 5] = NONE;
+      return new GenericInternalRow(out);
     }
     // The exact path: Spark's lenient map parse, per-field reasons.
-    UTF8String text = UTF8String.fromBytes(raw);
     MapData m = (MapData) mapEval.evaluate(text);
     if (BLANK.matcher(text.toString()).find()) {
-      out[n] = "empty payload";
+      out[error] = EMPTY_PAYLOAD;
     } else if (m == null) {
-      out[n] = "undecodable JSON";
+      out[error] = UNDECODABLE;
     }
     if (m == null) {
-      return RowFactory.create(out); // keys, drift arrays: NULL
+      return new GenericInternalRow(out); // keys, drift arrays: NULL
     }
     ArrayData mk = m.keyArray();
     ArrayData mv = m.valueArray();
@@ -344,37 +384,77 @@ public final class JsonDecode implements UDF1<byte[], Row> {
         err = err == null ? new StringBuilder(reason) : err.append("; ").append(reason);
       }
     }
-    if (out[n] == null) {
-      out[n] = err == null ? null : err.toString();
+    if (out[error] == null) {
+      out[error] = err == null ? null : UTF8String.fromString(err.toString());
     }
-    out[n + 1] = except(keys, Arrays.asList(names));
-    out[n + 2] = except(Arrays.asList(names), keys);
-    out[n + 3] = typeErrors.toArray(new String[0]);
-    return RowFactory.create(out);
+    drift(keys, out, n);
+    out[n + 5] = strings(typeErrors);
+    return new GenericInternalRow(out);
   }
 
-  private boolean exactKeys(List<String> keys) {
-    if (keys.size() != names.length) {
-      return false;
+  /**
+   * Puts the drift arrays for the record's top-level {@code keys} (in order, repeats kept) into
+   * {@code out[n + 3]} (unknown: Spark's array_except(keys, names), the distinct keys the schema
+   * does not name, in the record's order) and {@code out[n + 4]} (missing: array_except(names,
+   * keys), in schema order); returns which schema fields are present.
+   */
+  private boolean[] drift(List<String> keys, Object[] out, int n) {
+    boolean[] seen = new boolean[n];
+    ArrayList<String> unknown = null;
+    for (int j = 0; j < keys.size(); j++) {
+      String k = keys.get(j);
+      Integer at = index.get(k);
+      if (at != null) {
+        seen[at] = true;
+      } else if (unknown == null) {
+        unknown = new ArrayList<>(2);
+        unknown.add(k);
+      } else if (!unknown.contains(k)) {
+        unknown.add(k);
+      }
     }
-    for (int i = 0; i < names.length; i++) {
-      if (!names[i].equals(keys.get(i))) {
+    ArrayList<String> missing = null;
+    for (int i = 0; i < n; i++) {
+      if (!seen[i] && !seen[index.get(names[i])]) {
+        if (missing == null) {
+          missing = new ArrayList<>(2);
+        }
+        if (!missing.contains(names[i])) {
+          missing.add(names[i]);
+        }
+      }
+    }
+    out[n + 3] = unknown == null ? NONE : strings(unknown);
+    out[n + 4] = missing == null ? NONE : strings(missing);
+    return seen;
+  }
+
+  /** True when every byte of {@code s} is ASCII (then it is valid UTF-8), 8 bytes at a time. */
+  static boolean ascii(UTF8String s) {
+    Object base = s.getBaseObject();
+    long off = s.getBaseOffset();
+    int len = s.numBytes();
+    int i = 0;
+    for (; i + 8 <= len; i += 8) {
+      if ((Platform.getLong(base, off + i) & 0x8080808080808080L) != 0) {
+        return false;
+      }
+    }
+    for (; i < len; i++) {
+      if (Platform.getByte(base, off + i) < 0) {
         return false;
       }
     }
     return true;
   }
 
-  /** Spark's array_except: the distinct elements of a not in b, in a's order. */
-  private static String[] except(List<String> a, List<String> b) {
-    HashSet<String> drop = new HashSet<>(b);
-    LinkedHashSet<String> out = new LinkedHashSet<>();
-    for (String x : a) {
-      if (!drop.contains(x)) {
-        out.add(x);
-      }
+  private static GenericArrayData strings(java.util.Collection<String> xs) {
+    Object[] a = new Object[xs.size()];
+    int i = 0;
+    for (String x : xs) {
+      a[i++] = UTF8String.fromString(x);
     }
-    return out.toArray(new String[0]);
+    return new GenericArrayData(a);
   }
 
   /** decode.py's _quote: at most 60 characters (code points), then "...", in single quotes. */
