@@ -163,8 +163,16 @@ class Analyzer(ABC):
         return spec
 
     def key(self) -> str:
-        """A stable textual key (canonical JSON of ``to_spec``), used by the state store."""
-        return json.dumps(self.to_spec(), sort_keys=True, separators=(",", ":"))
+        """A stable textual key (canonical JSON of ``to_spec``), used by the state store.
+
+        Computed once per instance (an analyzer is frozen; the streaming handler asks for the
+        keys of every analyzer on every microbatch) and kept outside the dataclass fields, so
+        equality, hashing and ``to_spec`` do not see it."""
+        kept = self.__dict__.get("_key")
+        if kept is None:
+            kept = json.dumps(self.to_spec(), sort_keys=True, separators=(",", ":"))
+            object.__setattr__(self, "_key", kept)
+        return kept
 
     def state_key(self) -> str:
         """Key of this analyzer's state in a states map / the state store.

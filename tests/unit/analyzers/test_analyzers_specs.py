@@ -115,3 +115,18 @@ def test_a_bad_max_groups_is_a_config_error_before_any_spark_work():
     with pytest.raises(ConfigError) as info:
         compute_frequency_state(None, FrequencySpec(("k",)), max_groups=0)  # type: ignore[arg-type]
     assert info.value.key == "max_groups" and "got 0" in info.value.problem
+
+
+def test_an_analyzers_key_is_computed_once_and_invisible_to_equality() -> None:
+    import pickle
+
+    from streamdq.analyzers import Completeness
+
+    a = Completeness("email", where="amount > 0")
+    b = Completeness("email", where="amount > 0")
+    first = a.key()
+    assert a.key() is first  # kept, not rebuilt
+    assert a == b and hash(a) == hash(b)  # b has no kept key yet
+    assert "_key" not in a.to_spec()
+    assert pickle.loads(pickle.dumps(a)) == b
+    assert b.key() == first
