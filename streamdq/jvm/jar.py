@@ -17,7 +17,7 @@ Example (no JDK needed to run it: the digest is computed from the sources alone)
 
 >>> from streamdq.jvm.jar import java_sources
 >>> sorted(p.name for p in java_sources())
-['JsonDecode.java', 'JsonDecodeExpression.java', 'KeyRecordingParser.java']
+['JsonDecode.java', 'JsonDecodeExpression.java', 'KeyRecordingParser.java', 'ReusedPlan.java']
 """
 
 from __future__ import annotations

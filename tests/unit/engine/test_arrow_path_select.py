@@ -123,3 +123,46 @@ def test_a_streaming_query_keeps_the_layouts_arrow_schema(spark, tmp_path):
     (layout,) = program.layouts.values()
     assert layout.arrow_schema is not None
     assert len(layout.arrow_schema) == len(layout.projection.columns)  # the one job's columns
+
+
+def _optimised_per_batch(spark: Any, tmp_path: Any, monkeypatch: Any, plan: AnalysisPlan) -> list[bool]:
+    """Whether Spark's optimiser ran for each reused batch's one job."""
+    from streamdq.engine import arrow_path
+
+    ran: list[bool] = []
+    collect = arrow_path._collect
+
+    def spy(df: Any, schema: Any) -> Any:
+        table = collect(df, schema)  # the job plans (and optimises, or not) its query
+        ran.append(bool(df._jdf.queryExecution().tracker().phases().contains("optimization")))
+        return table
+
+    monkeypatch.setattr(arrow_path, "_collect", spy)
+    assert len(_stream_batches(spark, tmp_path, plan)) == 3
+    return ran
+
+
+def test_with_streamdqs_jar_a_reused_microbatch_skips_the_optimiser(spark, tmp_path, monkeypatch):
+    """io.streamdq.ReusedPlan: the kept optimised projection over a foreachBatch LogicalRDD is
+    the query's optimised plan; Spark's optimiser does not run again (results as before)."""
+    from streamdq.engine.arrow_path import _reused_plan
+    from tests.unit.sources.conftest import require_jvm_decoder
+
+    require_jvm_decoder(spark)
+    assert _reused_plan(spark._jvm) is not None
+    ran = _optimised_per_batch(spark, tmp_path, monkeypatch, AnalysisPlan([Size(), Maximum("x")]))
+    assert ran == [False, False]  # the two reused batches (the first selects as usual)
+
+
+def test_a_reused_projection_that_reads_the_clock_is_still_optimised(spark, tmp_path, monkeypatch):
+    where = "x < unix_micros(current_timestamp())"
+    ran = _optimised_per_batch(spark, tmp_path, monkeypatch, AnalysisPlan([Size(where=where)]))
+    assert ran == [True, True]
+
+
+def test_without_the_jar_the_reuse_goes_through_py4j_and_is_optimised(spark, tmp_path, monkeypatch):
+    from streamdq.engine import arrow_path
+
+    monkeypatch.setattr(arrow_path, "_reused_plan", lambda jvm: None)
+    ran = _optimised_per_batch(spark, tmp_path, monkeypatch, AnalysisPlan([Size(), Maximum("x")]))
+    assert ran == [True, True]  # reused (analysed once), optimised by Spark each batch
