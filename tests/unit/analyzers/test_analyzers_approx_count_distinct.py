@@ -48,3 +48,17 @@ def test_large_input_within_error_bound(spark):
     (m,) = metrics_of(df, ApproxCountDistinct("v"))
     assert m.error_bound is not None and 0.0 < m.error_bound < 0.1
     assert m.value == pytest.approx(15_000, rel=m.error_bound)
+
+
+def test_the_arrow_paths_hll_is_the_sketch_of_its_distinct_values_in_order() -> None:
+    import datasketches as ds
+    import pyarrow as pa
+
+    from streamdq.analyzers.row_aggregate import _hll
+
+    for values in (pa.array([5, 3, None, 5, 2**40, -7]), pa.array(["a", None, "b", "a", "é"])):
+        reference = ds.hll_sketch(11)
+        for v in values.drop_null().unique().to_pylist():
+            reference.update(v)
+        assert _hll(values, 11) == bytes(reference.serialize_compact())
+    assert _hll(pa.array([None, None], pa.int64()), 11) is None
