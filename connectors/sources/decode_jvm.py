@@ -1,7 +1,12 @@
 """The JSON decoder's single-pass form: streamdq's JVM function ``io.streamdq.JsonDecode``.
 
-Where it runs: inside the Spark plan, as one Java UDF per record (a ``ScalaUDF``, compiled into
-the stage's generated code), on batch and streaming DataFrames alike. It needs streamdq's jar on
+Where it runs: inside the Spark plan, as one Catalyst expression per record
+(``io.streamdq.JsonDecodeExpression``, one call in the stage's generated code, in Spark's internal
+values: the payload's bytes read in place, STRING or BINARY, the parser's row handed on without
+an external ``Row`` conversion, the UTF-8 check and repair in the same call), on batch and
+streaming DataFrames alike. A Java UDF did the same work with a copy of every payload, a String
+round trip for every string value and two more passes for UTF-8: about 0.4x of Spark's whole
+JSON reader more (bench/streaming/decode_part.py). It needs streamdq's jar on
 the session's classpath (``streamdq.spark.get_spark`` puts it there when the machine has a JDK;
 ``streamdq.jvm.jar``); :func:`json_decode_function` says whether the session has it.
 

@@ -83,12 +83,72 @@ def test_jvm_decoder_equals_builtin_decoder(spark, batch, required):
         assert got == want, (want[RAW_COL], got, want)
 
 
+@st.composite
+def byte_payloads(draw: st.DrawFn) -> bytes | None:
+    """A payload's bytes: valid UTF-8 (ASCII or not), or with broken sequences spliced in at any
+    offset (the decoder checks ASCII 8 bytes at a time, so the offsets straddle those words)."""
+    text = draw(payloads())
+    if text is None:
+        return None
+    raw = text.encode("utf-8")
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(raw)))
+        bad = draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3\xa9", b"\xf0\x9f\x98\x80"]))
+        raw = raw[:at] + bad + raw[at:]
+    return raw
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    batch=st.lists(byte_payloads(), min_size=1, max_size=120),
+    policy=st.sampled_from(["quarantine", "flag"]),
+)
+def test_jvm_decoder_equals_builtin_decoder_on_bytes(spark, batch, policy):
+    """The same property over BINARY payloads (Kafka's form) and over the STRING column a text
+    file gives for the same bytes (Spark keeps the broken bytes in the string)."""
+    require_jvm_decoder(spark)
+    rows = [(i, None if b is None else bytearray(b)) for i, b in enumerate(batch)]
+    df = spark.createDataFrame(rows, "i INT, value BINARY")
+    as_text = df.selectExpr("i", "cast(value as string) AS value")
+    keep = [("i", "_streamdq_i")]
+    for frame in (df, as_text):
+        jvm = decode_json(frame, SCHEMA, keep=keep, invalid_utf8=policy, decoder="jvm")
+        builtin = decode_json(frame, SCHEMA, keep=keep, invalid_utf8=policy, decoder="spark")
+        assert jvm.schema == builtin.schema
+        pairs = zip(collect_rows(jvm.orderBy("_streamdq_i")), collect_rows(builtin.orderBy("_streamdq_i")), strict=True)
+        for got, want in pairs:
+            assert got == want, (want[RAW_COL], got, want)
+
+
+def test_utf8_check_at_every_offset(spark):
+    """A non-ASCII or broken sequence at each offset around the 8-byte words of the ASCII check."""
+    require_jvm_decoder(spark)
+    base = b'{"id": 1, "name": "abcdefghijklmnopqrstu"}'
+    rows = []
+    for at in range(len(base) + 1):
+        for bad in (b"\xff", b"\xc3\xa9"):
+            rows.append((len(rows), bytearray(base[:at] + bad + base[at:])))
+    df = spark.createDataFrame(rows, "i INT, value BINARY")
+    keep = [("i", "_streamdq_i")]
+    jvm = collect_rows(decode_json(df, "id BIGINT, name STRING", keep=keep, decoder="jvm").orderBy("_streamdq_i"))
+    builtin = decode_json(df, "id BIGINT, name STRING", keep=keep, decoder="spark").orderBy("_streamdq_i")
+    assert jvm == collect_rows(builtin)
+    assert [r["_streamdq_invalid_utf8"] for r in jvm[:4]] == [True, False, True, False]
+
+
 def test_auto_takes_the_jvm_decoder_in_one_evaluation(spark):
     require_jvm_decoder(spark)
     df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
     plan = decode_json(df, "id BIGINT, s STRING")._jdf.queryExecution().executedPlan().toString()
     assert plan.count("streamdq_decode_json(") == 1  # evaluated once, not once per output column
     assert "UDF" not in plan and "make_valid_utf8" not in plan  # the expression, UTF-8 folded in
+    binary = spark.createDataFrame([(bytearray(b'{"id": 1}'),)], "value BINARY")
+    plan = decode_json(binary, "id BIGINT")._jdf.queryExecution().executedPlan().toString()
+    assert "streamdq_decode_json(value#" in plan and "cast(" not in plan  # the bytes as they are
     builtin = decode_json(df, "id BIGINT, s STRING", decoder="spark")._jdf.queryExecution()
     assert "streamdq_decode_json(" not in builtin.executedPlan().toString()
 
