@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pyarrow.compute as pc
+
 from streamdq import metadata_columns
 from streamdq.display import reason_kind
 from streamdq.report import BadDataSummary
@@ -70,9 +72,13 @@ def summarize(quarantine: Any, names: Mapping[str, tuple[str, ...]] | None = Non
     reasons: Counter[str] = Counter()
     sample = sample_reason = None
     if quarantine is not None and quarantine.num_rows:
-        for text in quarantine.column("reason").to_pylist():
+        # each distinct text once, weighted by its rows (a batch's late rows share one reason);
+        # value_counts keeps first-appearance order, so ties rank as a row-by-row count would
+        counted = pc.value_counts(quarantine.column("reason"))
+        texts, counts = counted.field("values").to_pylist(), counted.field("counts").to_pylist()
+        for text, n in zip(texts, counts, strict=True):
             for part in dict.fromkeys((text or "unknown").split("; ")):
-                reasons[reason_kind(part)] += 1
+                reasons[reason_kind(part)] += n
         wanted = [
             c
             for c in ("reason", "file", "line", "topic", "partition", "offset")

@@ -136,3 +136,36 @@ def test_drift_names_come_from_the_compute_pass_on_both_paths(spark, small_batch
     if small_batch_rows:  # the one job of the small-batch path, nothing more
         assert report.counters["arrow_path"] == 1
         assert report.counters["spark_jobs"] == 1
+
+
+def test_reasons_are_counted_per_distinct_text_as_row_by_row_and_ties_keep_first_appearance() -> None:
+    """summarize counts each distinct reason text once, weighted by its rows: the same counts
+    and the same order of ties as counting row by row."""
+    import random
+    from collections import Counter
+
+    rng = random.Random(7)
+    parts = [
+        "late: event time behind the watermark",
+        "undecodable JSON",
+        "field a: expected INT got 'x'",
+        "field a: expected INT got 'y'",
+        "missing required field id",
+        " got 'lead'",
+        "",
+        "b; c",
+    ]
+    for _ in range(30):
+        texts = [
+            None if rng.random() < 0.1 else "; ".join(rng.sample(parts, rng.randint(1, 3)))
+            for _ in range(rng.randint(1, 40))
+        ]
+        by_row: Counter[str] = Counter()
+        for text in texts:
+            for part in dict.fromkeys((text or "unknown").split("; ")):
+                by_row[reason_kind(part)] += 1
+        table = pa.table({"reason": pa.chunked_array([texts[:3], texts[3:]], pa.string())})
+        got = summarize(table)
+        top = tuple(by_row.most_common(3))
+        assert got.reasons == top
+        assert got.other_rows == sum(by_row.values()) - sum(n for _, n in top)
