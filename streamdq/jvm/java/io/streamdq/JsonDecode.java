@@ -84,6 +84,7 @@ public final class JsonDecode implements java.io.Serializable {
   private transient boolean[] isRequired;
   private transient DataType[] types;
   private transient java.util.HashMap<String, Integer> index;
+  private transient int[] first; // each field's first position among fields of its name
   private transient JacksonParser typed;
   private transient Function2<JsonFactory, UTF8String, JsonParser> create;
   private transient Function1<UTF8String, UTF8String> literal;
@@ -216,6 +217,10 @@ public final class JsonDecode implements java.io.Serializable {
       isRequired[i] = req.contains(names[i]);
       types[i] = fs[i].dataType();
     }
+    first = new int[n];
+    for (int i = 0; i < n; i++) {
+      first[i] = index.get(names[i]);
+    }
     StructType actualSchema = (StructType) schema.asNullable();
     java.util.Map<String, String> jopts = new java.util.HashMap<>();
     jopts.put("mode", "PERMISSIVE");
@@ -235,7 +240,8 @@ public final class JsonDecode implements java.io.Serializable {
             // while Spark's StringType converter renders a nested value with its generator, as
             // from_json does (a byte[] source would make it copy the raw text instead)
             try {
-              KeyRecordingParser p = new KeyRecordingParser(f.createParser(stream(s)));
+              KeyRecordingParser p =
+                  new KeyRecordingParser(f.createParser(stream(s)), self.names.length + 8);
               self.current = p;
               return p;
             } catch (java.io.IOException e) {
@@ -333,7 +339,7 @@ public final class JsonDecode implements java.io.Serializable {
           continue;
         }
         String reason = null;
-        if (!seen[i]) {
+        if (!seen[first[i]]) {
           reason = "missing required field " + names[i];
         } else if (row.isNullAt(i)) {
           reason = "required field " + names[i] + " is null";
@@ -396,15 +402,26 @@ public final class JsonDecode implements java.io.Serializable {
    * Puts the drift arrays for the record's top-level {@code keys} (in order, repeats kept) into
    * {@code out[n + 3]} (unknown: Spark's array_except(keys, names), the distinct keys the schema
    * does not name, in the record's order) and {@code out[n + 4]} (missing: array_except(names,
-   * keys), in schema order); returns which schema fields are present.
+   * keys), in schema order); returns which schema fields are present, by {@code first}.
    */
   private boolean[] drift(List<String> keys, Object[] out, int n) {
     boolean[] seen = new boolean[n];
     ArrayList<String> unknown = null;
+    int next = 0; // keys mostly come in schema order: try the field after the last one found
     for (int j = 0; j < keys.size(); j++) {
       String k = keys.get(j);
-      Integer at = index.get(k);
-      if (at != null) {
+      int at;
+      if (next < n && names[next].equals(k)) {
+        at = first[next];
+        next++;
+      } else {
+        Integer found = index.get(k);
+        at = found == null ? -1 : found;
+        if (found != null) {
+          next = at + 1;
+        }
+      }
+      if (at >= 0) {
         seen[at] = true;
       } else if (unknown == null) {
         unknown = new ArrayList<>(2);
@@ -415,7 +432,7 @@ public final class JsonDecode implements java.io.Serializable {
     }
     ArrayList<String> missing = null;
     for (int i = 0; i < n; i++) {
-      if (!seen[i] && !seen[index.get(names[i])]) {
+      if (!seen[first[i]]) {
         if (missing == null) {
           missing = new ArrayList<>(2);
         }

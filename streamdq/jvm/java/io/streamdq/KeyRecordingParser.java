@@ -16,14 +16,16 @@ import java.util.ArrayList;
  * <p>skipChildren walks the skipped tokens through nextToken so that nothing escapes the notes.
  */
 final class KeyRecordingParser extends JsonParserDelegate {
-  final ArrayList<String> keys = new ArrayList<>();
+  final ArrayList<String> keys;
   boolean rootObject;
   boolean rootClosed;
   boolean nonFinite;
   private int depth;
 
-  KeyRecordingParser(JsonParser d) {
+  /** {@code width}: the expected number of top-level keys (the list's first capacity). */
+  KeyRecordingParser(JsonParser d, int width) {
     super(d);
+    keys = new ArrayList<>(width);
   }
 
   @Override
