@@ -36,6 +36,8 @@ from typing import Any
 import yaml
 
 from streamdq.autovalidate.avh.features import VOLUME_METRICS, pair_metrics, single_metrics
+from streamdq.autovalidate.avh.lattice import METRIC as LATTICE_METRIC
+from streamdq.autovalidate.avh.lattice import Lattice, off_lattice_share
 from streamdq.autovalidate.avh.profile import ColumnProfile
 from streamdq.autovalidate.avh.stationarity import MAX_LAG, Transform
 from streamdq.display import between_text
@@ -208,6 +210,9 @@ class Program:
     # the program of a batch whose volume is not judged: selected without volume metrics under
     # the same budget (None: learned without a calendar; muted constraints are then just skipped)
     off_day_constraints: tuple[LearnedConstraint, ...] | None = None
+    # the grid the history's values sat on (``lattice.py``): a batch's share of values off it is
+    # the metric ``off_lattice``; None when the history showed no lattice
+    lattice: Lattice | None = None
 
     @property
     def fpr_bound(self) -> float:
@@ -217,6 +222,10 @@ class Program:
     def values_of(self, profile: ColumnProfile) -> dict[str, float]:
         """Every metric of ``profile``: single ones, and pairwise ones against the reference."""
         values = single_metrics(profile)
+        if self.lattice is not None:
+            share = off_lattice_share(profile, self.lattice)
+            if share is not None:
+                values[LATTICE_METRIC] = share
         if self.reference is not None:
             values.update(pair_metrics(self.reference, profile))
         return values
@@ -293,6 +302,7 @@ class Program:
             "off_day_constraints": None
             if self.off_day_constraints is None
             else [c.to_dict() for c in self.off_day_constraints],
+            "lattice": None if self.lattice is None else self.lattice.to_list(),
         }
 
     @classmethod
@@ -322,6 +332,7 @@ class Program:
             off_day_constraints=None
             if data.get("off_day_constraints") is None
             else tuple(LearnedConstraint.from_dict(c) for c in data["off_day_constraints"]),
+            lattice=None if data.get("lattice") is None else Lattice.from_list(data["lattice"]),
         )
 
     def show(self) -> str:

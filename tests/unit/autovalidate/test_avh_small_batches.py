@@ -256,7 +256,8 @@ def test_a_fixed_schedule_with_dips_caps_the_count_above_its_slots():
     """24 hourly readings a day, 23 on two of 30 days: the dips keep the Poisson floor below (an
     outage takes hours at once), but nothing in the history went above 24, so above it the count
     gets the slot spread (about one row) and a doubled day is flagged; with the Poisson floor (4.9
-    rows, and the skewed tail's k = 11.2 that this history gets) up to 78 rows passed."""
+    rows, and the skewed tail's k = 11.2 that this history got before the floor set the tail) up
+    to 78 rows passed."""
     rng = np.random.default_rng(7)
     counts = [24] * 28 + [23, 23]
     history = [_hourly(rng, rows) for rows in counts]
@@ -267,7 +268,7 @@ def test_a_fixed_schedule_with_dips_caps_the_count_above_its_slots():
     }
     program = learn_from_profiles(history, doubled, fpr=0.001)
     (count,) = [c for c in program.constraints if c.metric == "row_count"]
-    assert 24 < count.upper < 40 and count.lower < 12  # skewed tail here: 24 + 11.2 slot spreads
+    assert 24 < count.upper < 40 and count.lower < 12  # 24 + k slot spreads above, Poisson below
 
     def day(rows: int) -> ColumnProfile:
         return ColumnProfile(
@@ -279,3 +280,29 @@ def test_a_fixed_schedule_with_dips_caps_the_count_above_its_slots():
     assert schedule_cap(counts) == (24.0, pytest.approx((23 / 24) ** 0.5))
     # a count that sits on its maximum on fewer than half of the batches has no schedule
     assert schedule_cap([24] * 10 + [23] * 20) is None
+
+
+def test_a_scheduled_count_spread_by_its_floor_keeps_the_normal_tail():
+    """72 hourly readings, 71 and 67 on two of 30 days: Shapiro-Wilk rejects a count sitting on
+    its cap with dips, and the skewed tail (k = 6.6 at 1e-3) on the Poisson floor (8.5 rows)
+    admitted 10 rows, so a halved day passed. The floor, not the history, sets the spread, and
+    the floor's law is near normal at 72: the halved day is flagged, the year's fewest readings
+    (57) pass."""
+    rng = np.random.default_rng(5)
+    counts = [72] * 28 + [71, 67]
+    history = [_hourly(rng, rows) for rows in counts]
+
+    def day(rows: int) -> ColumnProfile:
+        return ColumnProfile(
+            "temp", NUMERIC, rows, {"row_count": float(rows), "completeness": 1.0, "mean": 50.0}
+        )
+
+    program = learn_from_profiles(history, {"volume_change:x0.5": day(36)}, fpr=0.001)
+    (count,) = [c for c in program.constraints if c.metric == "row_count"]
+    assert count.bound == "normal" and 36 < count.lower < 57
+    assert program.judge_profile(day(36)) and not program.judge_profile(day(57))
+    # a count that moves freely (arrivals) is spread by its history: the skewed tail stays
+    arrivals = [72, 80, 64, 90, 70, 71, 150, 75, 66, 69] * 3
+    freely = learn_from_profiles([_hourly(rng, rows) for rows in arrivals], {"volume_change:x10": day(720)})
+    (free,) = [c for c in freely.constraints if c.metric == "row_count"]
+    assert free.bound == "skewed"
