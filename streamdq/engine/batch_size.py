@@ -69,13 +69,21 @@ def _leaf_is_empty(leaf: Any) -> bool:
     return int(leaf.stats().sizeInBytes()) == 0
 
 
+def _leaves_empty(plan: Any) -> bool:
+    leaves = plan.collectLeaves()
+    n = int(leaves.size())
+    return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
+
+
 def reads_nothing(df: DataFrame) -> bool:
-    """True when every leaf of the analysed plan is empty: an RDD without partitions (a
-    microbatch over an empty file), a relation of 0 bytes. Planner facts, no job."""
+    """True when every leaf of the plan is empty: an RDD without partitions (a microbatch over
+    an empty file), a relation of 0 bytes. Planner facts, no job. The analysed plan's leaves
+    first (a microbatch's); when they are not all empty, the optimised plan's, where Spark has
+    pruned what reads nothing (``limit(0)``, a filter that is always false) to an empty
+    relation (a poison batch is the batch's frame under ``limit(0)``)."""
     try:
-        leaves = df._jdf.queryExecution().analyzed().collectLeaves()
-        n = int(leaves.size())
-        return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
+        execution = df._jdf.queryExecution()
+        return _leaves_empty(execution.analyzed()) or _leaves_empty(execution.optimizedPlan())
     except Exception:
         return False
 
