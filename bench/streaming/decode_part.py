@@ -7,8 +7,11 @@ does with a microbatch):
 * plain: ``spark.read.schema(SCHEMA).json(path)`` (Spark's JSON reader, typed columns only);
 * decoded: ``spark.read.text(path)`` + :func:`streamdq.connectors.sources.decode.decode_json`
   (typed columns plus the error, raw payload and drift columns) as a user gets it (``auto``:
-  the single-pass JVM decoder when the session has streamdq's jar; ``decode_jvm`` says 1 when
-  it did), and ``decoded_spark``: the same with ``decoder="spark"`` (Spark's built-ins only);
+  the single-pass JVM decoder, a Catalyst expression, when the session has streamdq's jar;
+  ``decode_jvm`` says 1 when it did), and ``decoded_spark``: the same with ``decoder="spark"``
+  (Spark's built-ins only). The file source's frame is this one plus its file-name column
+  (connectors/sources/files.py reads ``readStream.text`` and calls the same ``decode_json``);
+  the frame is built inside the timed call (a batch read builds it per query, a stream once);
 * decoded_read: the decoded frame as the small-batch path's one job reads it: every column,
   but the raw payload only where the row is bad (the quarantine's copy); the raw text is
   still read and decoded for every row, only not carried to the driver
