@@ -23,7 +23,10 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    volume metric (``VOLUME_METRICS``) is fitted on the points of its series that read no day off.
    A share that sat exactly on 0 or 1 in every history batch (no NULL, zero, padded or
    upper-case value ever) is priced by counting events under the predictive law of the next
-   batch (``bounds.binomial_count``; "any event" is a candidate at about 1 / (2 x batches)). A
+   batch (``bounds.binomial_count``; "any event" is a candidate at about 1 / (2 x batches)); so
+   are values off the grid the history's values sat on (``lattice.py``: ``off_lattice``, with
+   the grid kept in the program). A row count on a fixed schedule whose Poisson floor sets its
+   spread keeps the normal tail (``_floor_sets_scheduled_count``). A
    value metric that some history batches lack (the column was all NULL there) is fitted on
    the batches that have it, without a transform, when at least half do, and its constraints
    admit a missing value (``_sometimes_missing_fit``).
