@@ -56,7 +56,19 @@ def _python_workers(jvm_pid: int) -> int:
     return len(ours | workers)
 
 
-def child(rows: int) -> dict[str, float]:
+def _generator_source(rows: int) -> dict[str, Any]:
+    """streamdq's generator (a Python data source: its reads run in Python workers), two
+    microbatches of ``rows`` rows."""
+    return {
+        "type": "generator",
+        "seed": 1,
+        "rows_per_batch": rows,
+        "max_records_per_trigger": rows,
+        "max_rows": 2 * rows,
+    }
+
+
+def child(rows: int, source: str = "files") -> dict[str, float]:
     phases: dict[str, float] = {}
     t = time.perf_counter()
     import pyspark.sql  # noqa: F401
@@ -77,15 +89,16 @@ def child(rows: int) -> dict[str, float]:
     try:
         inbox = work / "in"
         inbox.mkdir()
-        data = _engine_module("data").generate(spark, 2 * rows, partitions=2)
-        # Written by a plain JSON writer outside the timed phases (the files exist before the query).
-        t = time.perf_counter()
-        data.repartitionByRange(2, "id").sortWithinPartitions("id").write.json(str(work / "staging"))
-        for i, part in enumerate(sorted((work / "staging").glob("part-*.json"))):
-            part.rename(inbox / f"{i:05d}.json")
-        phases["write_files_ms"] = (time.perf_counter() - t) * 1000
+        if source == "files":
+            data = _engine_module("data").generate(spark, 2 * rows, partitions=2)
+            # Written by a plain JSON writer outside the timed phases (the files exist before the query).
+            t = time.perf_counter()
+            data.repartitionByRange(2, "id").sortWithinPartitions("id").write.json(str(work / "staging"))
+            for i, part in enumerate(sorted((work / "staging").glob("part-*.json"))):
+                part.rename(inbox / f"{i:05d}.json")
+            phases["write_files_ms"] = (time.perf_counter() - t) * 1000
         checks = suite_to_dict(_engine_module("run").standard_checks())["checks"]
-        config = {
+        config: dict[str, Any] = {
             "dataset": "orders",
             "source": {
                 "type": "files",
@@ -106,6 +119,24 @@ def child(rows: int) -> dict[str, float]:
             "sinks": [{"type": "jsonl", "path": str(work / "reports.jsonl")}],
         }
         _ = F  # generate() uses functions; keep the import explicit
+        if source == "generator":
+            config["source"] = _generator_source(rows)
+            config["event_time"] = "ts"
+            config["trigger"] = "1 second"  # an unbounded source: stopped after two batches
+            config["checks"] = [
+                {
+                    "description": "the generator's orders",
+                    "level": "error",
+                    "constraints": [
+                        {"has_size": {"assertion": "> 0"}},
+                        {"is_complete": "order_id"},
+                        {"is_unique": "event_id"},
+                        {"is_non_negative": "amount"},
+                        {"has_approx_quantile": {"column": "amount", "quantile": 0.5, "assertion": ">= 0"}},
+                        {"has_approx_count_distinct": {"column": "user_id", "assertion": ">= 1"}},
+                    ],
+                }
+            ]
         t = time.perf_counter()
         query = stream(spark, config).start()
         phases["start_ms"] = (time.perf_counter() - t) * 1000
@@ -114,6 +145,9 @@ def child(rows: int) -> dict[str, float]:
             if first_seen is None and query.recentProgress:
                 first_seen = time.perf_counter()
             if not query.isActive:
+                break
+            if sum(p["numInputRows"] > 0 for p in query.recentProgress) >= 2:
+                query.stop()  # an unbounded source
                 break
             time.sleep(0.05)
         query.awaitTermination()
@@ -139,9 +173,15 @@ def main() -> None:
     p.add_argument("--child", action="store_true")
     p.add_argument("--rows", type=int, default=5000, help="rows per file (one file per trigger)")
     p.add_argument("--rounds", type=int, default=3, help="fresh processes per variant, alternating")
+    p.add_argument(
+        "--source",
+        choices=("files", "generator"),
+        default="files",
+        help="files: JSON files (no Python task); generator: a Python data source",
+    )
     args = p.parse_args()
     if args.child:
-        print("PHASES " + json.dumps(child(args.rows)), flush=True)
+        print("PHASES " + json.dumps(child(args.rows, args.source)), flush=True)
         return
     variants = {"base": {"STREAMDQ_PREWARM": "0"}, "prewarm": {"STREAMDQ_PREWARM": "1"}}
     runs: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
@@ -150,7 +190,7 @@ def main() -> None:
         for v in order:
             env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **variants[v]}
             out = subprocess.run(
-                [sys.executable, __file__, "--child", "--rows", str(args.rows)],
+                [sys.executable, __file__, "--child", "--rows", str(args.rows), "--source", args.source],
                 env=env,
                 capture_output=True,
                 text=True,
