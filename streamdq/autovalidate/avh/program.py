@@ -230,16 +230,35 @@ class Program:
             values.update(pair_metrics(self.reference, profile))
         return values
 
+    def reads_off_day(self, c: LearnedConstraint) -> bool:
+        """Whether ``c``'s difference reads a holiday batch on the next batch."""
+        lag = c.transform.needs
+        return bool(0 < lag <= len(self.recent_holidays) and self.recent_holidays[-lag])
+
+    def judging_transform(self, c: LearnedConstraint) -> Transform | None:
+        """The transform ``c`` reads the next (ordinary) batch with: its own, or, when its seasonal
+        difference (a lag above 1: the same weekday a week back) reads a holiday batch, the same
+        point one more period back when that batch was an ordinary day and its value is kept
+        (the weekly row count of the week after a day off); None when neither can be read."""
+        if c.metric not in VOLUME_METRICS or not self.reads_off_day(c):
+            return c.transform
+        lag = c.transform.needs
+        back = 2 * lag
+        if lag < 2 or back > len(self.recent_holidays) or self.recent_holidays[-back]:
+            return None
+        if len(self.recent_values.get(c.metric, ())) < back:
+            return None
+        return replace(c.transform, lag=back)
+
     def muted(self, *, holiday: bool = False) -> tuple[LearnedConstraint, ...]:
         """The constraints not judged on the next batch: those on a volume metric when that
-        batch is a holiday (``holiday``) or when their difference reads a holiday batch."""
+        batch is a holiday (``holiday``) or when their difference reads a holiday batch and no
+        ordinary one a period further back (``judging_transform``)."""
         out = []
         for c in self.constraints:
             if c.metric not in VOLUME_METRICS:
                 continue
-            lag = c.transform.needs
-            reads = 0 < lag <= len(self.recent_holidays) and self.recent_holidays[-lag]
-            if holiday or reads:
+            if holiday or self.judging_transform(c) is None:
                 out.append(c)
         return tuple(out)
 
@@ -260,7 +279,8 @@ class Program:
         out = []
         for c in self.judged(holiday=holiday):
             raw = values.get(c.metric)
-            value = c.transform.value_of(raw, self.recent_values.get(c.metric, ()))
+            transform = self.judging_transform(c) or c.transform
+            value = transform.value_of(raw, self.recent_values.get(c.metric, ()))
             if c.admits(value):
                 continue
             seen = "missing" if raw is None else f"{raw:.6g}"

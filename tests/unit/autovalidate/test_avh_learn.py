@@ -418,14 +418,22 @@ def test_volume_is_learned_without_holidays_and_not_judged_on_or_against_one():
     odd = replace(day_off, scalars={**day_off.scalars, "mean": 500.0})
     assert [v.constraint.metric for v in aware.judge_profile(odd, holiday=True)] == ["mean"]
     assert aware.muted(holiday=True) == (v_aware,) and aware.muted() == ()
-    # the batch a week after a holiday is differenced against it: muted until the holiday is 8 back
+    # the batch a week after a holiday would be differenced against it: it is judged against the
+    # same weekday two weeks back instead (an ordinary day), not muted
     program = aware.advance(day_off, holiday=True)
     for _ in range(5):
         assert program.muted() == ()
         program = program.advance(nxt)
     program = Program.from_dict(json.loads(json.dumps(program.advance(nxt).to_dict())))
-    assert program.recent_holidays[-7] and program.muted() == (v_aware,)
-    assert program.advance(nxt).muted() == ()
+    assert program.recent_holidays[-7] and not program.recent_holidays[-14]
+    assert program.muted() == () and program.judging_transform(v_aware) == replace(v_aware.transform, lag=14)
+    assert program.judge_profile(nxt) == []
+    halved = replace(nxt, rows=nxt.rows / 2, scalars={"row_count": nxt.rows / 2, "mean": 50.0})
+    assert [v.constraint.metric for v in program.judge_profile(halved)] == ["row_count"]
+    assert program.advance(nxt).judging_transform(v_aware) == v_aware.transform
+    # two weeks back a day off too: nothing ordinary to read, the volume is muted
+    both = replace(program, recent_holidays=(*program.recent_holidays[:-14], True, *program.recent_holidays[-13:]))
+    assert both.recent_holidays[-14] and both.muted() == (v_aware,) and both.judging_transform(v_aware) is None
     with pytest.raises(ValueError, match="holidays has 29 flags for 30"):
         learn_from_profiles(hist, bad, holidays=flags[1:])
 
