@@ -98,6 +98,12 @@ public final class JsonDecodeExpression extends Expression implements java.io.Se
     return ev.copy(block, FalseLiteral$.MODULE$, ev.value());
   }
 
+  /** Plans show the payload only (not the schema's JSON and the output type, each row long). */
+  @Override
+  public scala.collection.Iterator<Object> stringArgs() {
+    return scala.collection.Iterator$.MODULE$.single(child);
+  }
+
   @Override
   public int productArity() {
     return 3;
