@@ -11,7 +11,8 @@ Start-up (docs/streaming.md, "Start-up"): the first task that needs a Python wor
 data source such as the generator or the Python Kafka source, a ``mapInArrow``) pays for the
 Python daemon and the workers' imports. ``prewarm_python_workers`` runs that cost in a
 background job while the driver does its own start-up work; ``get_spark(prewarm=True)`` (or
-``STREAMDQ_PREWARM=1``) starts it with a new session.
+``STREAMDQ_PREWARM=1``) starts it with a new session; unset, the streaming engine starts it when
+its source reads in Python workers (``STREAMDQ_PREWARM=0`` never does).
 
 Robust worker start-up (docs/streaming.md, "Supervision"): Spark 4's wait for a Python worker
 to connect back is fixed (10 s for the plain workers that Python data sources use on the
@@ -116,10 +117,22 @@ def prewarm_python_workers(
     return thread
 
 
+def prewarm_setting() -> bool | None:
+    """``$STREAMDQ_PREWARM``: True (``1``, ``true``, ``yes``: every new session pre-warms),
+    False (``0``, ``false``, ``no``, ``off``: never), None when unset (``auto``: the engine
+    pre-warms when its source reads in Python workers, ``StreamRunner.start``)."""
+    value = os.environ.get("STREAMDQ_PREWARM", "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    return None
+
+
 def _prewarm_wanted(prewarm: bool | None) -> bool:
     if prewarm is not None:
         return prewarm
-    return os.environ.get("STREAMDQ_PREWARM", "0").strip().lower() in ("1", "true", "yes")
+    return prewarm_setting() is True
 
 
 def get_spark(

@@ -105,6 +105,30 @@ def _decode_payload(
     return decode_raw(df, keep=keep, invalid_utf8=utf8)
 
 
+def python_worker_modules(spark: SparkSession, spec: SourceSpec) -> tuple[str, ...]:
+    """The modules a source's reads import in Spark's Python workers, or ``()`` for a source
+    read by the JVM (files, access logs, Spark's own kafka source). The generator and the
+    Python Kafka source are Python data sources: each microbatch's read tasks run in Python
+    workers, whose start the first batch pays (``streamdq.spark.prewarm_python_workers``).
+
+    >>> from streamdq.spark import get_spark
+    >>> spec = parse_source_spec({"type": "generator"})
+    >>> python_worker_modules(get_spark(), spec)
+    ('streamdq.connectors.sources.generator_source',)
+    >>> python_worker_modules(get_spark(), parse_source_spec({"type": "clf", "path": "/tmp"}))
+    ()
+    """
+    if spec.type == "generator":
+        return ("streamdq.connectors.sources.generator_source",)
+    if spec.type == "kafka" and spec.kafka is not None:
+        from streamdq.connectors.sources.kafka import native_kafka_available
+
+        impl = spec.kafka.implementation
+        if impl == "python" or (impl == "auto" and not native_kafka_available(spark)):
+            return ("streamdq.connectors.sources.kafka_datasource",)
+    return ()
+
+
 def read_source(spark: SparkSession, spec: SourceSpec | Mapping[str, Any]) -> DataFrame:
     """The decoded streaming DataFrame for ``spec`` (see the module docstring).
 

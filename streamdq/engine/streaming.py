@@ -32,7 +32,7 @@ from streamdq.engine.faults import fault_marker, raise_if_marked
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import build_monitors
-from streamdq.spark import set_jvm_log_level
+from streamdq.spark import prewarm_python_workers, prewarm_setting, set_jvm_log_level
 from streamdq.supervision import SupervisorStatus
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ class StreamRunner:
         self.poison: dict[int, str] = {}
         self._deferred: _DeferredHandler | None = None
         self._closed = False
+        self._prewarmed = False  # Python workers started for the source (once per runner)
 
     # -- wiring -----------------------------------------------------------------------
     def _build_store(self) -> Any:
@@ -191,6 +192,24 @@ class StreamRunner:
             measure_names=names,
         )
 
+    def _prewarm(self) -> None:
+        """Start Spark's Python workers in the background (importing the source's modules)
+        while the query starts, when the source reads in Python workers (the generator, the
+        Python Kafka source) and ``$STREAMDQ_PREWARM`` is unset; once per runner (a restart by
+        the supervisor finds them warm). ``STREAMDQ_PREWARM=1`` pre-warmed with the session
+        (``get_spark``), ``0`` never does."""
+        if self._prewarmed or prewarm_setting() is not None:
+            return
+        self._prewarmed = True
+        from streamdq.connectors.sources import python_worker_modules
+
+        spec = self.config.source_spec
+        if spec is None:
+            return
+        modules = python_worker_modules(self.spark, spec)
+        if modules:
+            prewarm_python_workers(self.spark, modules)
+
     def source_frame(self) -> DataFrame:
         from streamdq.connectors.sources import read_source
 
@@ -228,6 +247,7 @@ class StreamRunner:
 
         Stop it with ``stop_query()`` (sinks stay open, for a restart) or ``stop()``."""
         cfg = self.config
+        self._prewarm()
         deferred = _DeferredHandler(self)
         self._deferred = deferred
         writer = self.source_frame().writeStream.foreachBatch(deferred)
