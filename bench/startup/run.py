@@ -12,11 +12,13 @@ two files of ``--rows`` rows each (one per trigger), and reports its phases:
 * ``first_report_ms``: process start to the first batch's progress (what a user waits for);
 * ``python_workers``: Python worker processes (``pyspark.daemon``/``pyspark.worker``) alive at the end.
 
-Rounds alternate two variants, ``base`` (``STREAMDQ_PREWARM=0``) and ``prewarm``
-(``STREAMDQ_PREWARM=1``: a background job starts the Python workers with the session), so that a
-change of the machine's load hits both alike; medians per variant. The file source runs no
-Python task, so ``prewarm`` measures what the pre-warm costs where it cannot help. Last line:
-``RESULT startup key=value ...``.
+Rounds alternate two variants, ``base`` (``STREAMDQ_PREWARM=0``) and, for the file source,
+``prewarm`` (``STREAMDQ_PREWARM=1``: a background job starts the Python workers with the session)
+or, for ``--source generator`` (a Python data source), ``auto`` (``STREAMDQ_PREWARM`` unset: the
+engine pre-warms when the query starts), so that a change of the machine's load hits both alike;
+medians per variant. The file source runs no Python task, so ``prewarm`` measures what the
+pre-warm costs where it cannot help. Last line: ``RESULT startup key=value ...`` (keys of the
+generator run start with ``generator_``).
 """
 
 from __future__ import annotations
@@ -183,12 +185,18 @@ def main() -> None:
     if args.child:
         print("PHASES " + json.dumps(child(args.rows, args.source)), flush=True)
         return
-    variants = {"base": {"STREAMDQ_PREWARM": "0"}, "prewarm": {"STREAMDQ_PREWARM": "1"}}
+    # files: the pre-warm asked for with the session, where it cannot help; generator: the
+    # engine's own (STREAMDQ_PREWARM unset: the query pre-warms for its Python data source)
+    second = "prewarm" if args.source == "files" else "auto"
+    variants = {"base": {"STREAMDQ_PREWARM": "0"}, second: {"STREAMDQ_PREWARM": "1"}}
+    if args.source == "generator":
+        variants[second] = {}
     runs: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
     for r in range(args.rounds):
         order = list(variants) if r % 2 == 0 else list(reversed(variants))
         for v in order:
-            env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **variants[v]}
+            env = {k: x for k, x in os.environ.items() if k != "STREAMDQ_PREWARM"}
+            env = {**env, "PYSPARK_PYTHON": sys.executable, **variants[v]}
             out = subprocess.run(
                 [sys.executable, __file__, "--child", "--rows", str(args.rows), "--source", args.source],
                 env=env,
@@ -207,10 +215,14 @@ def main() -> None:
                 flush=True,
             )
     results: dict[str, float] = {}
+    prefix = "" if args.source == "files" else f"{args.source}_"
     for v, rs in runs.items():
         for k in rs[0]:
-            results[f"{v}_{k}"] = statistics.median(x[k] for x in rs)
-    results["prewarm_x_first_report"] = results["prewarm_first_report_ms"] / results["base_first_report_ms"]
+            results[f"{prefix}{v}_{k}"] = statistics.median(x[k] for x in rs)
+    for k in ("first_report", "first_batch"):
+        results[f"{prefix}{second}_x_{k}"] = (
+            results[f"{prefix}{second}_{k}_ms"] / results[f"{prefix}base_{k}_ms"]
+        )
     results["load_avg"] = os.getloadavg()[0]
     print("RESULT startup " + " ".join(f"{k}={x:.2f}" for k, x in results.items()))
 
