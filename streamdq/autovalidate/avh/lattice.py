@@ -24,7 +24,7 @@ such value in the history's values; at the 0.001 target a 72-row batch may hold 
 
 >>> lat = find_lattice([32 + 0.18 * m for m in (40, 43, 47, 52, 60)])
 >>> round(lat.step, 6), lat.off_count([39.2, 39.02]), lat.off_count([39.3])
-(0.18, 0, 1)
+(0.18, 0.0, 1.0)
 """
 
 from __future__ import annotations
