@@ -6,7 +6,7 @@ values: the payload's bytes read in place, STRING or BINARY, the parser's row ha
 an external ``Row`` conversion, the UTF-8 check and repair in the same call), on batch and
 streaming DataFrames alike. A Java UDF did the same work with a copy of every payload, a String
 round trip for every string value and two more passes for UTF-8: in JFR samples of the tasks at
-50,000 rows, 1.50x the task time of Spark's JSON reader, against 1.38x for the expression
+50,000 rows, 1.54x the task time of Spark's JSON reader, against 1.38x for the expression
 (bench/streaming/decode_part.py measures the whole frame). It needs streamdq's jar on
 the session's classpath (``streamdq.spark.get_spark`` puts it there when the machine has a JDK;
 ``streamdq.jvm.jar``); :func:`json_decode_function` says whether the session has it.
