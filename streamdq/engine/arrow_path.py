@@ -150,7 +150,7 @@ class _Layout:
     refine_outputs: list[str] = field(default_factory=list)
     keep: Any = None  # the objects whose ids key this layout, kept alive
     java_columns: Any = None  # the JVM Seq of the job's columns, built on first use
-    analyzed: Any = None  # the job's optimised (or analysed) JVM plan, its input's output, handles
+    analyzed: Any = None  # the kept JVM plan, its input's output, whether optimised, JVM handles
     arrow_schema: pa.Schema | None = None  # the job's Arrow schema, as toArrow gave it for ``analyzed``
 
     def parts(self) -> tuple[_Projection, list[str], list[Reduction], list[str], list[Column], str | None]:
