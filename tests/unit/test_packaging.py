@@ -78,9 +78,13 @@ def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
         "import streamdq.connectors.sinks, streamdq.state.delta_store, streamdq.engine.handler, streamdq; "
         "from streamdq.jvm.jar import java_sources; "
         "assert streamdq.__file__.startswith(sys.argv[1]), streamdq.__file__; "
-        "assert len(java_sources()) == 2 and str(java_sources()[0]).startswith(sys.argv[1]); print('ok')"
+        "assert [p.name for p in java_sources()] == sys.argv[2].split(','), java_sources(); "
+        "assert str(java_sources()[0]).startswith(sys.argv[1]); print('ok')"
     )
+    from streamdq.jvm.jar import java_sources
+
+    shipped = ",".join(p.name for p in java_sources())  # every Java source of the tree is in the wheel
     out = subprocess.run(
-        [sys.executable, "-c", code, str(target)], check=True, capture_output=True, text=True, cwd=tmp_path
+        [sys.executable, "-c", code, str(target), shipped], check=True, capture_output=True, text=True, cwd=tmp_path
     )
     assert out.stdout.strip() == "ok"
