@@ -46,8 +46,17 @@ class RowEstimate:
     source: str = "unknown"
 
 
-def plan_size_bytes(df: DataFrame) -> int | None:
-    """Spark's size estimate of the analysed plan (no job), or None when it has none.
+def _execution(df: DataFrame) -> Any:
+    """The frame's JVM QueryExecution, or None (Spark Connect)."""
+    try:
+        return df._jdf.queryExecution()
+    except Exception:
+        return None
+
+
+def plan_size_bytes(execution: Any) -> int | None:
+    """Spark's size estimate of the analysed plan of ``execution`` (a frame's JVM
+    QueryExecution; no job), or None when it has none.
 
     The analysed plan, not the optimised one: a microbatch handed to ``foreachBatch`` is a
     ``LogicalRDD`` that carries the statistics of the source's optimised plan already, and
@@ -55,7 +64,7 @@ def plan_size_bytes(df: DataFrame) -> int | None:
     path's job optimises its own projection anyway). A static frame's estimate is then the
     unfiltered one: larger, which errs towards the fused path, the one safe at any size."""
     try:
-        size = int(df._jdf.queryExecution().analyzed().stats().sizeInBytes())
+        size = int(execution.analyzed().stats().sizeInBytes())
     except Exception:  # Spark Connect, or a plan without statistics
         return None
     return size if 0 <= size < _UNKNOWN_SIZE else None
@@ -75,14 +84,13 @@ def _leaves_empty(plan: Any) -> bool:
     return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
 
 
-def reads_nothing(df: DataFrame) -> bool:
-    """True when every leaf of the plan is empty: an RDD without partitions (a microbatch over
-    an empty file), a relation of 0 bytes. Planner facts, no job. The analysed plan's leaves
-    first (a microbatch's); when they are not all empty, the optimised plan's, where Spark has
-    pruned what reads nothing (``limit(0)``, a filter that is always false) to an empty
-    relation (a poison batch is the batch's frame under ``limit(0)``)."""
+def reads_nothing(execution: Any) -> bool:
+    """True when every leaf of ``execution``'s plan is empty: an RDD without partitions (a
+    microbatch over an empty file), a relation of 0 bytes. Planner facts, no job. The analysed
+    plan's leaves first (a microbatch's); when they are not all empty, the optimised plan's,
+    where Spark has pruned what reads nothing (``limit(0)``, a filter that is always false) to
+    an empty relation (a poison batch is the batch's frame under ``limit(0)``)."""
     try:
-        execution = df._jdf.queryExecution()
         return _leaves_empty(execution.analyzed()) or _leaves_empty(execution.optimizedPlan())
     except Exception:
         return False
@@ -102,9 +110,10 @@ class BatchSizer:
         self.last_rows: int | None = None
 
     def estimate(self, df: DataFrame) -> RowEstimate:
-        size = plan_size_bytes(df)
+        execution = _execution(df)  # one look-up for both questions (py4j round trips)
+        size = plan_size_bytes(execution)
         # Spark floors a projection's size at a few bytes: a tiny plan may still read nothing
-        if size is not None and size < TINY_PLAN_BYTES and reads_nothing(df):
+        if size is not None and size < TINY_PLAN_BYTES and reads_nothing(execution):
             return RowEstimate(0, 0, "plan statistics")
         if size:
             per_row = self.bytes_per_row or ASSUMED_BYTES_PER_ROW
