@@ -161,7 +161,7 @@ class DeltaStateStore:
         root: str,
         *,
         storage_options: dict[str, str] | None = None,
-        checkpoint_every: int = 100,
+        checkpoint_every: int = 20,
         compact_every: int = 100,
         retention_hours: float | None = None,
         max_retries: int = 20,

@@ -244,6 +244,22 @@ def test_a_failed_commit_refreshes_before_its_replay(
     assert no_conflict_retries(caplog)
 
 
+def test_the_default_store_checkpoints_every_20_versions(tmp_path: Path) -> None:
+    """A table kept open pays, on every write, for each commit since its last checkpoint, so
+    the default cadence is 20 versions (docs/state.md, Maintenance): the reports table of a
+    default store has a checkpoint at version 20 and none before it."""
+    store = DeltaStateStore(str(tmp_path))
+    log = tmp_path / S.REPORTS / "_delta_log"
+    for b in range(19):
+        assert store.commit("q1", b, **batch_kw(b, b + 1))
+    assert not list(log.glob("*.checkpoint.parquet"))
+    assert store.commit("q1", 19, **batch_kw(19, 20))  # the reports table's version 20
+    assert [p.name for p in log.glob("*.checkpoint.parquet")] == ["00000000000000000020.checkpoint.parquet"]
+    assert DeltaStateStore(str(tmp_path)).load_states("orders") == InMemoryStateStore_states(
+        [size_record(20)]
+    )
+
+
 def test_a_checkpoint_reopens_the_cached_table_from_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
