@@ -25,7 +25,8 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    upper-case value ever) is priced by counting events under the predictive law of the next
    batch (``bounds.binomial_count``; "any event" is a candidate at about 1 / (2 x batches)); so
    are values off the grid the history's values sat on (``lattice.py``: ``off_lattice``, with
-   the grid kept in the program). A row count on a fixed schedule whose Poisson floor sets its
+   the grid kept in the program) and values past a cap, floor or decade the history never
+   crossed (``support.py``: ``off_support``, the limits kept in the program). A row count on a fixed schedule whose Poisson floor sets its
    spread keeps the normal tail (``_floor_sets_scheduled_count``). A
    value metric that some history batches lack (the column was all NULL there) is fitted on
    the batches that have it, without a transform, when at least half do, and its constraints
@@ -66,6 +67,8 @@ from streamdq.autovalidate.avh.profile import (
 )
 from streamdq.autovalidate.avh.program import LearnedConstraint, Program, append_recent
 from streamdq.autovalidate.avh.select import greedy_select
+from streamdq.autovalidate.avh.support import METRIC as SUPPORT_METRIC
+from streamdq.autovalidate.avh.support import history_support, off_support_share
 from streamdq.errors import InvalidArgument
 
 MIN_HISTORY = 4
@@ -138,6 +141,7 @@ def learn_at_targets(
     singles = [single_metrics(p) for p in history]
     recent = recent_values(singles)
     grid = history_lattice(history) if len(history) >= MIN_HISTORY else None
+    limits = history_support(history) if len(history) >= MIN_HISTORY else None
     if len(history) < MIN_HISTORY:
         return {
             fpr: Program(
@@ -154,6 +158,12 @@ def learn_at_targets(
             share = off_lattice_share(p, grid)
             if share is not None:
                 bad_single[name][LATTICE_METRIC] = share
+    if limits is not None:  # no history value lies outside the support (history_support)
+        singles = [{**s, SUPPORT_METRIC: 0.0} for s in singles]
+        for name, p in corrupted.items():
+            share = off_support_share(p, limits)
+            if share is not None:
+                bad_single[name][SUPPORT_METRIC] = share
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
     rows = float(np.mean([p.rows for p in history]))
     p_missing = all_null_chance(singles, [p.rows for p in history])
@@ -214,6 +224,7 @@ def learn_at_targets(
             corruptions=len(corrupted),
             recent_holidays=flags[-stationarity.MAX_LAG :],
             lattice=grid,
+            support=limits,
         )
     return out
 
@@ -337,9 +348,10 @@ def row_count_floor(series: Sequence[float]) -> float:
 # here": no NULL, no zero, no empty or padded value, no upper-case (or no lower-case) letter. They
 # are priced by exact counting under the predictive law of the next batch's count
 # (``bounds.binomial_count``), not by a normal floor; "any event" (count 0) is one of the candidates
-# values off the column's lattice (``lattice.py``) are one more such event: none in the history
+# values off the column's lattice (``lattice.py``) and values outside its support (``support.py``)
+# are two more such events: none in the history
 RARE_EVENT_METRICS = frozenset(
-    {"completeness", "zero_ratio", "empty_ratio", "padded_ratio", "upper_ratio", LATTICE_METRIC}
+    {"completeness", "zero_ratio", "empty_ratio", "padded_ratio", "upper_ratio", LATTICE_METRIC, SUPPORT_METRIC}
 )
 
 

@@ -40,6 +40,8 @@ from streamdq.autovalidate.avh.lattice import METRIC as LATTICE_METRIC
 from streamdq.autovalidate.avh.lattice import Lattice, off_lattice_share
 from streamdq.autovalidate.avh.profile import ColumnProfile
 from streamdq.autovalidate.avh.stationarity import MAX_LAG, Transform
+from streamdq.autovalidate.avh.support import METRIC as SUPPORT_METRIC
+from streamdq.autovalidate.avh.support import Support, off_support_share
 from streamdq.display import between_text
 from streamdq.errors import InvalidArgument
 
@@ -213,6 +215,9 @@ class Program:
     # the grid the history's values sat on (``lattice.py``): a batch's share of values off it is
     # the metric ``off_lattice``; None when the history showed no lattice
     lattice: Lattice | None = None
+    # the limits the history's values never crossed (``support.py``): a batch's share of values
+    # outside them is the metric ``off_support``; None when the history showed none
+    support: Support | None = None
 
     @property
     def fpr_bound(self) -> float:
@@ -226,6 +231,10 @@ class Program:
             share = off_lattice_share(profile, self.lattice)
             if share is not None:
                 values[LATTICE_METRIC] = share
+        if self.support is not None:
+            share = off_support_share(profile, self.support)
+            if share is not None:
+                values[SUPPORT_METRIC] = share
         if self.reference is not None:
             values.update(pair_metrics(self.reference, profile))
         return values
@@ -323,6 +332,7 @@ class Program:
             if self.off_day_constraints is None
             else [c.to_dict() for c in self.off_day_constraints],
             "lattice": None if self.lattice is None else self.lattice.to_list(),
+            "support": None if self.support is None else self.support.to_list(),
         }
 
     @classmethod
@@ -353,6 +363,7 @@ class Program:
             if data.get("off_day_constraints") is None
             else tuple(LearnedConstraint.from_dict(c) for c in data["off_day_constraints"]),
             lattice=None if data.get("lattice") is None else Lattice.from_list(data["lattice"]),
+            support=None if data.get("support") is None else Support.from_list(data["support"]),
         )
 
     def show(self) -> str:
