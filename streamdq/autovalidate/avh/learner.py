@@ -15,7 +15,8 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    counts, means, ratios and quantiles, or the skewed tail when Shapiro-Wilk rejects the
    history's normality (``looks_normal``), the extreme value
    tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
-   ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided) is built,
+   ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided; a numeric
+   column's EMD, KS, JS, KL and Cohen's d on their log scale instead, ``_log_distance_fit``) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
    An order statistic or quantile (min, max, median, range, p05, p95) whose history repeats
    one value on at least half of its batches (``mostly_tied``) or takes few distinct values
@@ -56,6 +57,7 @@ from streamdq.autovalidate.avh import bounds, stationarity
 from streamdq.autovalidate.avh.features import (
     CLT_METRICS,
     EXTREME_METRICS,
+    LOG_PRICED_DISTANCES,
     VOLUME_METRICS,
     pair_metrics,
     single_metrics,
@@ -63,6 +65,7 @@ from streamdq.autovalidate.avh.features import (
 from streamdq.autovalidate.avh.lattice import METRIC as LATTICE_METRIC
 from streamdq.autovalidate.avh.lattice import history_lattice, off_lattice_share
 from streamdq.autovalidate.avh.profile import (
+    NUMERIC,
     ColumnProfile,
 )
 from streamdq.autovalidate.avh.program import LearnedConstraint, Program, append_recent
@@ -197,10 +200,12 @@ def learn_at_targets(
         if any(v is None for v in series) or len(series) < MIN_HISTORY - 1:
             continue
         values = [float(v) for v in series if v is not None]
-        fit = _fit_metric(
-            metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli",
-            std_floor(metric, values, rows, min_std), two_sided=False,
-        )
+        fit = _log_distance_fit(metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, min_std, newest.kind)
+        if fit is None:
+            fit = _fit_metric(
+                metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli",
+                std_floor(metric, values, rows, min_std), two_sided=False,
+            )
         if fit is not None:
             fits.append(fit)
     out = {}
@@ -388,6 +393,9 @@ class _Fit:
     seen: float = 0.0
     # learned from the batches that have the metric; a batch without it passes
     missing_ok: bool = False
+    # a distance fitted on its log (``_log_distance_fit``): ``values``, ``mean`` and ``std`` are
+    # the logs', the constraint is ``distance <= exp(mean + k std)`` on the raw distance
+    log_scale: bool = False
 
 
 def _rare_event_fit(
@@ -423,6 +431,42 @@ def _rare_event_fit(
         boundary=boundary,
         units=mean_units,
         seen=float(sum(units)),
+    )
+
+
+def _log_distance_fit(
+    metric: str, values: Sequence[float], corrupted: Mapping[str, float | None], min_std: float, kind: str = NUMERIC
+) -> _Fit | None:
+    """The fit of a distance to the previous batch (``LOG_PRICED_DISTANCES``) on its log scale:
+    the upper tail of ``log(distance)`` priced like a single metric's (the normal tail, or the
+    skewed tail when Shapiro-Wilk rejects the logs' normality), one-sided, the constraint read
+    back as ``distance <= exp(mean + k std)`` on the raw distance (``_Fit.log_scale``). None
+    (Cantelli on the raw distance, as before) for another metric or a categorical column (whose
+    ``dist_js`` and ``dist_kl`` are over value counts), or when a history distance is 0 or not
+    finite (two identical batches: no log).
+
+    Cantelli needs k = 31.6 standard deviations at 1e-3: a KS or JS distance, at most 1, whose
+    history moved by 0.03 is then bounded above 1, and no synthetic issue is ever caught by it
+    (``features.LOG_PRICED_DISTANCES``; bench/README.md, issue 22 fifth round)."""
+    if kind != NUMERIC or metric not in LOG_PRICED_DISTANCES or len(values) < MIN_HISTORY - 1:
+        return None
+    if min(values) <= 0.0 or not all(math.isfinite(v) for v in values):
+        return None
+    logs = [math.log(v) for v in values]
+    mean = float(np.mean(logs))
+    std = float(np.std(logs, ddof=1))
+    floor = min_std * max(1.0, abs(mean))
+    return _Fit(
+        metric=metric,
+        transform=stationarity.Transform(),
+        values=tuple(logs),
+        bound="normal" if looks_normal(logs) else "skewed",
+        mean=mean,
+        std=max(std, floor),
+        floor=floor,
+        two_sided=False,
+        corrupted=dict(corrupted),
+        log_scale=True,
     )
 
 
@@ -576,6 +620,8 @@ def _add_candidates(
         )
         if not _leave_one_out_ok(values, k, fit.two_sided, fit.floor):
             continue
+        if fit.log_scale:
+            lower, upper = 0.0, math.exp(min(fit.mean + k * fit.std, 700.0))
         untransformed = not (fit.transform.diff or fit.transform.log)
         cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
         if cap is not None:
