@@ -3,13 +3,14 @@ Cohen's d of a numeric column. Profile-level, no Spark: profiles carry real KLL 
 
 from __future__ import annotations
 
+import json
 import math
 
 import datasketches as ds
 import numpy as np
 import pytest
 
-from streamdq.autovalidate import learn_from_profiles
+from streamdq.autovalidate import Program, learn_from_profiles
 from streamdq.autovalidate.avh import bounds
 from streamdq.autovalidate.avh.features import LOG_PRICED_DISTANCES, pair_metrics
 from streamdq.autovalidate.avh.learner import _log_distance_fit
@@ -72,5 +73,9 @@ def test_a_biased_half_sample_of_a_stable_feed_is_caught_by_a_log_priced_distanc
     assert "distribution_change:50%:first" in set().union(*(c.caught for c in distances))
     assert program.judge_profile(bad["distribution_change:50%:first"])
     assert not program.judge_profile(_profile(days[30]))
+    # the program keeps the raw bound: a saved and reloaded program judges the same
+    reloaded = Program.from_dict(json.loads(json.dumps(program.to_dict())))
+    assert reloaded.judge_profile(bad["distribution_change:50%:first"])
+    assert "vs previous batch <=" in program.show()
     # a batch identical to the reference (every distance 0) passes: the bound is on the raw distance
     assert not [v for v in program.judge_profile(hist[-1]) if v.constraint.metric in LOG_PRICED_DISTANCES]
