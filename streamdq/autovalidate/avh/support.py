@@ -45,8 +45,9 @@ from streamdq.autovalidate.avh.profile import CATEGORICAL, ColumnProfile
 # the limit is then more than this factor further out than anything in the history. Chosen on the
 # tuned feed (``weather``, raw values of the whole year, bench/README.md ``## autovalidate``):
 # without it (1.0) a humidity of 100 after a month below it and a pressure under 1000 hPa after a
-# month above it were flagged; at 1.25, 1.5 and 2 no real day was, and the larger factor keeps the
-# limit from columns that approach a power of ten (at 1.5: humidity at or above 15)
+# month above it were flagged; at 1.25, 1.5 and 2 only a fog day on visibility was (removed by
+# the one-value rule), and the larger factor keeps the limit from more columns that come near a
+# power of ten (at 2, half of humidity's deletions were lost)
 MARGIN = 1.5
 METRIC = "off_support"  # the share of a batch's values outside the support (a learner metric)
 
