@@ -16,6 +16,24 @@ Exactly once (DESIGN.md section 5)
     retried from a fresh snapshot (where the check then skips it). ``reports`` is written
     last: a batch is *committed* when its report row exists.
 
+    Derived rows after the report: the ``metrics`` and ``results`` rows of a batch are, for
+    the streaming handler, exactly ``metric_records(report) + measure_records(report)`` and
+    ``result_records(report)``. When a commit's rows are those (checked), they are written
+    AFTER the report, in the background, while the stream goes on to its next batch: a
+    typical batch's commit is then two serial table writes (the states log, the report)
+    instead of four, three of them on the critical path (bench/README.md, commit). The
+    report's commit then also carries the application transaction
+    ``(derived_app_id(query_id), batch_id)``. Every public method of the store first waits for
+    the background writes (a failed one is retried there, in the caller's thread, and raises
+    ``StateStoreError`` if it fails again), so this instance always reads its own rows. After
+    a crash the rows of the last committed batch may be missing: the query's next commit
+    (any store instance; a restarted driver's first) sees the derived transaction at its last
+    batch and writes them from the stored report before anything else. Only that batch can
+    be incomplete: each commit waits for the previous one's background writes. Until then a
+    reader in another process sees that one batch without its metric and result rows.
+    Other callers' rows (not derived from the report) are written before the report, as
+    every other table.
+
     The store instance that committed a query's last batch in this process trusts its cached
     table snapshots for that query's next commit: each write moves its snapshot to the version
     it committed, so no table is refreshed (no ``_delta_log`` listing) before or after a write.
@@ -62,7 +80,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -84,6 +102,9 @@ from streamdq.state.records import (
     ResultRecord,
     StateRecord,
     dedupe_keys,
+    measure_records,
+    metric_records,
+    result_records,
 )
 from streamdq.state.sql import lit
 
@@ -102,6 +123,17 @@ LOG_RETENTION = "delta.logRetentionDuration"
 def app_id(query_id: str) -> str:
     """The Delta application-transaction id of a streaming query."""
     return f"streamdq:{query_id}"
+
+
+def derived_app_id(query_id: str) -> str:
+    """The application transaction a report's commit carries when its batch's ``metrics`` and
+    ``results`` rows are written after it (version = the batch id)."""
+    return f"streamdq:{query_id}:derived"
+
+
+def derived_rows(report: BatchReport) -> tuple[list[MetricRecord], list[ResultRecord]]:
+    """The metric and result records a report determines (what the streaming handler commits)."""
+    return metric_records(report) + measure_records(report), result_records(report)
 
 
 _WRITER_LOCKS: dict[tuple[str, str], threading.Lock] = {}
@@ -136,7 +168,9 @@ class DeltaStateStore:
     ``root``: a local path or URI (``s3://bucket/prefix``); ``storage_options`` are passed to
     delta-rs unchanged (credentials, endpoints). ``max_retries`` bounds the retries of one
     table write after concurrent-commit conflicts. ``history_scan`` is how many recent
-    commits of a snapshot table are inspected for an uncommitted tail.
+    commits of a snapshot table are inspected for an uncommitted tail. ``defer_derived``
+    (default on) writes a batch's report-derived ``metrics`` and ``results`` rows after its
+    report, in the background (module docstring, Exactly once).
     """
 
     PERSISTENT: ClassVar[bool] = True
@@ -169,6 +203,7 @@ class DeltaStateStore:
         parallel_writes: bool = True,
         log_retention_hours: float | None = 1.0,
         snapshot_every: int = 20,
+        defer_derived: bool = True,
     ) -> None:
         if checkpoint_every < 1 or compact_every < 1 or snapshot_every < 1:
             raise InvalidArgument("checkpoint_every, compact_every and snapshot_every must be >= 1")
@@ -188,6 +223,9 @@ class DeltaStateStore:
         self._configured: set[str] = set()
         self.snapshot_every = snapshot_every
         self._views: dict[str, _View] = {}
+        self.defer_derived = defer_derived
+        # the background writes of the last commit's derived rows: (query, futures, writes)
+        self._deferred: tuple[str, list[Future[bool]], list[Callable[[], bool]]] | None = None
         self._token = object()
         # per query: the tables whose cached snapshot has every commit of the query, with the
         # query's application-transaction version in each (what transaction_version would say)
@@ -204,7 +242,13 @@ class DeltaStateStore:
         return f"{self.root}/{name}"
 
     def table(self, name: str, *, create: bool = False, refresh: bool = True) -> DeltaTable | None:
-        """The (cached) DeltaTable ``name``, refreshed to its newest version; None if absent."""
+        """The (cached) DeltaTable ``name``, refreshed to its newest version; None if absent.
+        Waits for the last commit's background writes first (so reads see them)."""
+        self.settle()
+        return self._table(name, create=create, refresh=refresh)
+
+    def _table(self, name: str, *, create: bool = False, refresh: bool = True) -> DeltaTable | None:
+        """``table`` without waiting for background writes (what the writes themselves use)."""
         dt = self._tables.get(name)
         if dt is None:
             try:
@@ -248,7 +292,7 @@ class DeltaStateStore:
 
     def _fresh(self, name: str) -> DeltaTable:
         self._tables.pop(name, None)
-        dt = self.table(name, create=True)
+        dt = self._table(name, create=True)
         assert dt is not None
         return dt
 
@@ -280,11 +324,13 @@ class DeltaStateStore:
         batch_id: int,
         dataset: str,
         write: Callable[[DeltaTable, CommitProperties, PostCommitHookProperties], None],
+        also: Sequence[str] = (),
     ) -> bool:
-        """Run ``write`` unless ``name`` already holds (query_id, batch_id). True if written."""
+        """Run ``write`` unless ``name`` already holds (query_id, batch_id). True if written.
+        The commit also sets the application transactions ``also`` to ``batch_id``."""
         app = app_id(query_id)
         props = CommitProperties(
-            app_transactions=[Transaction(app, batch_id)],
+            app_transactions=[Transaction(a, batch_id) for a in (app, *also)],
             custom_metadata={META_QUERY: query_id, META_BATCH: str(batch_id), META_DATASET: dataset},
         )
         hooks = PostCommitHookProperties(create_checkpoint=False)
@@ -303,7 +349,7 @@ class DeltaStateStore:
     ) -> bool:
         known = self._known.setdefault(query_id, {})
         trusted = name in known
-        dt = self.table(name, create=True, refresh=not trusted)
+        dt = self._table(name, create=True, refresh=not trusted)
         assert dt is not None
         for attempt in range(self.max_retries + 1):
             # delta-rs scans the snapshot's log for the application transaction (~0.5-5 ms)
@@ -332,13 +378,15 @@ class DeltaStateStore:
             return True
         raise AssertionError("unreachable")
 
-    def _append(self, name: str, data: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
+    def _append(
+        self, name: str, data: pa.Table, query_id: str, batch_id: int, dataset: str, also: Sequence[str] = ()
+    ) -> bool:
         def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
             write_deltalake(
                 dt, data, mode="append", commit_properties=props, post_commithook_properties=hooks
             )
 
-        return self._write_once(name, query_id, batch_id, dataset, write)
+        return self._write_once(name, query_id, batch_id, dataset, write, also)
 
     def commit(
         self,
@@ -356,8 +404,10 @@ class DeltaStateStore:
         """Commit one batch exactly once; False when it was already fully committed.
 
         Tables are written in ``schemas.COMMIT_ORDER`` (empty inputs write nothing), the
-        report last. Raises ``ValueError`` when the report does not belong to
-        ``(dataset, query_id, batch_id)`` or the inputs are malformed.
+        report last; ``metrics`` and ``results`` equal to the report's own records
+        (``derived_rows``) are written after it, in the background (module docstring).
+        Raises ``ValueError`` when the report does not belong to ``(dataset, query_id,
+        batch_id)`` or the inputs are malformed.
         """
         if (report.dataset, report.query_id, report.batch_id) != (dataset, query_id, batch_id):
             raise InvalidArgument(
@@ -370,6 +420,7 @@ class DeltaStateStore:
         # predecessor) are serialized as a whole: otherwise each could win some tables and
         # both report True. Different queries still commit concurrently.
         app = app_id(query_id)
+        self.settle()
         with _writer_lock(self.root, app):
             if _LAST_COMMITTER.get((self.root, app)) is not self._token:
                 self._known.pop(query_id, None)  # another store instance committed this query
@@ -402,6 +453,9 @@ class DeltaStateStore:
             last = None if reports is None else reports.transaction_version(app_id(query_id))
             if reports is not None:
                 known[S.REPORTS] = last
+                if last is not None:
+                    # a crash may have cut the last batch's derived rows short: write them first
+                    self._repair_derived(reports, query_id, last)
         if last is not None and batch_id <= last:
             return False
         now = datetime.now(UTC)
@@ -420,6 +474,12 @@ class DeltaStateStore:
         # the data tables concurrently (delta-rs releases the GIL; on object stores each
         # commit is a few round trips), and the report only once all of them succeeded.
         writes: list[Callable[[], bool]] = []
+        later: list[Callable[[], bool]] = []  # the report's own rows, written after it
+        if self.defer_derived and (metrics or results):
+            derived_metrics, derived_results = derived_rows(report)
+            deferred = list(metrics) == derived_metrics and list(results) == derived_results
+        else:
+            deferred = False
         if log_rows.num_rows:
             writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
         if due:
@@ -427,10 +487,14 @@ class DeltaStateStore:
             writes.append(partial(self._write_latest, snapshot, query_id, batch_id, dataset))
         if metrics:
             rows = T.metric_table(metrics, report)
-            writes.append(partial(self._append, S.METRICS, rows, query_id, batch_id, dataset))
+            (later if deferred else writes).append(
+                partial(self._append, S.METRICS, rows, query_id, batch_id, dataset)
+            )
         if results:
             rows = T.result_table(results, report)
-            writes.append(partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset))
+            (later if deferred else writes).append(
+                partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset)
+            )
         if quarantine is not None and quarantine.num_rows:
             rows = T.quarantine_table(
                 quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
@@ -443,23 +507,100 @@ class DeltaStateStore:
         # True only when this call committed the batch: a report already there means another
         # writer of the same query committed it meanwhile (every data write it had made was
         # then skipped or is the same batch's, under the same application transaction)
-        wrote = self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset)
+        also = (derived_app_id(query_id),) if later else ()
+        wrote = self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset, also)
         # the batch is committed: the view moves on (a failed write above left it as it was)
         view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
+        if wrote and later:
+            if self.parallel_writes and not self._maintenance_due():
+                self._defer(query_id, later)
+            else:
+                self._run_all(later)  # maintenance rewrites every table: nothing may run beside it
         if wrote:
             self._maybe_maintain()
         return wrote
+
+    # -- derived rows after the report ---------------------------------------------------
+    def _defer(self, query_id: str, writes: list[Callable[[], bool]]) -> None:
+        """Start ``writes`` in the writer threads; ``settle`` waits for them."""
+        pool = self._writer_pool()
+        self._deferred = (query_id, [pool.submit(w) for w in writes], writes)
+
+    def settle(self) -> None:
+        """Wait for the last commit's background writes (no-op when none). A write that failed
+        is retried here, in the caller's thread (each write skips itself when its table already
+        holds the batch); raises ``StateStoreError`` when it fails again (the query's next
+        commit on any store, or this one's, then writes the rows from the stored report)."""
+        pending, self._deferred = self._deferred, None
+        if pending is None:
+            return
+        query_id, futures, writes = pending
+        wait(futures)
+        errors = [f.exception() for f in futures if f.exception() is not None]
+        if not errors:
+            return
+        self._known.pop(query_id, None)  # a write may have half-happened: refresh before the next
+        log.warning("state store %s: a background write failed (%s); retrying it", self.root, errors[0])
+        try:
+            for w in writes:
+                w()
+        except Exception as exc:
+            self._known.pop(query_id, None)
+            raise StateStoreError(
+                f"state store {self.root}: writing the metrics and results rows of query {query_id}'s "
+                f"last batch failed twice ({errors[0]}; then {exc}); its next commit writes them "
+                "again from the stored report"
+            ) from exc
+
+    def recover(self, query_id: str) -> None:
+        """Write the rows a crash cut short of ``query_id``'s last committed batch (its
+        report-derived metrics and results); a no-op when none are missing. The query's next
+        commit does the same first; a runner calls this when it starts, so that the rows are
+        there even when no batch follows (an ``availableNow`` restart with nothing new)."""
+        self.settle()
+        app = app_id(query_id)
+        with _writer_lock(self.root, app):
+            reports = self.table(S.REPORTS)
+            last = None if reports is None else reports.transaction_version(app)
+            if reports is not None and last is not None:
+                self._repair_derived(reports, query_id, last)
+
+    def _repair_derived(self, reports: DeltaTable, query_id: str, last: int) -> None:
+        """Write the report-derived rows of ``query_id``'s last committed batch ``last`` that a
+        crash left unwritten (its report's commit carries the derived transaction at ``last``;
+        each table's own transaction check skips the rows it already holds)."""
+        if reports.transaction_version(derived_app_id(query_id)) != last:
+            return
+        report = self.report(query_id, last)
+        if report is None:
+            return
+        derived_metrics, derived_results = derived_rows(report)
+        tables = {
+            S.METRICS: T.metric_table(derived_metrics, report),
+            S.RESULTS: T.result_table(derived_results, report),
+        }
+        for name, rows in tables.items():
+            if rows.num_rows and self._append(name, rows, query_id, last, report.dataset):
+                log.warning(
+                    "state store %s: wrote the %s rows of query %s's batch %s from its report "
+                    "(a crash came after its commit)",
+                    self.root,
+                    name,
+                    query_id,
+                    last,
+                )
+
+    def _maintenance_due(self) -> bool:
+        dt = self._table(S.REPORTS, refresh=False)
+        return dt is not None and dt.version() % self.compact_every == 0
 
     def _run_all(self, writes: list[Callable[[], bool]]) -> list[bool]:
         """Run the table writes (concurrently when ``parallel_writes``); re-raise the first error
         after all have finished, so no write is left running when ``commit`` returns."""
         if not self.parallel_writes or len(writes) < 2:
             return [w() for w in writes]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(
-                max_workers=len(S.COMMIT_ORDER), thread_name_prefix="streamdq-state"
-            )
-        futures = [self._pool.submit(w) for w in writes]
+        pool = self._writer_pool()
+        futures = [pool.submit(w) for w in writes]
         wait(futures)
         for f in futures:
             exc = f.exception()
@@ -467,8 +608,17 @@ class DeltaStateStore:
                 raise exc
         return [f.result() for f in futures]
 
+    def _writer_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=len(S.COMMIT_ORDER), thread_name_prefix="streamdq-state"
+            )
+        return self._pool
+
     def close(self) -> None:
-        """Release the writer threads (the store stays usable; they are recreated on demand)."""
+        """Wait for background writes and release the writer threads (the store stays usable;
+        they are recreated on demand)."""
+        self.settle()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -642,8 +792,7 @@ class DeltaStateStore:
 
     # -- maintenance ----------------------------------------------------------------
     def _maybe_maintain(self) -> None:
-        dt = self.table(S.REPORTS, refresh=False)
-        if dt is None or dt.version() % self.compact_every != 0:
+        if not self._maintenance_due():
             return
         try:
             self.maintain()
@@ -652,6 +801,7 @@ class DeltaStateStore:
 
     def maintain(self, retention_hours: float | None = None) -> None:
         """Compact and checkpoint every table; vacuum when a retention is given (or configured)."""
+        self.settle()
         self._known.clear()  # compaction commits: the next commit refreshes every table first
         self.compact()
         retention = retention_hours if retention_hours is not None else self.retention_hours
@@ -660,6 +810,7 @@ class DeltaStateStore:
 
     def compact(self) -> dict[str, Any]:
         """Compact small files of every table, then checkpoint each. Returns metrics per table."""
+        self.settle()
         self._known.clear()
         out = {name: maintenance.compact(dt) for name, dt in self._existing()}
         for name in out:

@@ -240,5 +240,11 @@ class InMemoryStateStore:
         _, expr = queries.range_filter(dataset, state_key, start_utc, end_utc)
         return queries.fold_range(self.table(S.STATES).filter(expr), analyzer, state_key, "memory:states")
 
+    def recover(self, query_id: str) -> None:
+        """Nothing to recover: a commit is all-or-nothing here."""
+
+    def settle(self) -> None:
+        """Nothing to wait for: every commit is written before it returns."""
+
     def maintain(self, retention_hours: float | None = None) -> None:
         """Nothing to compact or vacuum in memory."""

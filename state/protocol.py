@@ -60,3 +60,13 @@ class StateStore(Protocol):
     ) -> State: ...
 
     def maintain(self, retention_hours: float | None = None) -> None: ...
+
+    def recover(self, query_id: str) -> None:
+        """Write whatever a crash cut short of the query's last committed batch (a store whose
+        commit is all-or-nothing has nothing to do)."""
+        ...
+
+    def settle(self) -> None:
+        """Wait until every row of the committed batches is written (a store may write a batch's
+        report-derived rows after its report, in the background; its own reads always wait)."""
+        ...

@@ -163,5 +163,7 @@ PARTITIONS: dict[str, list[str]] = {
 QUARANTINE_CALLER_COLUMNS = frozenset(SCHEMAS[QUARANTINE].names) - {"date"}
 QUARANTINE_REQUIRED = ("reason", "raw")
 
-# Written in this order by ``DeltaStateStore.commit``; ``reports`` is last: the commit marker.
+# Written in this order by ``DeltaStateStore.commit``; ``reports`` is the commit marker, last
+# but for the rows it determines itself (the handler's metrics and results), written after it
+# in the background (delta_store.py, Exactly once).
 COMMIT_ORDER = (STATES, STATES_LATEST, METRICS, RESULTS, QUARANTINE, DETECTORS, REPORTS)

@@ -261,6 +261,7 @@ class StreamRunner:
         query = writer.start()
         self.query = query
         self.handler = self.make_handler(str(query.id))
+        self._recover_store(str(query.id))
         deferred.handler = self.handler
         deferred.ready.set()
         self._heartbeat().start()
@@ -335,6 +336,29 @@ class StreamRunner:
         deferred = self._deferred
         if deferred is not None and not deferred.wait_idle(wait):
             log.warning("streamdq: a batch was still in the handler %.0f s after the query stopped", wait)
+            return
+        self._settle_store()
+
+    def _recover_store(self, query_id: str) -> None:
+        """Before the first batch: the rows a crash cut short of the query's last committed
+        batch are written from its stored report (its next commit would too; this covers a
+        restart that brings no batch)."""
+        if self.store is None:
+            return
+        try:
+            self.store.recover(query_id)
+        except Exception:  # the query's next commit tries again
+            log.exception("streamdq: recovering the state store's last batch failed")
+
+    def _settle_store(self) -> None:
+        """Let the state store finish the last batch's background writes (its report-derived
+        metrics and results rows), so that the rows are there once the runner has stopped."""
+        if self.store is None:
+            return
+        try:
+            self.store.settle()
+        except Exception:  # the query's next commit writes them from the stored report
+            log.exception("streamdq: finishing the state store's last writes failed")
 
     def _heartbeat(self) -> Any:
         """The query's heartbeat to the sinks (``heartbeat.py``): one per runner, it follows the

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import wait
+from dataclasses import replace
 from datetime import UTC, timedelta
 from functools import reduce
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 from deltalake import DeltaTable
 from streamdq.state import DeltaStateStore, DetectorStateRecord, metric_records, result_records
 from streamdq.state import schemas as S
+from streamdq.state.delta_store import derived_app_id
 
 from streamdq.analyzers import Completeness, Mean, Size
 from streamdq.analyzers.basic_states import NumMatches, NumMatchesAndCount, SumState
@@ -114,19 +117,19 @@ class CrashAt(Exception):
     pass
 
 
-def crashing_store(root: Path, table: str) -> DeltaStateStore:
-    """A store whose process 'dies' right before writing ``table``."""
+def crashing_store(root: Path, table: str, batch: int | None = None) -> DeltaStateStore:
+    """A store whose process 'dies' right before writing ``table`` (for batch ``batch``, or any)."""
 
     class Crashing(DeltaStateStore):
-        def _write_once(self, name, query_id, batch_id, dataset, write):  # type: ignore[no-untyped-def]
-            if name == table:
+        def _write_once(self, name, query_id, batch_id, dataset, write, also=()):  # type: ignore[no-untyped-def]
+            if name == table and batch in (None, batch_id):
                 raise CrashAt(name)
-            return super()._write_once(name, query_id, batch_id, dataset, write)
+            return super()._write_once(name, query_id, batch_id, dataset, write, also)
 
     return Crashing(str(root))
 
 
-@pytest.mark.parametrize("crash_before", [S.STATES_LATEST, S.RESULTS, S.REPORTS])
+@pytest.mark.parametrize("crash_before", [S.STATES_LATEST, S.QUARANTINE, S.REPORTS])
 def test_partial_commit_is_repaired_on_replay(tmp_path: Path, crash_before: str) -> None:
     store = DeltaStateStore(str(tmp_path))
     w0 = window(0)
@@ -155,6 +158,88 @@ def test_partial_commit_is_repaired_on_replay(tmp_path: Path, crash_before: str)
         ("window", w0.start, SIZE.state_key()): NumMatches(9),
         ("window", window(1).start, SIZE.state_key()): NumMatches(6),
     }
+
+
+@pytest.mark.parametrize("crash_before", [S.METRICS, S.RESULTS])
+def test_derived_rows_cut_short_by_a_crash_are_written_by_the_next_commit(
+    tmp_path: Path, crash_before: str
+) -> None:
+    """The metrics and results rows of a batch are its report's own: written after the report,
+    in the background. A crash between the report and them leaves the batch committed; the
+    query's next commit (a restarted driver's first) writes them from the stored report before
+    its own rows, once."""
+    store = DeltaStateStore(str(tmp_path))
+    assert commit_batch(store, 0)
+    crashing = crashing_store(tmp_path, crash_before, batch=1)
+    assert commit_batch(crashing, 1) is True  # the report is in: the batch is committed
+    assert crashing._deferred is not None
+    wait(crashing._deferred[1])
+    crashing._deferred = None  # the process 'died' with its background write failed
+    restarted = DeltaStateStore(str(tmp_path))
+    assert restarted.last_committed_batch("q1") == 1
+    assert [r["batch_id"] for r in rows(restarted, crash_before)] == [0]  # cut short
+    assert commit_batch(restarted, 2) is True
+    restarted.settle()  # batch 2's own derived rows (background)
+    for name in (S.METRICS, S.RESULTS):
+        assert sorted(r["batch_id"] for r in rows(restarted, name)) == [0, 1, 2], name
+    assert [r["value"] for r in restarted.history("orders", "Size").to_pylist()] == [0.0, 1.0, 2.0]
+    # recover() (a runner's start) finds nothing to write now
+    restarted.recover("q1")
+    assert sorted(r["batch_id"] for r in rows(restarted, S.METRICS)) == [0, 1, 2]
+    # a later restart finds nothing to repair and writes nothing twice
+    again = DeltaStateStore(str(tmp_path))
+    assert commit_batch(again, 3) is True
+    again.settle()
+    assert sorted(r["batch_id"] for r in rows(restarted, S.METRICS)) == [0, 1, 2, 3]
+
+
+def test_recover_writes_the_cut_short_rows_without_a_new_batch(tmp_path: Path) -> None:
+    """A restart that brings no batch (``availableNow`` with nothing new): the runner's
+    ``recover`` at start writes the last batch's missing rows from its report."""
+    crashing = crashing_store(tmp_path, S.RESULTS, batch=0)
+    assert commit_batch(crashing, 0) is True
+    assert crashing._deferred is not None
+    wait(crashing._deferred[1])
+    crashing._deferred = None
+    restarted = DeltaStateStore(str(tmp_path))
+    assert restarted.table(S.RESULTS) is None  # its first rows were the ones cut short
+    restarted.recover("q1")
+    assert [r["batch_id"] for r in rows(restarted, S.RESULTS)] == [0]
+    restarted.recover("q1")  # idempotent
+    restarted.recover("never-ran")  # no report: nothing to do
+    assert [r["batch_id"] for r in rows(restarted, S.RESULTS)] == [0]
+
+
+def test_derived_rows_are_written_after_the_report_and_read_back_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows equal to the report's own go after the report (its commit carries the derived
+    transaction); any read of the same store waits for them. Other callers' rows (not the
+    report's) are written before the report, with no derived transaction."""
+    order: list[str] = []
+    real = DeltaStateStore._write_once
+
+    def recording(self, name, query_id, batch_id, dataset, write, also=()):  # type: ignore[no-untyped-def]
+        done = real(self, name, query_id, batch_id, dataset, write, also)
+        order.append(name)
+        return done
+
+    monkeypatch.setattr(DeltaStateStore, "_write_once", recording)
+    store = DeltaStateStore(str(tmp_path))
+    assert commit_batch(store, 0)
+    assert [r["batch_id"] for r in store.history("orders", "Size").to_pylist()] == [0]  # waits
+    assert order.index(S.REPORTS) < order.index(S.METRICS)
+    assert order.index(S.REPORTS) < order.index(S.RESULTS)
+    reports = store.table(S.REPORTS)
+    assert reports is not None and reports.transaction_version(derived_app_id("q1")) == 0
+    order.clear()
+    rep = report(
+        "orders", "q1", 1, metrics=(ScopedMetric("batch", size_metric(1.0), analyzer_key=SIZE.key()),)
+    )
+    other = [replace(m, name="Other") for m in metric_records(rep)]
+    assert store.commit("q1", 1, dataset="orders", states=[], metrics=other, results=[], report=rep)
+    assert order == [S.METRICS, S.REPORTS]
+    assert store.table(S.REPORTS).transaction_version(derived_app_id("q1")) == 0  # type: ignore[union-attr]
 
 
 def test_load_states_returns_latest_per_key_and_drops_final_windows(tmp_path: Path) -> None:
@@ -346,8 +431,8 @@ def test_stale_snapshot_conflict_is_retried_and_skipped(tmp_path: Path) -> None:
     conflicts (same application transaction), A retries on a fresh snapshot and skips."""
 
     class Stale(DeltaStateStore):
-        def table(self, name, *, create=False, refresh=True):  # type: ignore[no-untyped-def]
-            return super().table(name, create=create, refresh=False)
+        def _table(self, name, *, create=False, refresh=True):  # type: ignore[no-untyped-def]
+            return super()._table(name, create=create, refresh=False)
 
     a = Stale(str(tmp_path))
     b = DeltaStateStore(str(tmp_path))
@@ -508,6 +593,7 @@ def test_spark_reads_the_tables_through_arrow(tmp_path: Path, spark) -> None:  #
     store = DeltaStateStore(str(tmp_path))
     for b in range(3):
         commit_batch(store, b, states=[size_record(b + 1)])
+    store.close()  # the writer is done (its last batch's metrics rows are written after its report)
     metrics = spark.createDataFrame(DeltaTable(store.path(S.METRICS)).to_pyarrow_table())
     got = metrics.where("name = 'Size' AND scope = 'batch'").orderBy("batch_id").select("value").collect()
     assert [r.value for r in got] == [0.0, 1.0, 2.0]

@@ -149,3 +149,40 @@ def test_parquet_files_end_to_end(tmp_path, spark):
     run_to_end(runner, 90)
     assert _metric_values(runner.store, "Size", "total")[-1] == 4
     assert _metric_values(runner.store, "Completeness", "total", "amount")[-1] == pytest.approx(3 / 4)
+
+
+def test_a_restart_without_new_batches_writes_the_rows_a_crash_cut_short(tmp_path, spark, monkeypatch):
+    """The state store writes a batch's results rows after its report, in the background. When
+    that write fails for good (here: every results write raises), the batch stays committed;
+    restarting the query writes them from the stored report at start, even though the restart
+    brings no batch (``availableNow`` with no new file)."""
+    from streamdq.state import DeltaStateStore
+
+    import streamdq
+
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "orders-1.json").write_text("\n".join(json.dumps(r) for r in GOOD) + "\n")
+    run = _write_run(tmp_path, {"type": "files", "path": str(inbox), "format": "json", "schema": SCHEMA})
+    real = DeltaStateStore._write_once
+
+    def failing(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if name == "results":
+            raise OSError("disk full")
+        return real(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaStateStore, "_write_once", failing)
+    run_to_end(streamdq.stream(spark, str(run)), 90)
+    monkeypatch.setattr(DeltaStateStore, "_write_once", real)
+    store = DeltaStateStore(str(tmp_path / "state"))
+    assert store.table("reports") is not None  # the batch is committed
+    assert store.table("results") is None  # committed, its results rows cut short
+
+    restarted = streamdq.stream(spark, str(run))
+    query = run_to_end(restarted, 90)
+    assert query.lastProgress is None or query.lastProgress["numInputRows"] == 0
+    results = DeltaStateStore(str(tmp_path / "state")).table("results")
+    assert results is not None
+    got = results.to_pyarrow_table()
+    assert set(got.column("batch_id").to_pylist()) == {0}
+    assert got.num_rows == 3  # the suite's three constraints, once each
