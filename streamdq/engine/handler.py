@@ -816,12 +816,17 @@ class BatchHandler:
         from streamdq.state.records import records_for_batch
 
         assert self.store is not None
+        # a batch without rows changed no running state: only the windows it closed are sent
+        # (the store keeps every other key's latest; it would only compare their bytes)
+        moved = bool(report.counters.get("input_rows", 0))
         records = records_for_batch(
             report,
-            total=self.scopes.total,
+            total=self.scopes.total if moved else {},
             open_windows={
                 Window(s, s + self.window_length): states for s, states in self.scopes.windows.items()
-            },
+            }
+            if moved
+            else {},
             closed_windows=closed,
             analyzers=self.analyzers,
         )

@@ -105,6 +105,7 @@ def test_an_empty_microbatch_runs_no_job_and_commits_its_report(spark: Any, tmp_
     handler.handle(spark.createDataFrame(_rows(0, 3), SCHEMA), 0)
     (tmp_path / "empty.json").touch()
     empty = spark.read.schema(SCHEMA).json(str(tmp_path))  # what a file source's empty file gives
+    state_rows = store.table("states").num_rows
     with count_jobs(spark) as jobs:
         report = handler.handle(empty, 1)
     assert jobs[0] == 0
@@ -112,6 +113,12 @@ def test_an_empty_microbatch_runs_no_job_and_commits_its_report(spark: Any, tmp_
     assert store.last_committed_batch("q1") == 1
     assert _values(report)[("total", "Size", "*", None)] == 3.0
     assert not [r for r in report.check_results if any(c.scope == "batch" for c in r.constraint_results)]
+    # it changed no running state: none is sent again, and a restart still restores them all
+    assert store.table("states").num_rows == state_rows
+    restarted = _handler(store)
+    later = restarted.handle(spark.createDataFrame(_rows(0, 2), SCHEMA), 2)
+    assert _values(later)[("total", "Size", "*", None)] == 5.0
+    assert _values(later)[("window", "Size", "*", datetime(2026, 1, 1, 12, 0, tzinfo=UTC))] == 5.0
 
 
 def test_replay_is_not_counted_twice_and_restore_continues(spark: Any) -> None:
