@@ -225,7 +225,15 @@ class Constraint:
     def constraint_id(self, check_description: str) -> str:
         """Stable short id: hash of the check description + canonical JSON of kind, params,
         where and scope (not the assertion: tuning a threshold keeps the id, so alert
-        history stays attached)."""
+        history stays attached). Kept per instance and check (the handler judges every
+        constraint on every microbatch), outside the dataclass fields."""
+        kept: dict[str, str] | None = self.__dict__.get("_ids")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_ids", kept)
+        found = kept.get(check_description)
+        if found is not None:
+            return found
         payload = json.dumps(
             {
                 "check": check_description,
@@ -237,7 +245,8 @@ class Constraint:
             sort_keys=True,
             separators=(",", ":"),
         )
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+        kept[check_description] = found = hashlib.sha256(payload.encode()).hexdigest()[:16]
+        return found
 
     # -- evaluation ---------------------------------------------------------------------
     def judge(

@@ -264,3 +264,27 @@ def test_sql_literals_and_identifiers_are_quoted():
     assert CHECK.is_non_negative("v").constraints[0].analyzer.predicate == (
         "COALESCE(CAST(`v` AS DOUBLE), 0.0) >= 0"
     )
+
+
+def test_constraint_id_is_hashed_once_per_instance_and_check(monkeypatch):
+    """The handler asks for every constraint's id on every microbatch: it is kept per instance
+    and check description, and the kept ids take no part in equality or hashing."""
+    import hashlib
+
+    import streamdq.checks.constraint as constraint_module
+
+    calls = []
+    real = hashlib.sha256
+
+    def counting(data):
+        calls.append(data)
+        return real(data)
+
+    monkeypatch.setattr(constraint_module.hashlib, "sha256", counting)
+    a = CHECK.has_completeness("a", ">= 0.9").constraints[0]
+    fresh = CHECK.has_completeness("a", ">= 0.9").constraints[0]
+    for _ in range(3):
+        assert a.constraint_id("orders") == "7811b8c29a8a0484"
+    assert a.constraint_id("customers") != a.constraint_id("orders")
+    assert len(calls) == 2  # one per check description
+    assert a == fresh and hash(a) == hash(fresh)
