@@ -118,6 +118,7 @@ META_QUERY = "streamdq.query_id"
 META_BATCH = "streamdq.batch_id"
 META_DATASET = "streamdq.dataset"
 LOG_RETENTION = "delta.logRetentionDuration"
+STATS_COLUMNS = "delta.dataSkippingStatsColumns"
 
 
 def app_id(query_id: str) -> str:
@@ -231,11 +232,15 @@ class DeltaStateStore:
         # query's application-transaction version in each (what transaction_version would say)
         self._known: dict[str, dict[str, int | None]] = {}
 
-    def table_properties(self) -> dict[str, str]:
-        """The Delta table properties this store sets on every table it writes."""
-        if self.log_retention_hours is None:
-            return {}
-        return {LOG_RETENTION: f"interval {round(self.log_retention_hours * 3600)} seconds"}
+    def table_properties(self, name: str | None = None) -> dict[str, str]:
+        """The Delta table properties this store sets on table ``name`` (the log retention on
+        every table; the columns it keeps file statistics for, ``schemas.STATS_COLUMNS``)."""
+        out: dict[str, str] = {}
+        if self.log_retention_hours is not None:
+            out[LOG_RETENTION] = f"interval {round(self.log_retention_hours * 3600)} seconds"
+        if name in S.STATS_COLUMNS:
+            out[STATS_COLUMNS] = ",".join(S.STATS_COLUMNS[name])
+        return out
 
     # -- tables -----------------------------------------------------------------------
     def path(self, name: str) -> str:
@@ -262,20 +267,21 @@ class DeltaStateStore:
                     partition_by=S.PARTITIONS[name],
                     mode="ignore",
                     storage_options=self.storage_options,
-                    configuration=self.table_properties() or None,
+                    configuration=self.table_properties(name) or None,
                 )
                 dt = DeltaTable(self.path(name), storage_options=self.storage_options)
             self._tables[name] = dt
         elif refresh:
             dt.update_incremental()
         if create and name not in self._configured:
-            self._configure(dt)
+            self._configure(name, dt)
             self._configured.add(name)
         return dt
 
-    def _configure(self, dt: DeltaTable) -> None:
-        """Bring an existing table's properties in line with ``table_properties()`` (one commit)."""
-        wanted = self.table_properties()
+    def _configure(self, name: str, dt: DeltaTable) -> None:
+        """Bring an existing table's properties in line with ``table_properties(name)`` (one
+        commit; files written before keep their statistics)."""
+        wanted = self.table_properties(name)
         current = dt.metadata().configuration
         if any(current.get(k) != v for k, v in wanted.items()):
             dt.alter.set_table_properties(wanted, raise_if_not_exists=False)

@@ -163,6 +163,60 @@ PARTITIONS: dict[str, list[str]] = {
 QUARANTINE_CALLER_COLUMNS = frozenset(SCHEMAS[QUARANTINE].names) - {"date"}
 QUARANTINE_REQUIRED = ("reason", "raw")
 
+# The columns each table keeps Delta file statistics for (``delta.dataSkippingStatsColumns``):
+# the ones readers prune files or filter rows on (besides the ``dataset`` and ``date``
+# partitions). Payload columns (state bytes, report JSON, raw records, messages, JSON values)
+# never prune, and their statistics cost every append CPU (bench/README.md, commit).
+STATS_COLUMNS: dict[str, tuple[str, ...]] = {
+    STATES: (
+        "scope",
+        "window_start",
+        "window_end",
+        "state_key",
+        "final",
+        "batch_id",
+        "query_id",
+        "committed_at",
+    ),
+    STATES_LATEST: (
+        "scope",
+        "window_start",
+        "window_end",
+        "state_key",
+        "final",
+        "batch_id",
+        "query_id",
+        "committed_at",
+    ),
+    METRICS: (
+        "scope",
+        "window_start",
+        "window_end",
+        "time",
+        "entity",
+        "instance",
+        "name",
+        "batch_id",
+        "query_id",
+        "processing_time",
+    ),
+    RESULTS: (
+        "check",
+        "constraint_id",
+        "status",
+        "scope",
+        "window_start",
+        "window_end",
+        "time",
+        "batch_id",
+        "query_id",
+        "processing_time",
+    ),
+    REPORTS: ("query_id", "batch_id", "processing_time", "status", "committed_at"),
+    QUARANTINE: ("batch_id", "query_id", "reason", "event_time", "ingested_at"),
+    DETECTORS: ("key", "detector", "batch_id", "query_id", "updated_at"),
+}
+
 # Written in this order by ``DeltaStateStore.commit``; ``reports`` is the commit marker, last
 # but for the rows it determines itself (the handler's metrics and results), written after it
 # in the background (delta_store.py, Exactly once).

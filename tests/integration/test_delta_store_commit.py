@@ -19,7 +19,7 @@ from deltalake import DeltaTable
 from streamdq.state import DeltaStateStore, DetectorStateRecord, InMemoryStateStore, result_records
 from streamdq.state import schemas as S
 
-from tests.integration.test_delta_store import CrashAt, crashing_store
+from tests.integration.test_delta_store import CrashAt, commit_batch, crashing_store
 from tests.unit.state.state_testkit import mean_record, report, size_record, window
 
 pytestmark = pytest.mark.integration
@@ -290,3 +290,30 @@ def test_a_checkpoint_reopens_the_cached_table_from_it(
     assert store.commit("q1", 7, **batch_kw(7, 8))
     assert refreshes == []
     assert DeltaStateStore(str(tmp_path)).load_states("orders") == InMemoryStateStore_states([size_record(8)])
+
+
+def test_tables_keep_statistics_for_the_columns_readers_prune_on_only(tmp_path: Path) -> None:
+    """Payload columns (state bytes, report JSON, metric JSON) get no file statistics: they never
+    prune a read, and computing them costs every append CPU. A table created without the
+    property (an older store) gets it on the store's first write to it; files written before
+    keep their statistics."""
+    old = tmp_path / "old"
+    DeltaTable.create(str(old / S.METRICS), schema=S.SCHEMAS[S.METRICS], partition_by=S.PARTITIONS[S.METRICS])
+    for root in (tmp_path / "new", old):
+        store = DeltaStateStore(str(root))
+        assert commit_batch(store, 0)
+        store.settle()
+        for name in (S.STATES, S.METRICS, S.REPORTS):
+            dt = DeltaTable(store.path(name))
+            assert dt.metadata().configuration["delta.dataSkippingStatsColumns"] == ",".join(
+                S.STATS_COLUMNS[name]
+            )
+            stats = {
+                c[len("min.") :]
+                for c in dt.get_add_actions(flatten=True).schema.names
+                if c.startswith("min.")
+            }
+            assert stats == set(S.STATS_COLUMNS[name]), name
+    assert {"state", "report", "value_json"}.isdisjoint(c for cols in S.STATS_COLUMNS.values() for c in cols)
+    # the history still prunes by name and reads back what was written
+    assert DeltaStateStore(str(tmp_path / "new")).history("orders", "Size").num_rows == 1
