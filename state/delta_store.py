@@ -25,7 +25,8 @@ Exactly once (DESIGN.md section 5)
     report's commit then also carries the application transaction
     ``(derived_app_id(query_id), batch_id)``. Every public method of the store first waits for
     the background writes (a failed one is retried there, in the caller's thread, and raises
-    ``StateStoreError`` if it fails again), so this instance always reads its own rows. After
+    ``StateStoreError`` if it fails again), and for those of every other instance on the same
+    root in this process, so a reader in the stream's process always sees them. After
     a crash the rows of the last committed batch may be missing: the query's next commit
     (any store instance; a restarted driver's first) sees the derived transaction at its last
     batch and writes them from the stored report before anything else. Only that batch can
@@ -144,6 +145,27 @@ _WRITER_LOCKS_GUARD = threading.Lock()
 _LAST_COMMITTER: dict[tuple[str, str], object] = {}
 """Per (store root, application id): the token of the store instance whose ``commit`` held the
 writer lock last (read and set under that lock)."""
+
+_IN_FLIGHT: dict[str, set[Future[bool]]] = {}
+_IN_FLIGHT_GUARD = threading.Lock()
+"""Per store root: the background writes of every store instance in this process, so that any
+instance on the root (a reader opened beside the stream's writer) waits for them too."""
+
+
+def _track(root: str, future: Future[bool]) -> None:
+    with _IN_FLIGHT_GUARD:
+        _IN_FLIGHT.setdefault(root, set()).add(future)
+
+    def done(f: Future[bool]) -> None:
+        with _IN_FLIGHT_GUARD:
+            _IN_FLIGHT.get(root, set()).discard(f)
+
+    future.add_done_callback(done)
+
+
+def _in_flight(root: str) -> list[Future[bool]]:
+    with _IN_FLIGHT_GUARD:
+        return list(_IN_FLIGHT.get(root, ()))
 
 
 def _writer_lock(table_path: str, app: str) -> threading.Lock:
@@ -530,17 +552,26 @@ class DeltaStateStore:
     def _defer(self, query_id: str, writes: list[Callable[[], bool]]) -> None:
         """Start ``writes`` in the writer threads; ``settle`` waits for them."""
         pool = self._writer_pool()
-        self._deferred = (query_id, [pool.submit(w) for w in writes], writes)
+        futures = [pool.submit(w) for w in writes]
+        for f in futures:
+            _track(self.root, f)
+        self._deferred = (query_id, futures, writes)
 
     def settle(self) -> None:
         """Wait for the last commit's background writes (no-op when none). A write that failed
         is retried here, in the caller's thread (each write skips itself when its table already
         holds the batch); raises ``StateStoreError`` when it fails again (the query's next
-        commit on any store, or this one's, then writes the rows from the stored report)."""
+        commit on any store, or this one's, then writes the rows from the stored report). Then
+        waits for the background writes of the other store instances on the same root in this
+        process (a reader opened beside the stream's writer; their owners retry them)."""
         pending, self._deferred = self._deferred, None
-        if pending is None:
-            return
-        query_id, futures, writes = pending
+        if pending is not None:
+            self._finish(*pending)
+        others = _in_flight(self.root)
+        if others:
+            wait(others)
+
+    def _finish(self, query_id: str, futures: list[Future[bool]], writes: list[Callable[[], bool]]) -> None:
         wait(futures)
         errors = [f.exception() for f in futures if f.exception() is not None]
         if not errors:

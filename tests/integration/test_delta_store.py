@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import wait
 from dataclasses import replace
 from datetime import UTC, timedelta
@@ -191,6 +192,23 @@ def test_derived_rows_cut_short_by_a_crash_are_written_by_the_next_commit(
     assert commit_batch(again, 3) is True
     again.settle()
     assert sorted(r["batch_id"] for r in rows(restarted, S.METRICS)) == [0, 1, 2, 3]
+
+
+def test_another_store_on_the_root_waits_for_the_writers_background_rows(tmp_path: Path) -> None:
+    """A reader opened beside the stream's writer in the same process (the CLI, the service)
+    sees a committed batch's metric rows even while the writer is still writing them."""
+    writer = DeltaStateStore(str(tmp_path))
+    real = writer._append
+
+    def slow(name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if name == S.METRICS:
+            time.sleep(0.5)
+        return real(name, *args, **kwargs)
+
+    writer._append = slow  # type: ignore[method-assign]
+    assert commit_batch(writer, 0)
+    reader = DeltaStateStore(str(tmp_path))
+    assert [r["batch_id"] for r in reader.history("orders", "Size").to_pylist()] == [0]
 
 
 def test_recover_writes_the_cut_short_rows_without_a_new_batch(tmp_path: Path) -> None:
