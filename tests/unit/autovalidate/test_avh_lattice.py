@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import datasketches as ds
 import numpy as np
 import pytest
 
@@ -17,23 +16,12 @@ from streamdq.autovalidate.avh.lattice import (
     history_lattice,
     off_lattice_share,
 )
-from streamdq.autovalidate.avh.profile import KLL_K, NUMERIC, ColumnProfile
+from streamdq.autovalidate.avh.profile import NUMERIC, ColumnProfile
+from tests.unit.autovalidate.avh_profiles import numeric_profile
 
 
-def _profile(values: list[float], column: str = "temp") -> ColumnProfile:
-    sketch = ds.kll_doubles_sketch(KLL_K)
-    for v in values:
-        sketch.update(float(v))
-    arr = np.asarray(values, dtype=float)
-    scalars = {
-        "row_count": float(len(arr)),
-        "completeness": 1.0,
-        "mean": float(arr.mean()),
-        "min": float(arr.min()),
-        "max": float(arr.max()),
-        "std": float(arr.std(ddof=1)),
-    }
-    return ColumnProfile(column, NUMERIC, float(len(arr)), scalars, kll=bytes(sketch.serialize()))
+def _profile(values: list[float]) -> ColumnProfile:
+    return numeric_profile(values, "temp")
 
 
 def _fahrenheit_day(rng: np.random.Generator, rows: int = 72) -> list[float]:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 
-import datasketches as ds
 import numpy as np
 import pytest
 
 from streamdq.autovalidate import Program, learn_from_profiles
-from streamdq.autovalidate.avh.profile import KLL_K, NUMERIC, ColumnProfile
+from streamdq.autovalidate.avh.profile import ColumnProfile
 from streamdq.autovalidate.avh.support import (
     METRIC,
     Support,
@@ -20,22 +19,11 @@ from streamdq.autovalidate.avh.support import (
     history_support,
     off_support_share,
 )
+from tests.unit.autovalidate.avh_profiles import numeric_profile
 
 
-def _profile(values: list[float], column: str = "humid") -> ColumnProfile:
-    sketch = ds.kll_doubles_sketch(KLL_K)
-    for v in values:
-        sketch.update(float(v))
-    arr = np.asarray(values, dtype=float)
-    scalars = {
-        "row_count": float(len(arr)),
-        "completeness": 1.0,
-        "mean": float(arr.mean()),
-        "min": float(arr.min()),
-        "max": float(arr.max()),
-        "std": float(arr.std(ddof=1)),
-    }
-    return ColumnProfile(column, NUMERIC, float(len(arr)), scalars, kll=bytes(sketch.serialize()))
+def _profile(values: list[float]) -> ColumnProfile:
+    return numeric_profile(values, "humid")
 
 
 def _humid_day(rng: np.random.Generator, rows: int = 72) -> list[float]:
