@@ -200,11 +200,11 @@ def learn_at_targets(
         if any(v is None for v in series) or len(series) < MIN_HISTORY - 1:
             continue
         values = [float(v) for v in series if v is not None]
-        fit = _log_distance_fit(metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, min_std, newest.kind)
+        caught = {n: p.get(metric) for n, p in bad_pair.items()}
+        fit = _log_distance_fit(metric, values, caught, min_std, newest.kind)
         if fit is None:
             fit = _fit_metric(
-                metric, values, {n: p.get(metric) for n, p in bad_pair.items()}, "cantelli",
-                std_floor(metric, values, rows, min_std), two_sided=False,
+                metric, values, caught, "cantelli", std_floor(metric, values, rows, min_std), two_sided=False,
             )
         if fit is not None:
             fits.append(fit)
