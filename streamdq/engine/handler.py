@@ -819,14 +819,11 @@ class BatchHandler:
         # a batch without rows changed no running state: only the windows it closed are sent
         # (the store keeps every other key's latest; it would only compare their bytes)
         moved = bool(report.counters.get("input_rows", 0))
+        windows = self.scopes.windows.items() if moved else ()
         records = records_for_batch(
             report,
             total=self.scopes.total if moved else {},
-            open_windows={
-                Window(s, s + self.window_length): states for s, states in self.scopes.windows.items()
-            }
-            if moved
-            else {},
+            open_windows={Window(s, s + self.window_length): states for s, states in windows},
             closed_windows=closed,
             analyzers=self.analyzers,
         )
