@@ -130,6 +130,13 @@ def crashing_store(root: Path, table: str, batch: int | None = None) -> DeltaSta
     return Crashing(str(root))
 
 
+def die_after_background_writes(store: DeltaStateStore) -> None:
+    """The process 'dies' once its background writes ended (a failed one is not retried)."""
+    assert store._deferred is not None
+    wait(store._deferred[1])
+    store._deferred = None
+
+
 @pytest.mark.parametrize("crash_before", [S.STATES_LATEST, S.QUARANTINE, S.REPORTS])
 def test_partial_commit_is_repaired_on_replay(tmp_path: Path, crash_before: str) -> None:
     store = DeltaStateStore(str(tmp_path))
@@ -173,9 +180,7 @@ def test_derived_rows_cut_short_by_a_crash_are_written_by_the_next_commit(
     assert commit_batch(store, 0)
     crashing = crashing_store(tmp_path, crash_before, batch=1)
     assert commit_batch(crashing, 1) is True  # the report is in: the batch is committed
-    assert crashing._deferred is not None
-    wait(crashing._deferred[1])
-    crashing._deferred = None  # the process 'died' with its background write failed
+    die_after_background_writes(crashing)
     restarted = DeltaStateStore(str(tmp_path))
     assert restarted.last_committed_batch("q1") == 1
     assert [r["batch_id"] for r in rows(restarted, crash_before)] == [0]  # cut short
@@ -216,9 +221,7 @@ def test_recover_writes_the_cut_short_rows_without_a_new_batch(tmp_path: Path) -
     ``recover`` at start writes the last batch's missing rows from its report."""
     crashing = crashing_store(tmp_path, S.RESULTS, batch=0)
     assert commit_batch(crashing, 0) is True
-    assert crashing._deferred is not None
-    wait(crashing._deferred[1])
-    crashing._deferred = None
+    die_after_background_writes(crashing)
     restarted = DeltaStateStore(str(tmp_path))
     assert restarted.table(S.RESULTS) is None  # its first rows were the ones cut short
     restarted.recover("q1")
