@@ -133,6 +133,17 @@ def derived_app_id(query_id: str) -> str:
     return f"streamdq:{query_id}:derived"
 
 
+def with_app_id(query_id: str, name: str) -> str:
+    """The application transaction a report's commit carries (version = the batch id) when
+    data table ``name`` was written at the same time as the report: the batch is committed
+    only once ``name`` holds the batch too (module docstring, Exactly once)."""
+    return f"streamdq:{query_id}:with:{name}"
+
+
+WITH_REPORT = (S.STATES, S.STATES_LATEST, S.QUARANTINE, S.DETECTORS)
+"""The data tables a commit may write at the same time as its report."""
+
+
 def derived_rows(report: BatchReport) -> tuple[list[MetricRecord], list[ResultRecord]]:
     """The metric and result records a report determines (what the streaming handler commits)."""
     return metric_records(report) + measure_records(report), result_records(report)
@@ -330,11 +341,40 @@ class DeltaStateStore:
 
     # -- exactly once -----------------------------------------------------------------
     def last_committed_batch(self, query_id: str) -> int | None:
-        """The highest batch id of ``query_id`` whose commit completed (its report is stored)."""
+        """The highest batch id of ``query_id`` whose commit completed: its report is stored,
+        and so is every data table written at the same time as the report."""
         dt = self.table(S.REPORTS)
         if dt is None:
             return None
-        return dt.transaction_version(app_id(query_id))
+        return self._completed(dt, query_id)[0]
+
+    def _completed(self, reports: DeltaTable, query_id: str) -> tuple[int | None, int | None]:
+        """``(last committed batch, last stored report)`` of ``query_id``. They differ only
+        when a crash cut the data writes made beside the newest report short (the replay of
+        that batch completes it): the committed batch is then the query's report before it."""
+        stored = reports.transaction_version(app_id(query_id))
+        if stored is None:
+            return None, None
+        for name in WITH_REPORT:
+            if reports.transaction_version(with_app_id(query_id, name)) != stored:
+                continue
+            dt = self._table(name)
+            done = None if dt is None else dt.transaction_version(app_id(query_id))
+            if done is None or done < stored:
+                return self._report_before(reports, query_id, stored), stored
+        return stored, stored
+
+    def _report_before(self, reports: DeltaTable, query_id: str, batch_id: int) -> int | None:
+        """The newest batch id below ``batch_id`` with a report of ``query_id`` (None: none)."""
+        ids = (
+            reports.to_pyarrow_dataset(file_pruning_predicate=f"query_id = {lit(query_id)}")
+            .to_table(
+                columns=["batch_id"],
+                filter=(pads.field("query_id") == query_id) & (pads.field("batch_id") < batch_id),
+            )
+            .column("batch_id")
+        )
+        return None if len(ids) == 0 else int(pc.max(ids).as_py())
 
     def _committed(self, query_id: str, batch_id: int, cache: dict[str, int | None] | None = None) -> bool:
         if cache is not None:
@@ -474,16 +514,19 @@ class DeltaStateStore:
         detector_states: Sequence[DetectorStateRecord],
     ) -> bool:
         known = self._known.setdefault(query_id, {})
+        stored: int | None = None  # a stored report whose data writes a crash cut short
         if S.REPORTS in known:
             last = known[S.REPORTS]
         else:
             reports = self.table(S.REPORTS)
-            last = None if reports is None else reports.transaction_version(app_id(query_id))
-            if reports is not None:
+            last, newest = (None, None) if reports is None else self._completed(reports, query_id)
+            if reports is not None and newest == last:
                 known[S.REPORTS] = last
                 if last is not None:
                     # a crash may have cut the last batch's derived rows short: write them first
                     self._repair_derived(reports, query_id, last)
+            elif newest is not None and batch_id == newest:
+                stored = newest  # this replay completes it (the report itself is skipped)
         if last is not None and batch_id <= last:
             return False
         now = datetime.now(UTC)
@@ -500,8 +543,10 @@ class DeltaStateStore:
         schema = state_rows.schema
         # Build every table first (bad input fails before anything is written), then write
         # the data tables concurrently (delta-rs releases the GIL; on object stores each
-        # commit is a few round trips), and the report only once all of them succeeded.
+        # commit is a few round trips), the report beside them when they are all
+        # ``WITH_REPORT`` tables, after them otherwise.
         writes: list[Callable[[], bool]] = []
+        written: list[str] = []  # the table each of ``writes`` writes
         later: list[Callable[[], bool]] = []  # the report's own rows, written after it
         if self.defer_derived and (metrics or results):
             derived_metrics, derived_results = derived_rows(report)
@@ -510,33 +555,53 @@ class DeltaStateStore:
             deferred = False
         if log_rows.num_rows:
             writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
+            written.append(S.STATES)
         if due:
             snapshot = pa.Table.from_pylist(list(latest.values()), schema=schema)
             writes.append(partial(self._write_latest, snapshot, query_id, batch_id, dataset))
-        if metrics:
-            rows = T.metric_table(metrics, report)
-            (later if deferred else writes).append(
-                partial(self._append, S.METRICS, rows, query_id, batch_id, dataset)
-            )
-        if results:
-            rows = T.result_table(results, report)
-            (later if deferred else writes).append(
-                partial(self._append, S.RESULTS, rows, query_id, batch_id, dataset)
-            )
+            written.append(S.STATES_LATEST)
+        for name, records, build in (
+            (S.METRICS, metrics, T.metric_table),
+            (S.RESULTS, results, T.result_table),
+        ):
+            if records:
+                write = partial(self._append, name, build(records, report), query_id, batch_id, dataset)
+                if deferred:
+                    later.append(write)
+                else:
+                    writes.append(write)
+                    written.append(name)
         if quarantine is not None and quarantine.num_rows:
             rows = T.quarantine_table(
                 quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
             )
             writes.append(partial(self._append, S.QUARANTINE, rows, query_id, batch_id, dataset))
+            written.append(S.QUARANTINE)
         if changed_detectors:
             rows = pa.Table.from_pylist(list(detectors.values()), schema=det_rows.schema)
             writes.append(partial(self._write_detectors, rows, query_id, batch_id, dataset))
-        self._run_all(writes)
+            written.append(S.DETECTORS)
         # True only when this call committed the batch: a report already there means another
         # writer of the same query committed it meanwhile (every data write it had made was
-        # then skipped or is the same batch's, under the same application transaction)
-        also = (derived_app_id(query_id),) if later else ()
-        wrote = self._append(S.REPORTS, T.report_table(report, now), query_id, batch_id, dataset, also)
+        # then skipped or is the same batch's, under the same application transaction), or
+        # that this replay completes the data writes a crash cut short beside it
+        also = [derived_app_id(query_id)] if later else []
+        report_rows = T.report_table(report, now)
+        if self.parallel_writes and writes and set(written) <= set(WITH_REPORT):
+            # the report goes at the same time as the data tables: its commit names each of
+            # them, and the batch counts as committed once all of them hold it (_completed)
+            also += [with_app_id(query_id, name) for name in written]
+            writes.append(partial(self._append, S.REPORTS, report_rows, query_id, batch_id, dataset, also))
+            wrote = self._run_all(writes)[-1]
+        else:
+            self._run_all(writes)
+            wrote = self._append(S.REPORTS, report_rows, query_id, batch_id, dataset, also)
+        if stored is not None:
+            wrote = True
+            reports = self._table(S.REPORTS)
+            assert reports is not None
+            self._repair_derived(reports, query_id, stored)
+            later = []
         # the batch is committed: the view moves on (a failed write above left it as it was)
         view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
         if wrote and later:
@@ -794,7 +859,12 @@ class DeltaStateStore:
             .column("report")
             .to_pylist()
         )
-        return BatchReport.from_json(rows[0]) if rows else None
+        if not rows:
+            return None
+        last = self._completed(dt, query_id)[0]
+        if last is None or batch_id > last:
+            return None  # stored, but a crash cut the data written beside it short: not committed
+        return BatchReport.from_json(rows[0])
 
     def committed_filter(self, rows: pa.Table) -> pa.Table:
         """Keep the rows (with query_id, batch_id columns) of committed batches."""

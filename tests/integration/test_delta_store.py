@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable
 from streamdq.state import DeltaStateStore, DetectorStateRecord, metric_records, result_records
 from streamdq.state import schemas as S
-from streamdq.state.delta_store import derived_app_id
+from streamdq.state.delta_store import app_id, derived_app_id, with_app_id
 
 from streamdq.analyzers import Completeness, Mean, Size
 from streamdq.analyzers.basic_states import NumMatches, NumMatchesAndCount, SumState
@@ -166,6 +166,66 @@ def test_partial_commit_is_repaired_on_replay(tmp_path: Path, crash_before: str)
         ("window", w0.start, SIZE.state_key()): NumMatches(9),
         ("window", window(1).start, SIZE.state_key()): NumMatches(6),
     }
+
+
+def test_the_report_goes_beside_the_data_tables_and_counts_once_they_hold_the_batch(tmp_path: Path) -> None:
+    """The report is written at the same time as the data tables (one delta-rs commit less on
+    the batch's path); its commit names them. A crash that stored the report but not the
+    states leaves the batch uncommitted for every reader; its replay completes it."""
+    store = DeltaStateStore(str(tmp_path))
+    assert commit_batch(store, 0, states=[size_record(10)])
+    reports = store.table(S.REPORTS)
+    assert reports is not None
+    assert reports.transaction_version(with_app_id("q1", S.STATES)) == 0
+    assert reports.transaction_version(with_app_id("q1", S.QUARANTINE)) is None  # not written
+    crashing = crashing_store(tmp_path, S.STATES, batch=1)
+    with pytest.raises(CrashAt):
+        commit_batch(crashing, 1, states=[size_record(25)], quarantine=quarantine(1))
+    restarted = DeltaStateStore(str(tmp_path))
+    stored = restarted.table(S.REPORTS)
+    assert stored is not None and stored.transaction_version(app_id("q1")) == 1  # the report is in
+    assert [r["batch_id"] for r in rows(restarted, S.QUARANTINE)] == [1]  # so is the quarantine
+    # ... but the batch is not committed: every read stops at batch 0
+    assert restarted.last_committed_batch("q1") == 0
+    assert restarted.report("q1", 1) is None
+    assert restarted.load_states("orders") == {("total", None, SIZE.state_key()): NumMatches(10)}
+    assert [r["batch_id"] for r in restarted.history("orders", "Size").to_pylist()] == [0]
+    restarted.recover("q1")  # nothing it can complete: the states need the replay
+    assert restarted.last_committed_batch("q1") == 0
+    # the replay writes the states; the report and the quarantine are skipped
+    assert commit_batch(restarted, 1, states=[size_record(25)], quarantine=quarantine(1)) is True
+    assert commit_batch(restarted, 1, states=[size_record(25)], quarantine=quarantine(1)) is False
+    again = DeltaStateStore(str(tmp_path))
+    assert again.last_committed_batch("q1") == 1
+    assert again.load_states("orders") == {("total", None, SIZE.state_key()): NumMatches(25)}
+    assert [r["value"] for r in again.history("orders", "Size").to_pylist()] == [0.0, 1.0]
+    for name in (S.STATES, S.REPORTS, S.QUARANTINE, S.METRICS, S.RESULTS):
+        assert [r["batch_id"] for r in rows(again, name)].count(1) == 1, name
+    assert commit_batch(again, 2) is True
+
+
+def test_a_batch_of_the_very_first_report_cut_short_has_nothing_committed(tmp_path: Path) -> None:
+    crashing = crashing_store(tmp_path, S.STATES, batch=0)
+    with pytest.raises(CrashAt):
+        commit_batch(crashing, 0)
+    restarted = DeltaStateStore(str(tmp_path))
+    assert restarted.last_committed_batch("q1") is None
+    assert restarted.report("q1", 0) is None
+    assert restarted.load_states("orders") == {}
+    assert commit_batch(restarted, 0) is True
+    assert restarted.last_committed_batch("q1") == 0
+
+
+def test_serial_writes_put_the_report_after_the_data_tables(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path), parallel_writes=False)
+    crashing = crashing_store(tmp_path, S.STATES, batch=0)
+    crashing.parallel_writes = False
+    with pytest.raises(CrashAt):
+        commit_batch(crashing, 0)
+    assert store.table(S.REPORTS) is None  # never reached
+    assert commit_batch(store, 0)
+    reports = store.table(S.REPORTS)
+    assert reports is not None and reports.transaction_version(with_app_id("q1", S.STATES)) is None
 
 
 @pytest.mark.parametrize("crash_before", [S.METRICS, S.RESULTS])
