@@ -456,6 +456,17 @@ class DeltaStateStore:
 
         return self._write_once(name, query_id, batch_id, dataset, write, also)
 
+    def _append_built(
+        self,
+        name: str,
+        build: Callable[[Sequence[Any], BatchReport], pa.Table],
+        records: Sequence[Any],
+        report: BatchReport,
+        batch_id: int,
+    ) -> bool:
+        """Build the rows of a report's own records, then append them (a background write)."""
+        return self._append(name, build(records, report), report.query_id, batch_id, report.dataset)
+
     def commit(
         self,
         query_id: str,
@@ -530,7 +541,7 @@ class DeltaStateStore:
         if last is not None and batch_id <= last:
             return False
         now = datetime.now(UTC)
-        state_rows = T.state_table(
+        state_rows = T.state_rows(
             dedupe_keys(states), dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=now
         )
         det_rows = T.detector_table(
@@ -538,9 +549,9 @@ class DeltaStateStore:
         )
         view = self._view(dataset, query_id, last)
         closed = {w.start for w in report.closed_windows}
-        log_rows, latest, due = view.advance(state_rows, closed, self.snapshot_every)
+        schema = S.SCHEMAS[S.STATES]
+        log_rows, latest, due = view.advance(state_rows, schema, closed, self.snapshot_every)
         changed_detectors, detectors = view.detectors_after(det_rows)
-        schema = state_rows.schema
         # Build every table first (bad input fails before anything is written), then write
         # the data tables concurrently (delta-rs releases the GIL; on object stores each
         # commit is a few round trips), the report beside them when they are all
@@ -564,13 +575,13 @@ class DeltaStateStore:
             (S.METRICS, metrics, T.metric_table),
             (S.RESULTS, results, T.result_table),
         ):
-            if records:
-                write = partial(self._append, name, build(records, report), query_id, batch_id, dataset)
-                if deferred:
-                    later.append(write)
-                else:
-                    writes.append(write)
-                    written.append(name)
+            if records and deferred:  # the report's own rows: built in the background too
+                later.append(partial(self._append_built, name, build, records, report, batch_id))
+            elif records:
+                writes.append(
+                    partial(self._append, name, build(records, report), query_id, batch_id, dataset)
+                )
+                written.append(name)
         if quarantine is not None and quarantine.num_rows:
             rows = T.quarantine_table(
                 quarantine, dataset=dataset, batch_id=batch_id, query_id=query_id, ingested_at=now
@@ -1000,11 +1011,11 @@ class _View:
         )
 
     def advance(
-        self, rows: pa.Table, closed: set[datetime], snapshot_every: int
+        self, rows: list[dict[str, Any]], schema: pa.Schema, closed: set[datetime], snapshot_every: int
     ) -> tuple[pa.Table, dict[tuple[Any, ...], dict[str, Any]], bool]:
         latest = dict(self.latest)
         out: list[dict[str, Any]] = []
-        for r in rows.to_pylist():
+        for r in rows:
             key = _key(r)
             if r["scope"] == "window" and r["window_start"] in closed:
                 r["final"] = True
@@ -1016,15 +1027,13 @@ class _View:
                 latest[key] = r
                 out.append(r)
         if closed:
-            template = rows.slice(0, 1).to_pylist()
             for key in [k for k in latest if k[0] == "window" and k[1] in closed]:
                 r = dict(latest.pop(key))
-                if template:  # stamped with this batch
+                if rows:  # stamped with this batch
                     for c in ("batch_id", "query_id", "committed_at"):
-                        r[c] = template[0][c]
+                        r[c] = rows[0][c]
                 r["final"] = True
                 out.append(r)
-        schema = rows.schema
         log_rows = pa.Table.from_pylist(out, schema=schema) if out else schema.empty_table()
         due = bool(out) and (self.pending is None or self.pending + 1 >= snapshot_every)
         return log_rows, latest, due

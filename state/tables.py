@@ -38,7 +38,18 @@ def _point_time(scope: str, window_start: datetime | None, processing_time: date
 def state_table(
     records: Sequence[StateRecord], *, dataset: str, batch_id: int, query_id: str, committed_at: datetime
 ) -> pa.Table:
-    rows = [
+    rows = state_rows(
+        records, dataset=dataset, batch_id=batch_id, query_id=query_id, committed_at=committed_at
+    )
+    return pa.Table.from_pylist(rows, schema=S.SCHEMAS[S.STATES])
+
+
+def state_rows(
+    records: Sequence[StateRecord], *, dataset: str, batch_id: int, query_id: str, committed_at: datetime
+) -> list[dict[str, Any]]:
+    """``state_table``'s rows as dicts (what the Delta store compares with its view before it
+    builds the table of the changed ones)."""
+    return [
         {
             "dataset": dataset,
             "scope": r.scope,
@@ -57,7 +68,6 @@ def state_table(
         }
         for r in records
     ]
-    return pa.Table.from_pylist(rows, schema=S.SCHEMAS[S.STATES])
 
 
 def metric_table(records: Sequence[MetricRecord], report: BatchReport) -> pa.Table:

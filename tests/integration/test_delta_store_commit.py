@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+from datetime import timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ from deltalake import DeltaTable
 from streamdq.state import DeltaStateStore, DetectorStateRecord, InMemoryStateStore, result_records
 from streamdq.state import schemas as S
 
+from streamdq.analyzers.basic_states import NumMatches
+from streamdq.report import Window
 from tests.integration.test_delta_store import CrashAt, commit_batch, crashing_store
-from tests.unit.state.state_testkit import mean_record, report, size_record, window
+from tests.unit.state.state_testkit import SIZE, mean_record, report, size_record, window
 
 pytestmark = pytest.mark.integration
 
@@ -66,6 +69,22 @@ def test_an_unchanged_batch_writes_only_its_report(tmp_path: Path) -> None:
     after = versions(tmp_path)
     assert {k: after[k] - before[k] for k in after} == {k: (2 if k == S.REPORTS else 0) for k in after}
     assert DeltaStateStore(str(tmp_path)).load_states("orders") == InMemoryStateStore_states(states)
+
+
+def test_a_window_named_in_another_time_zone_is_the_same_window(tmp_path: Path) -> None:
+    """The store compares a batch's states with its view (read back from the tables after a
+    restart) by key: a window bound given in another time zone is the same instant."""
+    store = DeltaStateStore(str(tmp_path))
+    w = window(0)
+    plus2 = timezone(timedelta(hours=2))
+    moved = Window(w.start.astimezone(plus2), w.end.astimezone(plus2))
+    assert commit_batch(store, 0, states=[size_record(5, "window", w)])
+    restarted = DeltaStateStore(str(tmp_path))
+    before = versions(tmp_path)
+    assert commit_batch(restarted, 1, states=[size_record(5, "window", moved)])
+    after = versions(tmp_path)
+    assert after[S.STATES] == before[S.STATES]  # unchanged: not written again
+    assert restarted.load_states("orders") == {("window", w.start, SIZE.state_key()): NumMatches(5)}
 
 
 def InMemoryStateStore_states(states):  # type: ignore[no-untyped-def]  # noqa: N802
