@@ -7,21 +7,33 @@ tables with ``deltalake.write_deltalake``, replaces a dataset's partition of
 
 Exactly once (DESIGN.md section 5)
     ``commit(query_id, batch_id, ...)`` writes the tables in ``schemas.COMMIT_ORDER``.
-    The data tables are written concurrently, the report after all succeeded.
     Every write carries a Delta application transaction ``(app_id(query_id), batch_id)``
     and is skipped when that table already holds a transaction version >= batch_id, so a
     crash between two tables' writes is repaired by replaying the batch. Each check is
     made on the same table snapshot the write commits against; a concurrent commit of the
     same transaction makes delta-rs fail with ``CommitFailedError`` and the write is
-    retried from a fresh snapshot (where the check then skips it). ``reports`` is written
-    last: a batch is *committed* when its report row exists.
+    retried from a fresh snapshot (where the check then skips it).
+
+    The report is written at the same time as the data tables (``parallel_writes``, when
+    they are all ``WITH_REPORT`` tables: the states log, the ``states_latest`` snapshot,
+    the quarantine, the detectors): a typical batch's commit is then one delta-rs commit
+    long on the batch's path, not two (bench/README.md, commit). The report's commit
+    names each table written beside it with the application transaction
+    ``(with_app_id(query_id, table), batch_id)``, and a batch is *committed* when its
+    report row exists and every table it names holds the batch too
+    (``last_committed_batch``, ``_completed``). A crash between the two leaves a report
+    whose batch is not committed: every read stops at the batch before it (``report``
+    returns None for it), and the batch's replay, which the Spark checkpoint makes after a
+    crash inside ``foreachBatch``, writes the missing tables (the report's own write is
+    skipped) and returns True. Otherwise (``parallel_writes=False``, or rows of other
+    callers in ``metrics``/``results``) the report is written after the data tables.
 
     Derived rows after the report: the ``metrics`` and ``results`` rows of a batch are, for
     the streaming handler, exactly ``metric_records(report) + measure_records(report)`` and
-    ``result_records(report)``. When a commit's rows are those (checked), they are written
-    AFTER the report, in the background, while the stream goes on to its next batch: a
-    typical batch's commit is then two serial table writes (the states log, the report)
-    instead of four, three of them on the critical path (bench/README.md, commit). The
+    ``result_records(report)``. When a commit's rows are those (checked), they are built and
+    written AFTER the report (and the tables beside it), in the background, while the stream goes on to its next batch: a
+    typical batch's commit then writes the states log and the report, side by side,
+    instead of four tables in two steps (bench/README.md, commit). The
     report's commit then also carries the application transaction
     ``(derived_app_id(query_id), batch_id)``. Every public method of the store first waits for
     the background writes (a failed one is retried there, in the caller's thread, and raises
@@ -47,7 +59,7 @@ Exactly once (DESIGN.md section 5)
 Consistent reads
     Readers see committed batches only. ``states_latest`` and ``detectors`` are
     snapshot tables (rewritten per batch); when the newest write of a dataset to them
-    belongs to a batch whose report is missing (a crash inside ``commit``), reads use the
+    belongs to a batch that is not committed (a crash inside ``commit``), reads use the
     table version just before that write (Delta time travel), so the replayed batch is
     recomputed from the states it originally started from. The append-only tables
     (``states``, ``metrics``, ``results``) are filtered to committed batches.

@@ -2,7 +2,8 @@
 
 Implemented by ``streamdq.state.delta_store.DeltaStateStore``. All methods run on the
 driver. ``commit`` is exactly once per ``(query_id, batch_id)``; readers only ever see
-committed batches (a batch is committed when its report is stored).
+committed batches (a batch is committed when its report is stored and, in a store that
+writes some tables beside the report, when those hold the batch too).
 """
 
 from __future__ import annotations
