@@ -31,10 +31,10 @@ Exactly once (DESIGN.md section 5)
     Derived rows after the report: the ``metrics`` and ``results`` rows of a batch are, for
     the streaming handler, exactly ``metric_records(report) + measure_records(report)`` and
     ``result_records(report)``. When a commit's rows are those (checked), they are built and
-    written AFTER the report (and the tables beside it), in the background, while the stream goes on to its next batch: a
-    typical batch's commit then writes the states log and the report, side by side,
-    instead of four tables in two steps (bench/README.md, commit). The
-    report's commit then also carries the application transaction
+    written AFTER the report (and the tables beside it), in the background, while the
+    stream goes on to its next batch: a typical batch's commit then writes the states log
+    and the report, side by side, instead of four tables in two steps (bench/README.md,
+    commit). The report's commit then also carries the application transaction
     ``(derived_app_id(query_id), batch_id)``. Every public method of the store first waits for
     the background writes (a failed one is retried there, in the caller's thread, and raises
     ``StateStoreError`` if it fails again), and for those of every other instance on the same
