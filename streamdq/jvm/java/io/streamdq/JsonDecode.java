@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -57,14 +59,27 @@ import scala.runtime.AbstractFunction2;
  * parser's internal row is handed on as it is, and the UTF-8 check is one pass (a repair only
  * for a payload that needs one).
  *
- * <p>Output struct (not NULL): the typed fields as {@code _0.._n-1}, then {@code error} STRING
- * (without the UTF-8 reason, which the caller adds by its policy), {@code raw} STRING (the
- * payload, invalid byte sequences as U+FFFD, as make_valid_utf8), {@code invalid_utf8} BOOLEAN
- * (is_valid_utf8's negation; FALSE for NULL), {@code unknown}, {@code missing},
- * {@code type_errors} ARRAY&lt;STRING&gt;.
+ * <p>Output struct (not NULL): {@code typed} STRUCT (the schema's fields as {@code _0.._n-1},
+ * all nullable: the parser's own row, handed on without a copy; NULL when nothing could be read), then
+ * {@code error} STRING (without the UTF-8 reason, which the caller adds by its policy),
+ * {@code raw} STRING (the payload, invalid byte sequences as U+FFFD, as make_valid_utf8),
+ * {@code invalid_utf8} BOOLEAN (is_valid_utf8's negation; FALSE for NULL), {@code unknown},
+ * {@code missing}, {@code type_errors} ARRAY&lt;STRING&gt;.
+ *
+ * <p>Per record it allocates only what the output holds (the row, its values, the drift arrays
+ * when not empty) and the parser: the key list and the present-field flags are buffers of the
+ * decoder, reused record after record (one decoder serves one task, one record at a time).
  */
 public final class JsonDecode implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
+  private static final int TYPED = 0;
+  private static final int ERROR = 1;
+  private static final int RAW = 2;
+  private static final int INVALID = 3;
+  private static final int UNKNOWN = 4;
+  private static final int MISSING = 5;
+  private static final int TYPE_ERRORS = 6;
+  private static final int WIDTH = 7;
   private static final Pattern BLANK = Pattern.compile("^\\s*$");
   private static final int MAX_QUOTED = 60;
   private static final UTF8String EMPTY_PAYLOAD = UTF8String.fromString("empty payload");
@@ -82,13 +97,14 @@ public final class JsonDecode implements java.io.Serializable {
   private transient String[] names;
   private transient String[] expected;
   private transient boolean[] isRequired;
-  private transient DataType[] types;
   private transient java.util.HashMap<String, Integer> index;
   private transient int[] first; // each field's first position among fields of its name
   private transient JacksonParser typed;
   private transient Function2<JsonFactory, UTF8String, JsonParser> create;
   private transient Function1<UTF8String, UTF8String> literal;
   private transient KeyRecordingParser current;
+  private transient KeyRecordingParser.Keys keyBuf; // the current record's top-level keys
+  private transient boolean[] seenBuf; // which schema fields the current record has
   private transient JsonToStructsEvaluator mapEval;
 
   public JsonDecode(
@@ -130,11 +146,13 @@ public final class JsonDecode implements java.io.Serializable {
   /** The decoder's output type for a schema (JSON form of a StructType). */
   public static StructType outputType(String schemaJson) {
     StructType s = (StructType) DataType.fromJson(schemaJson);
-    List<StructField> out = new ArrayList<>();
+    List<StructField> typed = new ArrayList<>();
     StructField[] fs = s.fields();
-    for (int i = 0; i < fs.length; i++) {
-      out.add(DataTypes.createStructField("_" + i, fs[i].dataType(), true));
+    for (int i = 0; i < fs.length; i++) { // by position: the schema's names may repeat
+      typed.add(DataTypes.createStructField("_" + i, fs[i].dataType(), true));
     }
+    List<StructField> out = new ArrayList<>();
+    out.add(DataTypes.createStructField("typed", DataTypes.createStructType(typed), true));
     ArrayType strings = DataTypes.createArrayType(DataTypes.StringType, true);
     out.add(DataTypes.createStructField("error", DataTypes.StringType, true));
     out.add(DataTypes.createStructField("raw", DataTypes.StringType, true));
@@ -183,6 +201,24 @@ public final class JsonDecode implements java.io.Serializable {
   }
 
   /**
+   * {@code df.selectExpr(first...).selectExpr(second...)}, each list of SQL expressions given as
+   * one JSON array of strings: the decoded frame's two projections (decode.py) in one gateway
+   * call instead of one per expression.
+   */
+  public static Dataset<Row> project(Dataset<Row> df, String firstJson, String secondJson)
+      throws java.io.IOException {
+    String[] first = Json.MAPPER.readValue(firstJson, String[].class);
+    String[] second = Json.MAPPER.readValue(secondJson, String[].class);
+    return df.selectExpr(first).selectExpr(second);
+  }
+
+  /** The driver's JSON reader for {@link #project} (a holder: executors never load it). */
+  private static final class Json {
+    static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+  }
+
+  /**
    * Runs a good, a bad, a blank and a non-UTF-8 record through a decoder for {@code schemaJson}
    * on this JVM (no Spark job): a jar compiled against another Spark fails here, at start-up,
    * with a linkage error, instead of in a task. Returns the decoded rows' text.
@@ -207,7 +243,6 @@ public final class JsonDecode implements java.io.Serializable {
     names = new String[n];
     expected = new String[n];
     isRequired = new boolean[n];
-    types = new DataType[n];
     HashSet<String> req = new HashSet<>(Arrays.asList(required));
     index = new java.util.HashMap<>();
     for (int i = 0; i < n; i++) {
@@ -215,8 +250,9 @@ public final class JsonDecode implements java.io.Serializable {
       names[i] = fs[i].name();
       expected[i] = fs[i].dataType().simpleString().toUpperCase(java.util.Locale.ROOT);
       isRequired[i] = req.contains(names[i]);
-      types[i] = fs[i].dataType();
     }
+    keyBuf = new KeyRecordingParser.Keys(n + 8);
+    seenBuf = new boolean[n];
     first = new int[n];
     for (int i = 0; i < n; i++) {
       first[i] = index.get(names[i]);
@@ -241,7 +277,7 @@ public final class JsonDecode implements java.io.Serializable {
             // from_json does (a byte[] source would make it copy the raw text instead)
             try {
               KeyRecordingParser p =
-                  new KeyRecordingParser(f.createParser(stream(s)), self.names.length + 8);
+                  new KeyRecordingParser(f.createParser(stream(s)), self.keyBuf);
               self.current = p;
               return p;
             } catch (java.io.IOException e) {
@@ -287,10 +323,10 @@ public final class JsonDecode implements java.io.Serializable {
       init();
     }
     int n = names.length;
-    Object[] out = new Object[n + 6];
-    int error = n;
-    int raw = n + 1;
-    int invalid = n + 2;
+    Object[] out = new Object[WIDTH];
+    int error = ERROR;
+    int raw = RAW;
+    int invalid = INVALID;
     if (payload == null) {
       out[error] = EMPTY_PAYLOAD;
       out[invalid] = Boolean.FALSE;
@@ -325,14 +361,9 @@ public final class JsonDecode implements java.io.Serializable {
             && rec.rootObject
             && rec.rootClosed
             && !rec.nonFinite;
-    if (row != null) {
-      for (int i = 0; i < n; i++) {
-        out[i] = row.isNullAt(i) ? null : row.get(i, types[i]);
-      }
-    }
+    out[TYPED] = row; // the parser's own row: a new one per record, not reused by it
     if (clean) {
-      List<String> keys = rec.keys;
-      boolean[] seen = drift(keys, out, n);
+      boolean[] seen = drift(rec.keys.names, rec.keys.count, out, n);
       StringBuilder err = null;
       for (int i = 0; i < n; i++) {
         if (!isRequired[i]) {
@@ -349,7 +380,7 @@ public final class JsonDecode implements java.io.Serializable {
         }
       }
       out[error] = err == null ? null : UTF8String.fromString(err.toString());
-      out[n + 5] = NONE;
+      out[TYPE_ERRORS] = NONE;
       return new GenericInternalRow(out);
     }
     // The exact path: Spark's lenient map parse, per-field reasons.
@@ -393,23 +424,25 @@ public final class JsonDecode implements java.io.Serializable {
     if (out[error] == null) {
       out[error] = err == null ? null : UTF8String.fromString(err.toString());
     }
-    drift(keys, out, n);
-    out[n + 5] = strings(typeErrors);
+    drift(keys.toArray(new String[0]), keys.size(), out, n);
+    out[TYPE_ERRORS] = strings(typeErrors);
     return new GenericInternalRow(out);
   }
 
   /**
-   * Puts the drift arrays for the record's top-level {@code keys} (in order, repeats kept) into
-   * {@code out[n + 3]} (unknown: Spark's array_except(keys, names), the distinct keys the schema
-   * does not name, in the record's order) and {@code out[n + 4]} (missing: array_except(names,
-   * keys), in schema order); returns which schema fields are present, by {@code first}.
+   * Puts the drift arrays for the record's top-level keys {@code keys[0..count)} (in order,
+   * repeats kept) into {@code out[UNKNOWN]} (Spark's array_except(keys, names), the distinct keys
+   * the schema does not name, in the record's order) and {@code out[MISSING]}
+   * (array_except(names, keys), in schema order); returns which schema fields are present, by
+   * {@code first} (the decoder's buffer: valid until the next record).
    */
-  private boolean[] drift(List<String> keys, Object[] out, int n) {
-    boolean[] seen = new boolean[n];
+  private boolean[] drift(String[] keys, int count, Object[] out, int n) {
+    boolean[] seen = seenBuf;
+    Arrays.fill(seen, false);
     ArrayList<String> unknown = null;
     int next = 0; // keys mostly come in schema order: try the field after the last one found
-    for (int j = 0; j < keys.size(); j++) {
-      String k = keys.get(j);
+    for (int j = 0; j < count; j++) {
+      String k = keys[j];
       int at;
       if (next < n && names[next].equals(k)) {
         at = first[next];
@@ -441,8 +474,8 @@ public final class JsonDecode implements java.io.Serializable {
         }
       }
     }
-    out[n + 3] = unknown == null ? NONE : strings(unknown);
-    out[n + 4] = missing == null ? NONE : strings(missing);
+    out[UNKNOWN] = unknown == null ? NONE : strings(unknown);
+    out[MISSING] = missing == null ? NONE : strings(missing);
     return seen;
   }
 

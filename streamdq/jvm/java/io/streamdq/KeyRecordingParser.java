@@ -2,9 +2,9 @@ package io.streamdq;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.JsonTokenId;
 import com.fasterxml.jackson.core.util.JsonParserDelegate;
 import java.io.IOException;
-import java.util.ArrayList;
 
 /**
  * A Jackson parser that passes every token through to Spark's JacksonParser unchanged and, on the
@@ -13,19 +13,39 @@ import java.util.ArrayList;
  * number token (NaN, Infinity) occurred anywhere (Spark's json_object_keys rejects those, so such a
  * record takes the exact path, as in the expression decoder).
  *
- * <p>skipChildren walks the skipped tokens through nextToken so that nothing escapes the notes.
+ * <p>The keys go into a {@link Keys} buffer that the decoder owns and reuses from record to
+ * record (emptied when the parser is made): no list per record. skipChildren walks the skipped
+ * tokens through nextToken so that nothing escapes the notes.
  */
 final class KeyRecordingParser extends JsonParserDelegate {
-  final ArrayList<String> keys;
+  /** A reusable list of one record's top-level keys ({@code names[0..count)}). */
+  static final class Keys {
+    String[] names;
+    int count;
+
+    Keys(int width) {
+      names = new String[Math.max(width, 4)];
+    }
+
+    void add(String k) {
+      if (count == names.length) {
+        names = java.util.Arrays.copyOf(names, count * 2);
+      }
+      names[count++] = k;
+    }
+  }
+
+  final Keys keys;
   boolean rootObject;
   boolean rootClosed;
   boolean nonFinite;
   private int depth;
 
-  /** {@code width}: the expected number of top-level keys (the list's first capacity). */
-  KeyRecordingParser(JsonParser d, int width) {
+  /** {@code keys}: the buffer the record's top-level keys are written to (emptied here). */
+  KeyRecordingParser(JsonParser d, Keys keys) {
     super(d);
-    keys = new ArrayList<>(width);
+    this.keys = keys;
+    keys.count = 0;
   }
 
   @Override
@@ -34,29 +54,29 @@ final class KeyRecordingParser extends JsonParserDelegate {
     if (t == null) {
       return null;
     }
-    switch (t) {
-      case START_OBJECT:
+    switch (t.id()) {
+      case JsonTokenId.ID_FIELD_NAME:
+        if (depth == 1) {
+          keys.add(delegate.currentName());
+        }
+        break;
+      case JsonTokenId.ID_START_OBJECT:
         if (depth == 0) {
           rootObject = true;
         }
         depth++;
         break;
-      case START_ARRAY:
+      case JsonTokenId.ID_START_ARRAY:
         depth++;
         break;
-      case END_OBJECT:
-      case END_ARRAY:
+      case JsonTokenId.ID_END_OBJECT:
+      case JsonTokenId.ID_END_ARRAY:
         depth--;
         if (depth == 0 && rootObject) {
           rootClosed = true;
         }
         break;
-      case FIELD_NAME:
-        if (depth == 1) {
-          keys.add(delegate.currentName());
-        }
-        break;
-      case VALUE_NUMBER_FLOAT:
+      case JsonTokenId.ID_NUMBER_FLOAT:
         if (delegate.isNaN()) {
           nonFinite = true;
         }
