@@ -28,7 +28,10 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    are values off the grid the history's values sat on (``lattice.py``: ``off_lattice``, with
    the grid kept in the program) and values past a cap, floor or decade the history never
    crossed (``support.py``: ``off_support``, the limits kept in the program). A row count on a fixed schedule whose Poisson floor sets its
-   spread keeps the normal tail (``_floor_sets_scheduled_count``). A
+   spread keeps the normal tail (``_floor_sets_scheduled_count``), its lower side the Poisson
+   law's own (``bounds.poisson_lower``); such a count is never differenced (``_on_schedule``).
+   With holiday flags the selection for days off also gets the row count's level on the
+   ordinary days (``_off_day_level_fit``). A
    value metric that some history batches lack (the column was all NULL there) is fitted on
    the batches that have it, without a transform, when at least half do, and its constraints
    admit a missing value (``_sometimes_missing_fit``).
@@ -208,6 +211,7 @@ def learn_at_targets(
             )
         if fit is not None:
             fits.append(fit)
+    level = _off_day_level_fit(singles, bad_single, flags, rows, min_std) if holidays else None
     out = {}
     for fpr in fprs:
         candidates: dict[str, LearnedConstraint] = {}
@@ -215,7 +219,12 @@ def learn_at_targets(
             _add_candidates(candidates, newest.column, fit, fpr, p_missing)
         off_day = None
         if holidays:  # a calendar: the program judges days off without its volume metrics
-            off_day = _select({n: c for n, c in candidates.items() if c.metric not in VOLUME_METRICS}, fpr)
+            ordinary = {n: c for n, c in candidates.items() if c.metric not in VOLUME_METRICS}
+            if level is not None:  # but the row count's level of the ordinary days
+                levels: dict[str, LearnedConstraint] = {}
+                _add_candidates(levels, newest.column, level, fpr, p_missing)
+                ordinary.update({f"level:{n}": c for n, c in levels.items()})
+            off_day = _select(ordinary, fpr)
         out[fpr] = Program(
             column=newest.column,
             kind=newest.kind,
@@ -396,6 +405,9 @@ class _Fit:
     # a distance fitted on its log (``_log_distance_fit``): ``values``, ``mean`` and ``std`` are
     # the logs', the constraint is ``distance <= exp(mean + k std)`` on the raw distance
     log_scale: bool = False
+    # a scheduled row count spread by its Poisson floor (``_floor_sets_scheduled_count``, the
+    # count moved): its lower side is the Poisson law's own (``bounds.poisson_lower``)
+    poisson: bool = False
 
 
 def _rare_event_fit(
@@ -470,6 +482,34 @@ def _log_distance_fit(
     )
 
 
+def _off_day_level_fit(
+    singles: Sequence[Mapping[str, float]],
+    corrupted: Mapping[str, Mapping[str, float]],
+    holidays: Sequence[bool],
+    rows: float,
+    min_std: float,
+) -> _Fit | None:
+    """The row count's level on the ordinary days of the history (untransformed, the holiday
+    points left out), for the selection that judges a day off (``off_day_constraints``).
+
+    A day off (or a batch whose weekly difference reads one) is judged without the volume's
+    ordinary constraints: its volume moves by design, by up to a third in the 2013 flights
+    (Thanksgiving: 634 rows against 1,000 a week before; the eve and the bridge days 0.74 to
+    1.08 of the same weekday). Without any volume constraint a tenfold, doubled or tenth-size
+    day passed on every day off and on the days that compare with one, 12 of the flights' 30
+    January-February test days. The level of the ordinary days, bounded as it is (its spread
+    holds the weekly pattern, a quarter of the volume), is far wider than any day off's move
+    and still flags those; a day off is assumed to carry no more volume than the ordinary days
+    can. None when too few ordinary days remain."""
+    series = [float(s["row_count"]) for s in singles if "row_count" in s]
+    if len(series) < len(singles):
+        return None
+    return _fit_metric(
+        "row_count", series, {n: s.get("row_count") for n, s in corrupted.items()}, bound_for("row_count"),
+        std_floor("row_count", series, rows, min_std), two_sided=True, holidays=holidays, stationary=False,
+    )
+
+
 def _sometimes_missing_fit(
     metric: str,
     values: Sequence[float],
@@ -510,6 +550,8 @@ def _fit_metric(
     reading a holiday left out), moments and bound (the skewed tail when normality is rejected)
     of one metric's history; None when too few finite points remain."""
     lags = stationarity.SEASONAL_LAGS if metric in SEASONAL_METRICS else ()
+    if metric == "row_count" and _on_schedule(series, holidays):
+        stationary = False  # it returns to its cap after each dip: no difference
     if two_sided and stationary:
         transform = stationarity.fit(series, seasonal_lags=lags, skip=holidays)
     else:
@@ -535,7 +577,20 @@ def _fit_metric(
         floor=floor,
         two_sided=two_sided,
         corrupted={name: transform.value_of(raw, before) for name, raw in corrupted.items()},
+        # a count that never moved has the slot floor (``row_count_floor``), not Poisson's
+        poisson=floor_sets and float(np.ptp(values)) > 0.0,
     )
+
+
+def _on_schedule(series: Sequence[float], holidays: Sequence[bool] = ()) -> bool:
+    """Whether a row count series (its points on no holiday) sits on a fixed schedule
+    (``schedule_cap``). Such a count is bounded as it is, never differenced: after a dip it
+    returns to its cap, so ADF's unit root is no trend, and ADF on a series sitting on its cap
+    with a few dips often keeps it (no transform rejects it, and lag-1 differencing is the
+    fallback). The difference of a 72-row count with a dip got the skewed tail on the Poisson
+    floor, ``-70 <= row_count - previous <= 70``, which passed every halved and doubled day
+    (bench/README.md, ``## autovalidate``, issue 22, volume on small fixed schedules)."""
+    return schedule_cap(stationarity.Transform().series(series, skip=holidays)) is not None
 
 
 def _floor_sets_scheduled_count(
@@ -626,6 +681,10 @@ def _add_candidates(
         cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
         if cap is not None:
             upper = min(upper, cap[0] + k * cap[1])
+        if fit.poisson:  # the lower side's half of the level, under the count's Poisson law
+            lower = float(bounds.poisson_lower(fpr * fraction / 2.0, fit.mean, n))
+            if not _poisson_leave_one_out_ok(values, fpr * fraction / 2.0):
+                continue
         missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
         missing_ok = missing_ok or fit.missing_ok
         caught = _caught(fit.corrupted, lower, upper, missing_ok)
@@ -699,6 +758,17 @@ def _domain(metric: str, transform: stationarity.Transform, lower: float, upper:
     if metric in NON_NEGATIVE or metric.startswith("dist_"):
         return max(lower, 0.0), upper
     return lower, upper
+
+
+def _poisson_leave_one_out_ok(values: list[float], level: float) -> bool:
+    """No history count falls below the Poisson lower bound (``bounds.poisson_lower`` at
+    ``level``) learned from the others. The smallest count is the one to check: leaving it out
+    gives the highest mean, so the highest bound."""
+    n = len(values)
+    if n < 3:
+        return True
+    low = min(values)
+    return low >= bounds.poisson_lower(level, (float(sum(values)) - low) / (n - 1), n - 1)
 
 
 def _leave_one_out_ok(values: list[float], k: float, two_sided: bool, floor: float) -> bool:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from streamdq.autovalidate import Program, judge, learn, learn_from_profiles
-from streamdq.autovalidate.avh import bounds
+from streamdq.autovalidate.avh import bounds, stationarity
 from streamdq.autovalidate.avh.learner import all_null_chance, row_count_floor, schedule_cap
 from streamdq.autovalidate.avh.profile import CATEGORICAL, NUMERIC, ColumnProfile
 from streamdq.learning import profile_steps
@@ -306,3 +306,64 @@ def test_a_scheduled_count_spread_by_its_floor_keeps_the_normal_tail():
     freely = learn_from_profiles([_hourly(rng, rows) for rows in arrivals], {"volume_change:x10": day(720)})
     (free,) = [c for c in freely.constraints if c.metric == "row_count"]
     assert free.bound == "skewed"
+
+
+def _reading_day(rng: np.random.Generator, rows: int, mean: float | None = None, p95: float | None = None) -> ColumnProfile:
+    """A day of hourly temperatures: ``rows`` rows, complete, a wandering mean and 95% quantile."""
+    centre = float(rng.normal(50, 5)) if mean is None else mean
+    return ColumnProfile(
+        "temp",
+        NUMERIC,
+        rows,
+        {
+            "row_count": float(rows),
+            "completeness": 1.0,
+            "mean": centre,
+            "p95": centre + 10.0 if p95 is None else p95,
+        },
+    )
+
+
+def test_a_scheduled_count_with_dips_flags_a_halved_day_whatever_the_selection():
+    """72 readings a day with a few dips (as the weather feed): the Poisson floor (8.5 rows) sets
+    the spread. The greedy selection buys the cheapest row-count candidate that catches the 10x,
+    2x and 0.1x volumes, and the training halving is also caught by the mean and the 95% quantile
+    (as a halved sample's moments move by chance); the normal tail of the floor at that level
+    (1e-5, Student-t on 30 points) admitted 26 rows, so a halved day with ordinary values passed.
+    The count's own Poisson law admits 38 at that level: every candidate flags the halved day,
+    and a day with 60 readings (the fewest in the weather feed's 2013) still passes."""
+    rng = np.random.default_rng(11)
+    counts = [72] * 27 + [71, 67, 69]
+    history = [_reading_day(rng, rows) for rows in counts]
+    corrupted = {
+        "volume_change:x0.1": _reading_day(rng, 7, 50.0),
+        "volume_change:x0.5": _reading_day(rng, 36, 500.0, 600.0),  # the training draw's moments moved
+        "volume_change:x2": _reading_day(rng, 144, 50.0),
+        "volume_change:x10": _reading_day(rng, 720, 50.0),
+    }
+    program = learn_from_profiles(history, corrupted, fpr=0.001)
+    (count,) = [c for c in program.constraints if c.metric == "row_count"]
+    assert 36 < count.lower <= 60 and count.upper < 144
+    assert program.judge_profile(_reading_day(rng, 36, 50.0))
+    assert program.judge_profile(_reading_day(rng, 35, 50.0))
+    assert not program.judge_profile(_reading_day(rng, 60, 50.0))
+    assert not program.judge_profile(_reading_day(rng, 72, 50.0))
+    assert bounds.poisson_lower(1e-5, 72.0, 30) == 38
+
+
+def test_a_scheduled_count_is_never_differenced():
+    """A count on a fixed schedule returns to its cap after each dip, so ADF's unit root is no
+    trend; a differenced 72-row count with a few dips got ``-70 <= row_count - previous <= 70``,
+    which let halved and doubled days pass. The count is bounded as it is."""
+    rng = np.random.default_rng(3)
+    counts = [72] * 9 + [70] + [72] * 12 + [70, 72, 72, 70, 72, 72, 69, 72]  # the weather's summer 2013
+    assert stationarity.fit([float(c) for c in counts]).diff  # ADF keeps its unit root
+    history = [_reading_day(rng, rows) for rows in counts]
+    corrupted = {
+        "volume_change:x0.5": _reading_day(rng, 36, 50.0),
+        "volume_change:x2": _reading_day(rng, 144, 50.0),
+    }
+    program = learn_from_profiles(history, corrupted, fpr=0.001)
+    (count,) = [c for c in program.constraints if c.metric == "row_count"]
+    assert not count.transform.diff and not count.transform.log
+    assert program.judge_profile(_reading_day(rng, 36, 50.0)) and program.judge_profile(_reading_day(rng, 144, 50.0))
