@@ -164,6 +164,35 @@ def test_binary_payloads_with_invalid_utf8_decode_alike(spark):
         assert [r["id"] for r in jvm] == [1, 2]
 
 
+def test_payloads_read_in_place_or_through_a_stream_decode_alike(spark):
+    """The decoder parses a payload's bytes in place unless Jackson's encoding detection would not
+    read them as plain UTF-8 (a byte order mark, a NUL among the first four bytes, a repaired
+    first byte): then through a stream. Both ways equal the built-in decoder, a nested value in a
+    STRING field included (rendered compactly, as from_json renders it, not copied as written)."""
+    require_jvm_decoder(spark)
+    payloads = [
+        b'{"id": 1, "name": {"x" :  [1,  2]}}',
+        b' {"id": 2, "name": ["p",  {"q": null}], "extra": 1}',
+        b'\xef\xbb\xbf{"id": 3, "name": "after a byte order mark"}',
+        b'\x00{"id": 4}',
+        b'{\x00"id": 5}',
+        b'\x00\x00\x00{"id": 6}',
+        b'{"id": 7}\x00',
+        b"\xef\xbb\xbf",
+        b'\xef{"id": 8}',
+        b"\x00",
+        b'{"a',
+    ]
+    df = spark.createDataFrame([(i, bytearray(b)) for i, b in enumerate(payloads)], "i INT, value BINARY")
+    keep = [("i", "_streamdq_i")]
+    for frame in (df, df.selectExpr("i", "cast(value as string) AS value")):
+        jvm = collect_rows(decode_json(frame, SCHEMA, keep=keep, decoder="jvm").orderBy("_streamdq_i"))
+        builtin = decode_json(frame, SCHEMA, keep=keep, decoder="spark").orderBy("_streamdq_i")
+        assert jvm == collect_rows(builtin)
+        assert jvm[0]["name"] == '{"x":[1,2]}' and jvm[0]["_streamdq_error"] is None
+        assert jvm[1]["name"] == '["p",{"q":null}]' and jvm[1]["_streamdq_unknown_fields"] == ["extra"]
+
+
 def test_unknown_decoder_and_missing_jar_are_config_errors(spark, monkeypatch):
     df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
     with pytest.raises(ConfigError) as bad:

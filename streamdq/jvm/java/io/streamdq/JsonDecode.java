@@ -102,8 +102,8 @@ public final class JsonDecode implements java.io.Serializable {
   private transient JacksonParser typed;
   private transient Function2<JsonFactory, UTF8String, JsonParser> create;
   private transient Function1<UTF8String, UTF8String> literal;
-  private transient KeyRecordingParser current;
-  private transient KeyRecordingParser.Keys keyBuf; // the current record's top-level keys
+  private transient KeyRecordingParser.Notes notes; // the current record's keys and shape
+  private transient com.fasterxml.jackson.core.sym.ByteQuadsCanonicalizer symbols; // field names
   private transient boolean[] seenBuf; // which schema fields the current record has
   private transient JsonToStructsEvaluator mapEval;
 
@@ -251,7 +251,8 @@ public final class JsonDecode implements java.io.Serializable {
       expected[i] = fs[i].dataType().simpleString().toUpperCase(java.util.Locale.ROOT);
       isRequired[i] = req.contains(names[i]);
     }
-    keyBuf = new KeyRecordingParser.Keys(n + 8);
+    notes = new KeyRecordingParser.Notes(n + 8);
+    symbols = com.fasterxml.jackson.core.sym.ByteQuadsCanonicalizer.createRoot();
     seenBuf = new boolean[n];
     first = new int[n];
     for (int i = 0; i < n; i++) {
@@ -272,14 +273,8 @@ public final class JsonDecode implements java.io.Serializable {
         new AbstractFunction2<JsonFactory, UTF8String, JsonParser>() {
           @Override
           public JsonParser apply(JsonFactory f, UTF8String s) {
-            // the payload's bytes in place, through an InputStream: Jackson's fast UTF-8 parser,
-            // while Spark's StringType converter renders a nested value with its generator, as
-            // from_json does (a byte[] source would make it copy the raw text instead)
             try {
-              KeyRecordingParser p =
-                  new KeyRecordingParser(f.createParser(stream(s)), self.keyBuf);
-              self.current = p;
-              return p;
+              return self.parser(f, s);
             } catch (java.io.IOException e) {
               throw new java.io.UncheckedIOException(e);
             }
@@ -300,6 +295,66 @@ public final class JsonDecode implements java.io.Serializable {
             mapCorruptName,
             Option.apply(timeZone),
             allowDuplicateKeys);
+  }
+
+  /**
+   * A noting parser for payload {@code s} from Spark's factory {@code f}: Jackson's UTF-8 byte
+   * parser over the payload's bytes in place when they live in a byte array and Jackson would
+   * read them as plain UTF-8 (the first bytes hold no byte order mark, which it would skip, and
+   * no NUL, which its encoding detection reads as UTF-16 or UTF-32); else, as from_json reads
+   * every payload, the factory's parser over the characters of its UTF-8 text, behind the noting
+   * delegate. Either way a nested value read into a STRING field is rendered by Spark's
+   * generator, as from_json does (its parser reads a character stream).
+   */
+  private JsonParser parser(JsonFactory f, UTF8String s) throws java.io.IOException {
+    Object base = s.getBaseObject();
+    int len = s.numBytes();
+    if (base instanceof byte[] && f.isEnabled(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)) {
+      byte[] buf = (byte[]) base;
+      int start = (int) (s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET);
+      if (plainUtf8Start(buf, start, len)) {
+        com.fasterxml.jackson.core.io.IOContext ctxt =
+            new com.fasterxml.jackson.core.io.IOContext(
+                f.streamReadConstraints(),
+                f.streamWriteConstraints(),
+                com.fasterxml.jackson.core.ErrorReportConfiguration.defaults(),
+                f._getBufferRecycler(),
+                com.fasterxml.jackson.core.io.ContentReference.unknown(),
+                false);
+        ctxt.setEncoding(com.fasterxml.jackson.core.JsonEncoding.UTF8);
+        return new KeyRecordingParser.Utf8(
+            ctxt,
+            f.getParserFeatures(),
+            f.getCodec(),
+            symbols.makeChildOrPlaceholder(f.getFactoryFeatures()),
+            buf,
+            start,
+            start + len,
+            notes);
+      }
+    }
+    // as from_json reads every payload (CreateJacksonParser.utf8String): a character stream
+    // decoded as UTF-8, where a byte order mark or a NUL is a character like any other
+    java.io.Reader chars =
+        new java.io.InputStreamReader(stream(s), java.nio.charset.StandardCharsets.UTF_8);
+    return new KeyRecordingParser(f.createParser(chars), notes);
+  }
+
+  /**
+   * True when Jackson's encoding detection reads {@code buf[start..start+len)} as UTF-8 without
+   * a byte order mark: none of its first four bytes is NUL and it does not start with 0xEF (a
+   * UTF-8 byte order mark's first byte; 0xFE and 0xFF, UTF-16's, are never in valid UTF-8).
+   */
+  static boolean plainUtf8Start(byte[] buf, int start, int len) {
+    if (len > 0 && buf[start] == (byte) 0xEF) {
+      return false;
+    }
+    for (int i = 0; i < Math.min(len, 4); i++) {
+      if (buf[start + i] == 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The bytes of {@code s} as a stream, without a copy when they live in a byte array. */
@@ -336,7 +391,7 @@ public final class JsonDecode implements java.io.Serializable {
     UTF8String text = valid ? payload : payload.makeValid();
     out[raw] = text;
     out[invalid] = valid ? Boolean.FALSE : Boolean.TRUE;
-    current = null;
+    notes.clear();
     // from_json's FailureSafeParser in PERMISSIVE mode, by hand (without its per-row copy into
     // a row with the corrupt-record column): a bad record keeps Spark's partial result, if any.
     InternalRow row;
@@ -353,17 +408,17 @@ public final class JsonDecode implements java.io.Serializable {
       row = partial.length > 0 ? partial[0] : null;
       corruptNull = false;
     }
-    KeyRecordingParser rec = current;
+    KeyRecordingParser.Notes rec = notes;
     boolean clean =
         row != null
             && corruptNull
-            && rec != null
+            && rec.started
             && rec.rootObject
             && rec.rootClosed
             && !rec.nonFinite;
     out[TYPED] = row; // the parser's own row: a new one per record, not reused by it
     if (clean) {
-      boolean[] seen = drift(rec.keys.names, rec.keys.count, out, n);
+      boolean[] seen = drift(rec.names, rec.count, out, n);
       StringBuilder err = null;
       for (int i = 0; i < n; i++) {
         if (!isRequired[i]) {
