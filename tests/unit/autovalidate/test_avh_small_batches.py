@@ -367,3 +367,26 @@ def test_a_scheduled_count_is_never_differenced():
     (count,) = [c for c in program.constraints if c.metric == "row_count"]
     assert not count.transform.diff and not count.transform.log
     assert program.judge_profile(_reading_day(rng, 36, 50.0)) and program.judge_profile(_reading_day(rng, 144, 50.0))
+
+
+def test_two_distances_are_one_cover_and_the_row_count_makes_the_second():
+    """A tenfold volume of a column whose value shares never move (three stations, 24 readings
+    each) is caught in training by the chi-squared and the cosine distance alike, both bounded
+    just above 0 and crossed by sampling noise alone. They read the same two distributions: as a
+    second cover they count once (``cover_group``), so the row count, which catches any tenfold
+    day, is bought as the second cover instead of the second distance."""
+    from streamdq.autovalidate.avh.learner import _select, cover_group
+    from streamdq.autovalidate.avh.program import LearnedConstraint
+
+    def candidate(metric: str, fpr: float, caught: tuple[str, ...]) -> LearnedConstraint:
+        return LearnedConstraint("origin", metric, 0.0, 1.0, "cantelli", 1.0, fpr, caught=caught)
+
+    candidates = {
+        "dist_chi2@0.01": candidate("dist_chi2", 1e-5, ("padding", "typo", "volume_change:x10")),
+        "dist_cosine@0.01": candidate("dist_cosine", 1e-5, ("padding", "typo", "volume_change:x10")),
+        "row_count@0.5": candidate("row_count", 5e-4, ("volume_change:x10",)),
+    }
+    chosen = [c.metric for c in _select(candidates, 0.001)]
+    assert "row_count" in chosen and "dist_chi2" in chosen
+    assert {cover_group(m) for m in ("dist_chi2", "dist_cosine", "dist_ks")} == {"dist"}
+    assert cover_group("dist_pat_l1") == "dist_pat" and cover_group("mean") == "mean"
