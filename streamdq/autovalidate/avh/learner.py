@@ -30,8 +30,8 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    crossed (``support.py``: ``off_support``, the limits kept in the program). A row count on a fixed schedule whose Poisson floor sets its
    spread keeps the normal tail (``_floor_sets_scheduled_count``), its lower side the Poisson
    law's own (``bounds.poisson_lower``); such a count is never differenced (``_on_schedule``).
-   With holiday flags the selection for days off also gets the row count's level on the
-   ordinary days (``_off_day_level_fit``). A
+   With holiday flags the selection for days off also gets the upper side of the row count's
+   level on the ordinary days (``_off_day_level_fit``). A
    value metric that some history batches lack (the column was all NULL there) is fitted on
    the batches that have it, without a transform, when at least half do, and its constraints
    admit a missing value (``_sometimes_missing_fit``).
@@ -510,25 +510,27 @@ def _off_day_level_fit(
     rows: float,
     min_std: float,
 ) -> _Fit | None:
-    """The row count's level on the ordinary days of the history (untransformed, the holiday
-    points left out), for the selection that judges a day off (``off_day_constraints``).
+    """The upper side of the row count's level on the ordinary days of the history
+    (untransformed, the holiday points left out, one-sided: ``0 <= row_count <= upper``), for
+    the selection that judges a day off (``off_day_constraints``).
 
     A day off (or a batch whose weekly difference reads one) is judged without the volume's
-    ordinary constraints: its volume moves by design, by up to a third in the 2013 flights
+    ordinary constraints: its volume falls by design, by up to a third in the 2013 flights
     (Thanksgiving: 634 rows against 1,000 a week before; the eve and the bridge days 0.74 to
-    1.08 of the same weekday). Without any volume constraint a tenfold, doubled or tenth-size
-    day passed on every day off and on the days that compare with one, 12 of the flights' 30
-    January-February test days. The level of the ordinary days, bounded as it is (its spread
-    holds the weekly pattern, a quarter of the volume), is far wider than any day off's move
-    and still flags those; a day off is assumed to carry no more volume than the ordinary days
-    can. None when too few ordinary days remain."""
+    1.08 of the same weekday), by any amount on a feed that stops on holidays. Without any
+    volume constraint a tenfold or doubled day passed on every day off and on the days that
+    compare with one, 12 of the flights' 30 January-February test days. A day off is assumed
+    to carry no more rows than the ordinary days can, so their level bounds it above (for a
+    count on a fixed schedule, its cap: ``schedule_cap``); below, nothing is judged. None when
+    too few ordinary days remain."""
     series = [float(s["row_count"]) for s in singles if "row_count" in s]
     if len(series) < len(singles):
         return None
-    return _fit_metric(
+    fit = _fit_metric(
         "row_count", series, {n: s.get("row_count") for n, s in corrupted.items()}, bound_for("row_count"),
-        std_floor("row_count", series, rows, min_std), two_sided=True, holidays=holidays, stationary=False,
+        std_floor("row_count", series, rows, min_std), two_sided=False, holidays=holidays, stationary=False,
     )
+    return None if fit is None else replace(fit, poisson=False)  # no lower side at all
 
 
 def _sometimes_missing_fit(
@@ -702,7 +704,7 @@ def _add_candidates(
         cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
         if cap is not None:
             upper = min(upper, cap[0] + k * cap[1])
-        if fit.poisson:  # the lower side's half of the level, under the count's Poisson law
+        if fit.poisson and fit.two_sided:  # the lower side's half of the level, under its Poisson law
             lower = float(bounds.poisson_lower(fpr * fraction / 2.0, fit.mean, n))
             if not _poisson_leave_one_out_ok(values, fpr * fraction / 2.0):
                 continue

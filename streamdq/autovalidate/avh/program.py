@@ -19,8 +19,8 @@ says whether a batch falls on a day off (``holiday=True``): constraints on volum
 (``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
 holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``); such a batch is
 judged by ``off_day_constraints`` (learned with a calendar: the selection without volume
-metrics, under the same budget, but with the row count's level on the ordinary days, whose
-bound no day off comes near) instead (``judged``).
+metrics, under the same budget, but with the upper side of the row count's level on the
+ordinary days: a day off carries no more rows than they can) instead (``judged``).
 ``to_dict``/``from_dict`` round-trip through JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
 document whose ``checks:`` section holds the constraints that are ordinary streamdq
 constraints (identity transform, a metric with a Deequ-style constraint), loadable with
@@ -377,7 +377,7 @@ class Program:
             return head + "\n  (no constraint fits the FPR budget: nothing is checked)"
         lines = [head, *(f"  - {c.describe()}" for c in self.constraints)]
         if self.off_day_constraints is not None:
-            lines.append(f"  on a day off (volume judged by its ordinary level only): {len(self.off_day_constraints)} constraint(s)")
+            lines.append(f"  on a day off (volume judged by its ordinary level above only): {len(self.off_day_constraints)} constraint(s)")
             lines += [f"  - {c.describe()}" for c in self.off_day_constraints]
         return "\n".join(lines)
 
