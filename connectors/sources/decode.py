@@ -402,11 +402,6 @@ def decode_json(
     )
 
 
-def _sql_name(name: str) -> str:
-    """``name`` as a back-quoted SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _decode_json_jvm(
     df: DataFrame,
     value_col: str,
@@ -421,32 +416,31 @@ def _decode_json_jvm(
     column, the raw payload made valid UTF-8 and its UTF-8 flag included (one pass over the
     bytes instead of ``make_valid_utf8`` and ``is_valid_utf8``).
 
-    Built as two SQL projections in one gateway call (``decode_jvm.project``) rather than one
-    Column object per field (some 800 gateway calls for a 12-field schema, ~0.1 s per frame) or
-    two ``selectExpr`` calls (py4j converts their lists element by element: ~40 calls).
+    Built on the JVM in one gateway call (``decode_jvm.frame``: two projections of Column
+    objects), rather than one Column object per field from Python (some 800 gateway calls for a
+    12-field schema, ~0.1 s per frame) or two ``selectExpr`` calls (~33 gateway calls, py4j
+    converting their lists element by element, and SQL text parsed per frame).
     """
-    q = _sql_name
-    d = q(decoded)
-    error = f"{d}.error"
-    if utf8_policy(invalid_utf8) == "quarantine":  # with_utf8_reason's rule, in SQL
-        error = f"CASE WHEN {d}.invalid_utf8 THEN concat_ws('; ', '{INVALID_UTF8}', {error}) ELSE {error} END"
-    staged = [
-        *[f"{q(src)} AS {q(dst)}" for src, dst in keep],
-        f"{function}({q(value_col)}) AS {d}",
-    ]
-    final = [
-        *[f"{d}.typed._{i} AS {q(name)}" for i, name in enumerate(struct.fieldNames())],
-        f"{error} AS {q(ERROR_COL)}",
-        f"{d}.raw AS {q(RAW_COL)}",
-        f"{d}.unknown AS {q(UNKNOWN_FIELDS_COL)}",
-        f"{d}.missing AS {q(MISSING_FIELDS_COL)}",
-        f"{d}.type_errors AS {q(TYPE_ERRORS_COL)}",
-        f"{d}.invalid_utf8 AS {q(INVALID_UTF8_COL)}",
-        *[q(dst) for _, dst in keep],
-    ]
-    from streamdq.connectors.sources.decode_jvm import project
+    from streamdq.connectors.sources.decode_jvm import frame
 
-    return project(df, staged, final)
+    spec = {
+        "function": function,
+        "value": value_col,
+        "decoded": decoded,
+        "fields": struct.fieldNames(),
+        "keep": [[src, dst] for src, dst in keep],
+        # with_utf8_reason's rule: the quarantine policy puts the UTF-8 reason first
+        "reason": INVALID_UTF8 if utf8_policy(invalid_utf8) == "quarantine" else None,
+        "cols": {
+            "error": ERROR_COL,
+            "raw": RAW_COL,
+            "unknown": UNKNOWN_FIELDS_COL,
+            "missing": MISSING_FIELDS_COL,
+            "type_errors": TYPE_ERRORS_COL,
+            "invalid_utf8": INVALID_UTF8_COL,
+        },
+    }
+    return frame(df, spec)
 
 
 def csv_options(

@@ -44,7 +44,7 @@ FUNCTION_PREFIX = "streamdq_decode_json_"
 _lock = threading.Lock()
 _registered: dict[tuple[int, str], str] = {}
 _problems: dict[int, str] = {}
-_project_methods: dict[int, Any] = {}
+_frame_methods: dict[int, Any] = {}
 
 
 def unavailable_reason(spark: SparkSession) -> str | None:
@@ -109,16 +109,16 @@ def decoded_struct(function: str, payload: Column) -> Column:
     return F.call_function(function, payload)
 
 
-def project(df: DataFrame, first: Sequence[str], second: Sequence[str]) -> DataFrame:
-    """``df.selectExpr(*first).selectExpr(*second)`` in ONE gateway call (``JsonDecode.project``)
-    instead of one per expression and list element (py4j converts a list element by element):
-    building the decoded frame is paid per microbatch and per batch read. Needs the jar, as the
-    decoder does (call it after :func:`json_decode_function` returned a name)."""
+def frame(df: DataFrame, spec: dict[str, Any]) -> DataFrame:
+    """The decoded frame of ``df`` built on the JVM (``JsonDecode.frame``, ``spec`` as its
+    comment says) in ONE gateway call, its projections made of Column objects: no SQL text to
+    parse per frame and no py4j list conversion (one call per element). Building the decoded
+    frame is paid per microbatch and per batch read. Needs the jar, as the decoder does (call it
+    after :func:`json_decode_function` returned a name)."""
     spark = df.sparkSession
     key = _session_key(spark)
-    method = _project_methods.get(key)
+    method = _frame_methods.get(key)
     if method is None:
-        method = spark._jvm.io.streamdq.JsonDecode.project  # type: ignore[attr-defined,union-attr]
-        _project_methods[key] = method
-    jdf = method(df._jdf, json.dumps(list(first)), json.dumps(list(second)))
-    return DataFrame(jdf, spark)
+        method = spark._jvm.io.streamdq.JsonDecode.frame  # type: ignore[attr-defined,union-attr]
+        _frame_methods[key] = method
+    return DataFrame(method(df._jdf, json.dumps(spec)), spark)

@@ -193,6 +193,28 @@ def test_payloads_read_in_place_or_through_a_stream_decode_alike(spark):
         assert jvm[1]["name"] == '["p",{"q":null}]' and jvm[1]["_streamdq_unknown_fields"] == ["extra"]
 
 
+def test_names_with_dots_and_back_quotes_decode_alike(spark):
+    """The JVM form builds its frame from Column objects (JsonDecode.frame): schema fields and
+    kept columns whose names hold dots, back quotes or spaces are taken as names, not syntax
+    (the built-in form takes kept names through F.col: spaces only there)."""
+    require_jvm_decoder(spark)
+    rows = [("k1", '{"a.b": 1, "c`d": "x", "e f": true, "a": {"b": 2}}'), ("k2", '{"a.b": "no"}')]
+    df = spark.createDataFrame(rows, "`key 1` STRING, value STRING")
+    schema = "`a.b` BIGINT, `c``d` STRING, `e f` BOOLEAN"
+    keep = [("key 1", "_streamdq_key 1")]
+    jvm = decode_json(df, schema, keep=keep, required=["e f"], decoder="jvm").orderBy("`_streamdq_key 1`")
+    builtin = decode_json(df, schema, keep=keep, required=["e f"], decoder="spark").orderBy("`_streamdq_key 1`")
+    assert jvm.columns == builtin.columns
+    got = collect_rows(jvm)
+    assert got == collect_rows(builtin)
+    assert [(r["a.b"], r["c`d"], r["e f"], r["_streamdq_key 1"]) for r in got] == [
+        (1, "x", True, "k1"),
+        (None, None, None, "k2"),
+    ]
+    assert got[0]["_streamdq_unknown_fields"] == ["a"]
+    assert got[1]["_streamdq_error"] == "field a.b: expected BIGINT got 'no'; missing required field e f"
+
+
 def test_unknown_decoder_and_missing_jar_are_config_errors(spark, monkeypatch):
     df = spark.createDataFrame([('{"id": 1}',)], "value STRING")
     with pytest.raises(ConfigError) as bad:

@@ -7,9 +7,11 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -201,18 +203,55 @@ public final class JsonDecode implements java.io.Serializable {
   }
 
   /**
-   * {@code df.selectExpr(first...).selectExpr(second...)}, each list of SQL expressions given as
-   * one JSON array of strings: the decoded frame's two projections (decode.py) in one gateway
-   * call instead of one per expression.
+   * The decoded frame of {@code df} (decode.py's _decode_json_jvm), its two projections built
+   * from Column objects in one gateway call: no SQL text to parse per frame (Spark's SQL parser
+   * costs several milliseconds per expression list, and more while the JIT is still warming).
+   * {@code specJson}: {@code function} (the registered decoder), {@code value} (the payload
+   * column), {@code decoded} (the staged struct's name), {@code fields} (the schema's names, in
+   * order), {@code keep} ([input, output] name pairs passed through), {@code reason} (the reason
+   * an invalid-UTF-8 payload's error starts with, or null to leave the error as it is) and
+   * {@code cols} (the output names of error, raw, unknown, missing, type_errors, invalid_utf8).
+   * Output: the fields, error, raw, unknown, missing, type_errors, invalid_utf8, the kept ones.
    */
-  public static Dataset<Row> project(Dataset<Row> df, String firstJson, String secondJson)
-      throws java.io.IOException {
-    String[] first = Json.MAPPER.readValue(firstJson, String[].class);
-    String[] second = Json.MAPPER.readValue(secondJson, String[].class);
-    return df.selectExpr(first).selectExpr(second);
+  public static Dataset<Row> frame(Dataset<Row> df, String specJson) throws java.io.IOException {
+    com.fasterxml.jackson.databind.JsonNode spec = Json.MAPPER.readTree(specJson);
+    String decoded = spec.get("decoded").asText();
+    List<Column> staged = new ArrayList<>();
+    List<Column> out = new ArrayList<>();
+    for (com.fasterxml.jackson.databind.JsonNode kv : spec.get("keep")) {
+      staged.add(column(kv.get(0).asText()).alias(kv.get(1).asText()));
+    }
+    Column payload = column(spec.get("value").asText());
+    staged.add(functions.call_function(spec.get("function").asText(), payload).alias(decoded));
+    Column d = column(decoded);
+    int i = 0;
+    for (com.fasterxml.jackson.databind.JsonNode name : spec.get("fields")) {
+      out.add(d.getField("typed").getField("_" + i).alias(name.asText()));
+      i++;
+    }
+    com.fasterxml.jackson.databind.JsonNode cols = spec.get("cols");
+    Column error = d.getField("error");
+    com.fasterxml.jackson.databind.JsonNode reason = spec.get("reason");
+    if (reason != null && !reason.isNull()) { // with_utf8_reason's rule
+      Column both = functions.concat_ws("; ", functions.lit(reason.asText()), error);
+      error = functions.when(d.getField("invalid_utf8"), both).otherwise(error);
+    }
+    out.add(error.alias(cols.get("error").asText()));
+    for (String f : new String[] {"raw", "unknown", "missing", "type_errors", "invalid_utf8"}) {
+      out.add(d.getField(f).alias(cols.get(f).asText()));
+    }
+    for (com.fasterxml.jackson.databind.JsonNode kv : spec.get("keep")) {
+      out.add(column(kv.get(1).asText()));
+    }
+    return df.select(staged.toArray(new Column[0])).select(out.toArray(new Column[0]));
   }
 
-  /** The driver's JSON reader for {@link #project} (a holder: executors never load it). */
+  /** The column named {@code name} exactly (back-quoted: dots and back quotes are no syntax). */
+  private static Column column(String name) {
+    return functions.col("`" + name.replace("`", "``") + "`");
+  }
+
+  /** The driver's JSON reader for {@link #frame} (a holder: executors never load it). */
   private static final class Json {
     static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
         new com.fasterxml.jackson.databind.ObjectMapper();
