@@ -131,6 +131,22 @@ def test_keep_passes_columns_through(spark):
     assert r["_streamdq_offset"] == 7
 
 
+def test_kept_names_with_dots_and_back_quotes_are_names(spark):
+    """A kept column is taken by its name in every format: ``a.b`` is the column called so, not
+    field ``b`` of a struct ``a``."""
+    df = spark.createDataFrame(
+        [('{"order_id":"a"}', 7, "t")], "value STRING, `offset.n` BIGINT, `to``pic` STRING"
+    )
+    keep = [("offset.n", "_streamdq_offset"), ("to`pic", "_streamdq_topic")]
+    for decoded in (
+        decode_json(df, SCHEMA, keep=keep, decoder="spark"),
+        decode_csv(df, SCHEMA, keep=keep),
+        decode_raw(df, keep=keep),
+    ):
+        r = decoded.collect()[0]
+        assert (r["_streamdq_offset"], r["_streamdq_topic"]) == (7, "t")
+
+
 def test_csv_good_and_bad(spark):
     lines = [
         "o1,2026-01-01 10:00:00,12.5,DE",

@@ -68,9 +68,16 @@ def payloads(draw: st.DrawFn) -> str | None:
 @settings(
     max_examples=6,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
-@given(batch=st.lists(payloads(), min_size=1, max_size=120), required=st.sets(st.sampled_from(FIELDS), max_size=3))
+@given(
+    batch=st.lists(payloads(), min_size=1, max_size=120),
+    required=st.sets(st.sampled_from(FIELDS), max_size=3),
+)
 def test_jvm_decoder_equals_builtin_decoder(spark, batch, required):
     require_jvm_decoder(spark)
     df = spark.createDataFrame(list(enumerate(batch)), "i INT, value STRING")
@@ -93,7 +100,11 @@ def byte_payloads(draw: st.DrawFn) -> bytes | None:
     raw = text.encode("utf-8")
     for _ in range(draw(st.integers(0, 2))):
         at = draw(st.integers(0, len(raw)))
-        bad = draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3\xa9", b"\xf0\x9f\x98\x80"]))
+        bad = draw(
+            st.sampled_from(
+                [b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3\xa9", b"\xf0\x9f\x98\x80"]
+            )
+        )
         raw = raw[:at] + bad + raw[at:]
     return raw
 
@@ -101,7 +112,11 @@ def byte_payloads(draw: st.DrawFn) -> bytes | None:
 @settings(
     max_examples=4,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
 @given(
     batch=st.lists(byte_payloads(), min_size=1, max_size=120),
@@ -119,7 +134,11 @@ def test_jvm_decoder_equals_builtin_decoder_on_bytes(spark, batch, policy):
         jvm = decode_json(frame, SCHEMA, keep=keep, invalid_utf8=policy, decoder="jvm")
         builtin = decode_json(frame, SCHEMA, keep=keep, invalid_utf8=policy, decoder="spark")
         assert jvm.schema == builtin.schema
-        pairs = zip(collect_rows(jvm.orderBy("_streamdq_i")), collect_rows(builtin.orderBy("_streamdq_i")), strict=True)
+        pairs = zip(
+            collect_rows(jvm.orderBy("_streamdq_i")),
+            collect_rows(builtin.orderBy("_streamdq_i")),
+            strict=True,
+        )
         for got, want in pairs:
             assert got == want, (want[RAW_COL], got, want)
 
@@ -134,7 +153,9 @@ def test_utf8_check_at_every_offset(spark):
             rows.append((len(rows), bytearray(base[:at] + bad + base[at:])))
     df = spark.createDataFrame(rows, "i INT, value BINARY")
     keep = [("i", "_streamdq_i")]
-    jvm = collect_rows(decode_json(df, "id BIGINT, name STRING", keep=keep, decoder="jvm").orderBy("_streamdq_i"))
+    jvm = collect_rows(
+        decode_json(df, "id BIGINT, name STRING", keep=keep, decoder="jvm").orderBy("_streamdq_i")
+    )
     builtin = decode_json(df, "id BIGINT, name STRING", keep=keep, decoder="spark").orderBy("_streamdq_i")
     assert jvm == collect_rows(builtin)
     assert [r["_streamdq_invalid_utf8"] for r in jvm[:4]] == [True, False, True, False]
@@ -159,7 +180,9 @@ def test_binary_payloads_with_invalid_utf8_decode_alike(spark):
     df = spark.createDataFrame(rows, "value BINARY")
     for policy in ("quarantine", "flag"):
         jvm = collect_rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="jvm"))
-        builtin = collect_rows(decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="spark"))
+        builtin = collect_rows(
+            decode_json(df, "id BIGINT, name STRING", invalid_utf8=policy, decoder="spark")
+        )
         assert jvm == builtin
         assert [r["id"] for r in jvm] == [1, 2]
 
@@ -196,14 +219,16 @@ def test_payloads_read_in_place_or_through_a_stream_decode_alike(spark):
 def test_names_with_dots_and_back_quotes_decode_alike(spark):
     """The JVM form builds its frame from Column objects (JsonDecode.frame): schema fields and
     kept columns whose names hold dots, back quotes or spaces are taken as names, not syntax
-    (the built-in form takes kept names through F.col: spaces only there)."""
+    (the built-in form takes them as names too)."""
     require_jvm_decoder(spark)
     rows = [("k1", '{"a.b": 1, "c`d": "x", "e f": true, "a": {"b": 2}}'), ("k2", '{"a.b": "no"}')]
-    df = spark.createDataFrame(rows, "`key 1` STRING, value STRING")
+    df = spark.createDataFrame(rows, "`key.1` STRING, value STRING")
     schema = "`a.b` BIGINT, `c``d` STRING, `e f` BOOLEAN"
-    keep = [("key 1", "_streamdq_key 1")]
+    keep = [("key.1", "_streamdq_key 1")]
     jvm = decode_json(df, schema, keep=keep, required=["e f"], decoder="jvm").orderBy("`_streamdq_key 1`")
-    builtin = decode_json(df, schema, keep=keep, required=["e f"], decoder="spark").orderBy("`_streamdq_key 1`")
+    builtin = decode_json(df, schema, keep=keep, required=["e f"], decoder="spark").orderBy(
+        "`_streamdq_key 1`"
+    )
     assert jvm.columns == builtin.columns
     got = collect_rows(jvm)
     assert got == collect_rows(builtin)
