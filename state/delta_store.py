@@ -884,8 +884,9 @@ class DeltaStateStore:
         )
         if not rows:
             return None
-        last = self._completed(dt, query_id)[0]
-        if last is None or batch_id > last:
+        # only the query's newest report can lack the data written beside it (_completed)
+        newest = dt.transaction_version(app_id(query_id))
+        if newest is not None and batch_id >= newest and self._completed(dt, query_id)[0] != batch_id:
             return None  # stored, but a crash cut the data written beside it short: not committed
         return BatchReport.from_json(rows[0])
 
