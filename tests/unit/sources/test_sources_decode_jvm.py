@@ -50,6 +50,20 @@ objects = st.lists(st.tuples(st.sampled_from(KEYS), values), max_size=8).map(
 )
 
 
+def spark_examples(n: int):  # type: ignore[no-untyped-def]
+    """Hypothesis settings for ``n`` examples that each run Spark jobs (no deadline; the
+    session fixture and large batches are expected)."""
+    return settings(
+        max_examples=n,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
+    )
+
+
 @st.composite
 def payloads(draw: st.DrawFn) -> str | None:
     kind = draw(st.integers(0, 9))
@@ -65,15 +79,7 @@ def payloads(draw: st.DrawFn) -> str | None:
     return text
 
 
-@settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-    ],
-)
+@spark_examples(6)
 @given(
     batch=st.lists(payloads(), min_size=1, max_size=120),
     required=st.sets(st.sampled_from(FIELDS), max_size=3),
@@ -109,15 +115,7 @@ def byte_payloads(draw: st.DrawFn) -> bytes | None:
     return raw
 
 
-@settings(
-    max_examples=4,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-    ],
-)
+@spark_examples(4)
 @given(
     batch=st.lists(byte_payloads(), min_size=1, max_size=120),
     policy=st.sampled_from(["quarantine", "flag"]),
