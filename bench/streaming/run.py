@@ -100,6 +100,9 @@ SCHEMA_DDL = (
     "amount DOUBLE, score DOUBLE, quantity INT, ts TIMESTAMP, discount DOUBLE, name STRING"
 )
 CONSUMERS = ("noop", "arrow", "streamdq")
+# streamdq as run by default (its judge, commit and emit pipelined behind the next trigger) and,
+# with --inline, committing inside foreachBatch (state.pipelined_commit: false)
+STREAMDQ_CONSUMERS = ("streamdq", "inline")
 SIZE_KEYS = {0: "0", 500: "500", 5000: "5k", 50000: "50k"}
 
 
@@ -237,13 +240,15 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
     """Run one availableNow query to the end; its per-batch progress (and streamdq timings)."""
     from streamdq.engine.streaming import stream
 
+    if consumer == "inline":  # streamdq committing inside foreachBatch (pipelined_commit: false)
+        config = {**config, "state": {**config["state"], "pipelined_commit": False}}
     runner = stream(spark, config)
     collected = _Collect()
     runner.sinks.append(collected)  # the final reports (with commit and total timings), in memory
 
     def start() -> Any:
         shutil.rmtree(config["checkpoint"], ignore_errors=True)
-        if consumer == "streamdq":
+        if consumer in STREAMDQ_CONSUMERS:
             return runner.start()
         fn = noop if consumer == "noop" else arrow_consumer
         return (
@@ -267,7 +272,7 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
     timings: dict[int, dict[str, float]] = {}
     rows: dict[int, int] = {}
     paths: dict[int, int] = {}
-    if consumer == "streamdq":
+    if consumer in STREAMDQ_CONSUMERS:
         for report in collected.reports:
             timings[report.batch_id] = dict(report.timings)
             rows[report.batch_id] = int(report.counters["input_rows"])
@@ -311,6 +316,8 @@ def _handler_share(runs: list[dict[str, Any]]) -> dict[str, float]:
         "commit": commit / trigger_s,
         "commit_ms": 1000 * statistics.median(x.get("commit", 0.0) for x in t),
         "compute_ms": 1000 * statistics.median(x.get("compute", 0.0) for x in t),
+        # the pipelined tail (judge, commit, emit after foreachBatch returned); 0 when inline
+        "tail_ms": 1000 * statistics.median(x.get("tail", 0.0) for x in t),
     }
 
 
@@ -376,21 +383,25 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
         else:
             _json_files(spark, size * args.overhead_batches, args.overhead_batches, inbox, work)
         runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for i, consumer in enumerate(_rounds(CONSUMERS, args.rounds)):
+        consumers = CONSUMERS + (("inline",) if args.inline else ())
+        for i, consumer in enumerate(_rounds(consumers, args.rounds)):
             cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}-{i}")
             runs[consumer].append(run_consumer(spark, cfg, consumer))
         medians: dict[str, float] = {}
-        for consumer in CONSUMERS:
+        for consumer in consumers:
             medians[consumer] = _median_ms(runs[consumer])
             extra = ""
-            if consumer == "streamdq":
+            if consumer in STREAMDQ_CONSUMERS:
                 share = _handler_share(runs[consumer])
                 extra = (
                     f"  (handler compute {share['compute_ms']:.0f} ms, commit {share['commit_ms']:.0f} ms,"
-                    f" arrow path {share['arrow_share']:.0%} of batches)"
+                    f" tail {share['tail_ms']:.0f} ms, arrow path {share['arrow_share']:.0%} of batches)"
                 )
-                results[f"commit_ms_{label}"] = share["commit_ms"]
-                results[f"handler_compute_ms_{label}"] = share["compute_ms"]
+                prefix = "" if consumer == "streamdq" else "inline_"
+                results[f"{prefix}commit_ms_{label}"] = share["commit_ms"]
+                results[f"{prefix}handler_compute_ms_{label}"] = share["compute_ms"]
+                if consumer == "streamdq":
+                    results[f"tail_ms_{label}"] = share["tail_ms"]
             print(
                 f"  {label:5s} {consumer:8s} trigger {medians[consumer]:7.0f}"
                 f"  batches {sum(len(r['progress']) for r in runs[consumer])}{extra}",
@@ -398,6 +409,8 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
             )
             results[f"{consumer}_ms_{label}"] = medians[consumer]
         results[f"x_arrow_{label}"] = medians["streamdq"] / medians["arrow"]
+        if args.inline:
+            results[f"inline_x_arrow_{label}"] = medians["inline"] / medians["arrow"]
         if size == 0:
             results["x_noop_0"] = medians["streamdq"] / medians["noop"]
         print(
@@ -511,6 +524,11 @@ def main() -> None:
     p.add_argument("--kafka-batch", type=int, default=150_000, help="kafka: rows per microbatch")
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
     p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
+    p.add_argument(
+        "--inline",
+        action="store_true",
+        help="overhead: also run streamdq with state.pipelined_commit: false (inline_x_arrow_<size>)",
+    )
     args = p.parse_args()
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]
 

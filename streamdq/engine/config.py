@@ -114,6 +114,7 @@ class StateConfig:
     maintenance_every: int = 100
     log_retention_hours: float = 1.0
     storage_options: dict[str, str] = field(default_factory=dict)
+    pipelined_commit: bool = True
 
 
 STATE_TABLE = Table(
@@ -146,6 +147,13 @@ STATE_TABLE = Table(
             default=1.0,
             example=1,
             doc="hours of Delta log kept",
+        ),
+        Key(
+            "pipelined_commit",
+            boolean(),
+            default=True,
+            example="true",
+            doc="judge, commit and emit a batch while Spark plans the next (local checkpoints only); false: before foreachBatch returns",
         ),
         Key(
             "storage_options",

@@ -8,6 +8,11 @@ Unset (the default), :func:`fault_marker` is None and nothing is checked: no job
 
 The supervisor treats that failure like any other failure inside a batch (class ``batch``):
 after ``supervision.poison_after`` failures of the same batch id it is a poison batch.
+
+``STREAMDQ_HOLD_TAIL_OF_BATCH=<id>`` makes the pipelined tail (judge, commit, emit) of batch
+``<id>`` wait until the process is killed: Spark's commit log then holds the batch and the state
+store does not, which the runner's checkpoint rewind must repair at the next start
+(tests/integration/test_pipelined_commit.py).
 """
 
 from __future__ import annotations
@@ -37,3 +42,21 @@ def raise_if_marked(df: DataFrame, batch_id: int, marker: str) -> None:
     payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns]))
     if df.filter(payload.contains(marker)).limit(1).count():
         raise InjectedFailure(f"injected failure: batch {batch_id} holds a record marked {marker!r}")
+
+
+HOLD_TAIL_ENV = "STREAMDQ_HOLD_TAIL_OF_BATCH"
+
+
+def tail_hold_batch() -> int | None:
+    """The batch id of ``$STREAMDQ_HOLD_TAIL_OF_BATCH`` (None when unset): the pipelined tail of
+    that batch never commits (it waits for the process to be killed), so that a test can kill
+    the job while Spark's commit log holds a batch the state store does not (tests only)."""
+    value = os.environ.get(HOLD_TAIL_ENV, "")
+    return int(value) if value.strip().isdigit() else None
+
+
+def hold_forever() -> None:
+    """Block the calling thread until the process is killed (``tail_hold_batch``)."""
+    import threading
+
+    threading.Event().wait()

@@ -25,6 +25,13 @@ Runs on the driver, once per microbatch, as stages that hand each other frozen v
    in one idempotent step (Delta application transaction per table, version = batch id).
 7. Emit the report and alerts to every sink (sinks never block the stream).
 
+Pipelined (``pipelined=True``, the runner's default with a store and a local checkpoint):
+``foreachBatch`` (``__call__``) runs stages 1-3, the ones that read the frame, and hands a
+``Computed`` value to the tail (stages 4-7) on ``pipeline.TailPipeline``'s thread; the next call
+waits for that tail first. A query's first batch in the store runs whole inside the call. The
+runner rewinds Spark's checkpoint to the store before each start (``checkpoint_log.py``), since
+Spark logs a batch as committed when ``foreachBatch`` returns. ``handle`` is always whole.
+
 Empty microbatch: nothing is merged, no batch-scope check is judged; total-scope metrics
 are reported as they stand and the report is committed (so exactly-once holds); windows
 close only as event time advances with data (the watermark moves with event time).
@@ -55,14 +62,16 @@ from streamdq.engine.bad_data import DRIFT_NAME_COLUMNS, NAMES_CAP, capped_names
 from streamdq.engine.bad_data import summarize as summarize_bad_data
 from streamdq.engine.batch_size import BatchSizer
 from streamdq.engine.event_time import EventTimeBounds, epoch_micros, from_epoch_micros
+from streamdq.engine.faults import hold_forever, tail_hold_batch
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.measures import MeasureRunner, window_label
 from streamdq.engine.monitor import MONITOR_KEY_PREFIX, WindowMonitor
+from streamdq.engine.pipeline import TailPipeline
 from streamdq.engine.plan import AnalysisPlan
 from streamdq.engine.row_level import DEFAULT_MAX_ROWS as DEFAULT_ROW_LEVEL_MAX_ROWS
 from streamdq.engine.row_level import RowLevelOutcome, RowLevelQuarantine
 from streamdq.engine.scopes import ScopeStates, StateMap, merge_maps, states_by_key, states_for
-from streamdq.engine.stages import BatchStates, Judgement, Measurement, ScopeUpdate
+from streamdq.engine.stages import BatchStates, Computed, Judgement, Measurement, ScopeUpdate
 from streamdq.measure_result import MeasureResult
 from streamdq.report import Anomaly, BatchReport, CheckResult, ScopedMetric, Window
 
@@ -156,6 +165,7 @@ class BatchHandler:
         event_time_bounds: EventTimeBounds | None = None,
         row_level_max_rows: int = DEFAULT_ROW_LEVEL_MAX_ROWS,
         measures: MeasureRunner | None = None,
+        pipelined: bool = False,
     ) -> None:
         self.dataset = dataset
         self.query_id = query_id
@@ -192,6 +202,11 @@ class BatchHandler:
         # kept by this handler (Spark runs one instance of a query per checkpoint), which saves
         # a Delta log refresh per microbatch
         self._last_committed: int | None = None
+        # pipelined: foreachBatch returns once the batch's states are computed; its judge,
+        # commit and emit run on the pipeline's thread (pipeline.py)
+        self.pipelined = pipelined
+        self.pipeline = TailPipeline()
+        self._hold_tail = tail_hold_batch()  # tests only (faults.py); None in production
 
     @property
     def watermark(self) -> datetime | None:
@@ -251,23 +266,64 @@ class BatchHandler:
 
     # -- the handler ------------------------------------------------------------------------
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        self.handle(df, int(batch_id))
+        """``foreachBatch``'s call. Pipelined (``pipelined=True``): the batch's compute runs
+        here, its tail (measure, judge, policy, commit, emit) in the background while Spark
+        moves on; the next call waits for it first. Otherwise the whole of ``handle``."""
+        batch_id = int(batch_id)
+        self.finish_pending()
+        self.restore()
+        if not self.pipelined or self._last_committed is None:
+            # the query's first batch in the store is committed before foreachBatch returns:
+            # a store holding no batch of the query is then never behind Spark's commit log,
+            # and the checkpoint's rewind (checkpoint_log.py) can tell a crash from a new store
+            self.handle(df, batch_id)
+            return
+        if self._replayed(batch_id) is not None:
+            return
+        computed = self._front(df, batch_id)
+        self.pipeline.submit(batch_id, lambda: self._tail(computed))
+
+    def finish_pending(self, timeout: float | None = None) -> BatchReport | None:
+        """Wait for the pipelined tail still running (the previous batch's judge, commit and
+        emit); its report, or None when none was pending. Raises
+        :class:`~streamdq.engine.pipeline.PipelinedBatchFailed` (that batch is not committed)
+        if it failed, ``TimeoutError`` if it is still running after ``timeout`` s."""
+        report: BatchReport | None = self.pipeline.wait(timeout)
+        return report
 
     def handle(self, df: DataFrame, batch_id: int, *, poison: str | None = None) -> BatchReport:
-        """Compute, judge, commit and emit one microbatch. ``poison`` (the supervisor's word that
-        this batch id keeps failing, with its last error): nothing is computed; every row goes to
-        quarantine with the reason ``poison batch: <poison>`` and the batch commits as an empty
-        one (its id is used, so exactly-once holds and the stream moves on)."""
-        started = time.perf_counter()
+        """Compute, judge, commit and emit one microbatch, and return its report (after the
+        pipelined tail of the batch before, if one is still running). ``poison`` (the
+        supervisor's word that this batch id keeps failing, with its last error): nothing is
+        computed; every row goes to quarantine with the reason ``poison batch: <poison>`` and
+        the batch commits as an empty one (its id is used, so exactly-once holds and the stream
+        moves on)."""
+        self.finish_pending()
+        replayed = self._replayed(batch_id)
+        if replayed is not None:
+            return replayed
+        return self._tail(self._front(df, batch_id, poison=poison))
+
+    def _replayed(self, batch_id: int) -> BatchReport | None:
+        """Stage 1: a batch id the store already committed is re-emitted from its stored report
+        (None: the batch is new)."""
         self.restore()
-        if self.store is not None:
-            last = self._last_committed
-            if last is not None and batch_id <= last:
-                stored = self.store.report(self.query_id, batch_id)
-                if stored is not None:
-                    replayed = stored.as_replayed()
-                    self._emit(replayed)
-                    return replayed
+        if self.store is None:
+            return None
+        last = self._last_committed
+        if last is None or batch_id > last:
+            return None
+        stored = self.store.report(self.query_id, batch_id)
+        if stored is None:
+            return None
+        replayed = stored.as_replayed()
+        self._emit(replayed)
+        return replayed
+
+    def _front(self, df: DataFrame, batch_id: int, *, poison: str | None = None) -> Computed:
+        """Stages 2 and 3, the part that reads the batch's frame: states, scope update,
+        quarantined rows, SQL measures and row-level outcome."""
+        started = time.perf_counter()
         poisoned = None
         if poison is not None:
             poisoned = self._quarantine_whole(df, batch_id, f"poison batch: {poison}")
@@ -296,27 +352,54 @@ class BatchHandler:
         if poisoned is not None:
             quarantine_rows = _concat(quarantine_rows, poisoned)
             states = replace(states, counters={**states.counters, "poison_rows": poisoned.num_rows})
+        row_level_metrics: tuple[ScopedMetric, ...] = ()
         if self.row_level.active:
             quarantine_rows = _concat(quarantine_rows, row_level.rows)
             states = replace(states, counters={**states.counters, **row_level.counters()})
-        compute_seconds = time.perf_counter() - started
-        measurement = self._measure(states, update)
-        measurement = replace(measurement, measures=sql_measures + self._compiled_measures(states, update))
-        judgement = self._judge(batch_id, processing_time, states, measurement)
-        report = self._report(
-            batch_id, processing_time, states, update, measurement, judgement, quarantine_rows
+            row_level_metrics = tuple(row_level.metrics())
+        return Computed(
+            batch_id=batch_id,
+            processing_time=processing_time,
+            states=states,
+            update=update,
+            quarantine_rows=quarantine_rows,
+            sql_measures=sql_measures,
+            row_level_metrics=row_level_metrics,
+            started=started,
+            compute_seconds=time.perf_counter() - started,
         )
-        report = replace(report, timings={"compute": compute_seconds})
-        if self.row_level.active:
-            report = replace(report, metrics=report.metrics + tuple(row_level.metrics()))
+
+    def _tail(self, computed: Computed) -> BatchReport:
+        """Stages 4-7, from ``computed`` alone: measure, judge, alert policy, commit, emit."""
+        tail_started = time.perf_counter()
+        batch_id, states, update = computed.batch_id, computed.states, computed.update
+        quarantine_rows = computed.quarantine_rows
+        measurement = self._measure(states, update)
+        measurement = replace(
+            measurement, measures=computed.sql_measures + self._compiled_measures(states, update)
+        )
+        judgement = self._judge(batch_id, computed.processing_time, states, measurement)
+        report = self._report(
+            batch_id, computed.processing_time, states, update, measurement, judgement, quarantine_rows
+        )
+        report = replace(report, timings={"compute": computed.compute_seconds})
+        if computed.row_level_metrics:
+            report = replace(report, metrics=report.metrics + computed.row_level_metrics)
         report = replace(report, bad_data=summarize_bad_data(quarantine_rows, states.drift_names))
         report = self._apply_alert_policy(report)
         commit_started = time.perf_counter()
+        if self.pipelined and batch_id == self._hold_tail:
+            hold_forever()  # tests only: a kill while the commit log is ahead of the store
         if self.store is not None:
             self._commit(report, quarantine_rows, update.closed)
         timings = dict(report.timings)
-        timings["commit"] = time.perf_counter() - commit_started
-        timings["total"] = time.perf_counter() - started
+        now = time.perf_counter()
+        timings["commit"] = now - commit_started
+        # the handler's whole time; with a pipelined tail, the tail's own part of it is "tail"
+        # (off the trigger's path unless the next batch waits for it)
+        timings["total"] = computed.compute_seconds + (now - tail_started)
+        if self.pipelined:
+            timings["tail"] = now - tail_started
         report = replace(report, timings=timings)
         self.last_report = report
         self._emit(report)

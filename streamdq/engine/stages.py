@@ -98,3 +98,22 @@ class Judgement:
     anomalies: tuple[Anomaly, ...] = ()
     metrics: tuple[ScopedMetric, ...] = ()
     documents: tuple[MeasureCheckPass, ...] = ()
+
+
+@dataclass(frozen=True)
+class Computed:
+    """Everything the handler's tail (measure, judge, policy, commit, emit) needs from the part
+    of a batch that reads its frame: the batch's states and their scope update, its quarantined
+    rows (a ``pyarrow.Table`` or None), the SQL measures run on the frame, the row-level
+    metrics, the processing time, and when the batch started (``time.perf_counter()``) and how
+    long its compute took. The handler's pipelined tail runs from this value alone."""
+
+    batch_id: int
+    processing_time: datetime
+    states: BatchStates
+    update: ScopeUpdate
+    quarantine_rows: Any
+    sql_measures: tuple[MeasureResult, ...] = ()
+    row_level_metrics: tuple[ScopedMetric, ...] = ()
+    started: float = 0.0
+    compute_seconds: float = 0.0

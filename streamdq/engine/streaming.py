@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from streamdq.engine.checkpoint_log import local_path, rewind
 from streamdq.engine.config import (
     RunConfig,
     SupervisionConfig,
@@ -32,6 +34,7 @@ from streamdq.engine.faults import fault_marker, raise_if_marked
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.monitor import build_monitors
+from streamdq.engine.pipeline import PipelinedBatchFailed
 from streamdq.spark import prewarm_python_workers, prewarm_setting, set_jvm_log_level
 from streamdq.supervision import SupervisorStatus
 
@@ -82,13 +85,31 @@ class _DeferredHandler:
         self.handler: BatchHandler | None = None
         self.completed = 0
         self.failed: tuple[int, BaseException] | None = None
+        self.tail_failure: PipelinedBatchFailed | None = None  # a pipelined tail failed at the stop
         self.fault_marker = fault_marker()
         self._idle = threading.Event()  # set while no batch is in the handler
         self._idle.set()
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until no batch is in the handler; False if one still is after ``timeout`` s."""
-        return self._idle.wait(timeout)
+        """Wait until no batch is in the handler, its pipelined tail (judge, commit, emit)
+        included; False if one still is after ``timeout`` s. A tail that failed is recorded as
+        the failed batch (``failed``, ``tail_failure``): Spark's commit log may hold that batch,
+        the state store does not, and the next start rewinds the checkpoint to run it again."""
+        started = time.monotonic()
+        if not self._idle.wait(timeout):
+            return False
+        handler = self.handler
+        if handler is None:
+            return True
+        try:
+            handler.finish_pending(max(0.0, timeout - (time.monotonic() - started)))
+        except TimeoutError:
+            return False
+        except PipelinedBatchFailed as exc:
+            log.error("streamdq: %s", exc)
+            self.failed = (exc.batch_id, exc.cause)
+            self.tail_failure = exc
+        return True
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
         self._idle.clear()
@@ -110,6 +131,9 @@ class _DeferredHandler:
                 if self.fault_marker is not None:
                     raise_if_marked(df, batch_id, self.fault_marker)
                 self.handler(df, batch_id)
+        except PipelinedBatchFailed as exc:  # the batch before's tail: that batch is the one failed
+            self.failed = (exc.batch_id, exc.cause)
+            raise
         except BaseException as exc:
             self.failed = (batch_id, exc)
             raise
@@ -239,6 +263,7 @@ class StreamRunner:
             monitors=self.monitors,
             event_time_bounds=cfg.event_time_bounds,
             measures=self.measures,
+            pipelined=self.pipelined,
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -248,6 +273,7 @@ class StreamRunner:
         Stop it with ``stop_query()`` (sinks stay open, for a restart) or ``stop()``."""
         cfg = self.config
         self._prewarm()
+        self._rewind_checkpoint()
         deferred = _DeferredHandler(self)
         self._deferred = deferred
         writer = self.source_frame().writeStream.foreachBatch(deferred)
@@ -338,6 +364,36 @@ class StreamRunner:
             log.warning("streamdq: a batch was still in the handler %.0f s after the query stopped", wait)
             return
         self._settle_store()
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether batches are judged, committed and emitted while Spark plans the next
+        (``state.pipelined_commit``; needs a state store and a checkpoint on the local disk,
+        which the runner rewinds to the store before each start)."""
+        cfg = self.config
+        return bool(
+            cfg.state.pipelined_commit and self.store is not None and local_path(cfg.checkpoint) is not None
+        )
+
+    @property
+    def tail_failure(self) -> PipelinedBatchFailed | None:
+        """The pipelined tail that failed when the current query stopped (None: none did)."""
+        return self._deferred.tail_failure if self._deferred is not None else None
+
+    def _rewind_checkpoint(self) -> None:
+        """Before a start: if Spark's logs in the checkpoint are ahead of the state store (a
+        pipelined commit cut short by a crash or a failure), rewind them so that Spark runs the
+        missing batch again (``checkpoint_log.rewind``)."""
+        if self.store is None:
+            return
+        query_id = checkpoint_query_id(self.config.checkpoint)
+        if query_id is None:
+            return  # the first start: there is nothing to rewind
+        deferred = self._deferred
+        if deferred is not None and deferred.handler is not None:
+            deferred.wait_idle(STOP_WAIT_SECONDS)  # the last query's tail, if still running
+        self.store.settle()
+        rewind(self.config.checkpoint, self.store.last_committed_batch(query_id))
 
     def _recover_store(self, query_id: str) -> None:
         """Before the first batch: the rows a crash cut short of the query's last committed

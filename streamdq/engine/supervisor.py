@@ -376,6 +376,10 @@ class Supervisor:
         except Exception as exc:  # py4j gone: that is the failure
             error = exc
         if error is None:
+            # a pipelined tail (judge, commit, emit) may have failed after the query's last
+            # foreachBatch returned: then the query did not finish, its last batch failed
+            error = self.runner.tail_failure
+        if error is None:
             return None  # a trigger once / available_now query that finished
         failed = self.runner.failed_batch
         if failed is None:

@@ -116,7 +116,7 @@ class _Query:
         if self.run[0] == "fail":
             self.isActive = False
             raise RuntimeError(self.run[1])
-        if self.run[0] == "finish":
+        if self.run[0] in ("finish", "tail_fails"):
             self.isActive = False
             return True
         return False
@@ -168,8 +168,14 @@ class _Runner:
 
     @property
     def failed_batch(self) -> tuple[int, BaseException] | None:
-        if self.query and self.query.run[0] == "fail" and self.query.run[2] is not None:
+        if self.query and self.query.run[0] in ("fail", "tail_fails") and self.query.run[2] is not None:
             return (self.query.run[2], RuntimeError(self.query.run[1]))
+        return None
+
+    @property
+    def tail_failure(self) -> BaseException | None:
+        if self.query and self.query.run[0] == "tail_fails":
+            return RuntimeError(self.query.run[1])
         return None
 
     def mark_poison(self, batch_id: int, error: str) -> None:
@@ -254,6 +260,18 @@ def test_a_poison_batch_is_quarantined_and_the_stream_moves_on():
     assert runner.poison_at_start[2] == {}  # only after the third failure of batch 12
     assert dict(runner.statuses[-1].poison_batches) == {"quarantine": 1}
     assert any("batch 12" in ln and "poison batch" in ln for ln in lines)
+
+
+def test_a_pipelined_tail_that_failed_after_the_last_batch_is_a_failure_of_that_batch():
+    # an available_now query ends cleanly, but the last batch's commit (run after its
+    # foreachBatch returned) failed: not a finished run, a batch failure to retry and poison
+    runs = [("tail_fails", POISON, 7, 0)] * 2 + [("finish",)]
+    outcome, runner, lines = _supervise(runs, stop_after=100, poison_after=2)
+    assert outcome.exit_code == 0 and runner.starts == 3
+    assert runner.poison == {7: "OverflowError: date value out of range"}
+    assert any("the query failed in batch 7" in ln for ln in lines)
+    outcome, runner, _ = _supervise([("finish",)])
+    assert outcome.exit_code == 0 and runner.starts == 1
 
 
 def test_transient_failures_do_not_make_a_batch_poison():
