@@ -18,7 +18,10 @@ Parts (``--parts``, default all):
   ``durationMs.triggerExecution`` over the batches after the first, of ``--rounds`` runs per
   consumer in ABBA order (A B C, C B A) so that a change of the machine's load during the run
   hits every consumer alike. Keys ``x_arrow_<size>`` (streamdq / hand-written) and
-  ``x_noop_0`` (streamdq / no-op on empty batches).
+  ``x_noop_0`` (streamdq / no-op on empty batches). streamdq runs as configured by default,
+  with its judge, commit and emit pipelined behind the next trigger (``state.pipelined_commit``;
+  ``tail_ms_<size>``: the median tail, off the trigger's path); ``--inline`` also runs it with
+  ``pipelined_commit: false`` in the same rounds (``inline_x_arrow_<size>``).
 * ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
   rows (``decode_part.py``: ``decode_x_plain_50k``).
 * ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
