@@ -14,7 +14,9 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    metrics: the normal tail, as the Student-t prediction law of the n history values, for
    counts, means, ratios and quantiles, or the skewed tail when Shapiro-Wilk rejects the
    history's normality (``looks_normal``), the extreme value
-   tail for min and max, Chebyshev two-sided for the rest; ``bound_for``) or
+   tail for min and max, the skewed tail on the log scale for a batch's standard deviation
+   (``LOG_PRICED_SCALES``: the log transform forced on a positive history), Chebyshev
+   two-sided for the rest; ``bound_for``) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided; a numeric
    column's EMD, KS, JS, KL and Cohen's d on their log scale instead, ``_log_distance_fit``) is built,
    ``k`` from the bound's inversion (``bounds.k_for``), ``std`` floored (``min_std``).
@@ -61,6 +63,7 @@ from streamdq.autovalidate.avh.features import (
     CLT_METRICS,
     EXTREME_METRICS,
     LOG_PRICED_DISTANCES,
+    LOG_PRICED_SCALES,
     VOLUME_METRICS,
     pair_metrics,
     single_metrics,
@@ -293,10 +296,13 @@ def recent_values(singles: Sequence[Mapping[str, float]]) -> dict[str, tuple[flo
 
 def bound_for(metric: str) -> bounds.Bound:
     """The FPR bound of a single-distribution metric: the normal tail for counts, means, ratios
-    and quantiles (``CLT_METRICS``), the extreme value tail for a batch's min and max
-    (``EXTREME_METRICS``), Chebyshev for every other metric (std, sum, range, distinct count)."""
+    and quantiles (``CLT_METRICS``), the skewed tail for a spread on its log scale
+    (``LOG_PRICED_SCALES``), the extreme value tail for a batch's min and max
+    (``EXTREME_METRICS``), Chebyshev for every other metric (sum, range, distinct count)."""
     if metric in CLT_METRICS:
         return "normal"
+    if metric in LOG_PRICED_SCALES:
+        return "skewed"
     if metric in EXTREME_METRICS:
         return "extreme"
     return "chebyshev"
@@ -579,6 +585,8 @@ def _fit_metric(
         transform = stationarity.fit(series, seasonal_lags=lags, skip=holidays)
     else:
         transform = stationarity.Transform()
+    if metric in LOG_PRICED_SCALES and series and min(series) > 0.0:
+        transform = replace(transform, log=True)  # a spread varies by factors: its log scale
     try:
         values = transform.series(series, skip=holidays)
     except (ValueError, FloatingPointError):

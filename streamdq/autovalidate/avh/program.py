@@ -118,8 +118,10 @@ class LearnedConstraint:
         return self.lower <= value <= self.upper
 
     def ordinary_spec(self) -> dict[str, Any] | None:
-        """This constraint in the checks vocabulary (docs/checks.md), or None when it has none."""
-        if self.pairwise or self.transform.log or self.transform.diff or self.metric not in _ORDINARY:
+        """This constraint in the checks vocabulary (docs/checks.md), or None when it has none. A
+        bound on the log of a metric (no difference) reads back on the raw metric: ``exp`` is
+        increasing, so ``exp(lower) <= metric <= exp(upper)`` flags the same batches."""
+        if self.pairwise or self.transform.diff or self.metric not in _ORDINARY:
             return None
         if self.missing_ok:  # an ordinary check fails on a batch without the metric
             return None
@@ -127,6 +129,8 @@ class LearnedConstraint:
         params: dict[str, Any] = {} if kind == "has_size" else {"column": self.column}
         params.update(extra)
         lo, hi = float(self.lower), float(self.upper)
+        if self.transform.log:
+            lo, hi = math.exp(max(min(lo, 700.0), -700.0)), math.exp(max(min(hi, 700.0), -700.0))
         if self.metric in ("row_count", "completeness") or self.metric.endswith("ratio"):
             lo = max(lo, 0.0)
         if self.metric == "completeness":
