@@ -321,6 +321,8 @@ def _handler_share(runs: list[dict[str, Any]]) -> dict[str, float]:
         "compute_ms": 1000 * statistics.median(x.get("compute", 0.0) for x in t),
         # the pipelined tail (judge, commit, emit after foreachBatch returned); 0 when inline
         "tail_ms": 1000 * statistics.median(x.get("tail", 0.0) for x in t),
+        # how long foreachBatch first waited for the batch before's tail (on the trigger's path)
+        "wait_ms": 1000 * statistics.mean(x.get("wait", 0.0) for x in t),
     }
 
 
@@ -398,7 +400,8 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
                 share = _handler_share(runs[consumer])
                 extra = (
                     f"  (handler compute {share['compute_ms']:.0f} ms, commit {share['commit_ms']:.0f} ms,"
-                    f" tail {share['tail_ms']:.0f} ms, arrow path {share['arrow_share']:.0%} of batches)"
+                    f" tail {share['tail_ms']:.0f} ms (waited for: {share['wait_ms']:.1f} ms),"
+                    f" arrow path {share['arrow_share']:.0%} of batches)"
                 )
                 prefix = "" if consumer == "streamdq" else "inline_"
                 results[f"{prefix}commit_ms_{label}"] = share["commit_ms"]

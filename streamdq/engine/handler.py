@@ -270,7 +270,9 @@ class BatchHandler:
         here, its tail (measure, judge, policy, commit, emit) in the background while Spark
         moves on; the next call waits for it first. Otherwise the whole of ``handle``."""
         batch_id = int(batch_id)
+        waited = time.perf_counter()
         self.finish_pending()
+        waited = time.perf_counter() - waited
         self.restore()
         if not self.pipelined or self._last_committed is None:
             # the query's first batch in the store is committed before foreachBatch returns:
@@ -280,7 +282,7 @@ class BatchHandler:
             return
         if self._replayed(batch_id) is not None:
             return
-        computed = self._front(df, batch_id)
+        computed = replace(self._front(df, batch_id), waited_seconds=waited)
         self.pipeline.submit(batch_id, lambda: self._tail(computed))
 
     def finish_pending(self, timeout: float | None = None) -> BatchReport | None:
@@ -400,6 +402,7 @@ class BatchHandler:
         timings["total"] = computed.compute_seconds + (now - tail_started)
         if self.pipelined:
             timings["tail"] = now - tail_started
+            timings["wait"] = computed.waited_seconds
         report = replace(report, timings=timings)
         self.last_report = report
         self._emit(report)

@@ -106,7 +106,8 @@ class Computed:
     of a batch that reads its frame: the batch's states and their scope update, its quarantined
     rows (a ``pyarrow.Table`` or None), the SQL measures run on the frame, the row-level
     metrics, the processing time, and when the batch started (``time.perf_counter()``) and how
-    long its compute took. The handler's pipelined tail runs from this value alone."""
+    long its compute took (and, pipelined, how long it first waited for the tail of the batch
+    before). The handler's pipelined tail runs from this value alone."""
 
     batch_id: int
     processing_time: datetime
@@ -117,3 +118,4 @@ class Computed:
     row_level_metrics: tuple[ScopedMetric, ...] = ()
     started: float = 0.0
     compute_seconds: float = 0.0
+    waited_seconds: float = 0.0  # pipelined: the wait for the batch before's tail
