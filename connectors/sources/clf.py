@@ -39,6 +39,7 @@ from streamdq.connectors.sources.decode import (
     INVALID_UTF8_COL,
     RAW_COL,
     TYPE_ERRORS_COL,
+    column_named,
     no_drift_columns,
     payload_as_string,
     payload_invalid_utf8,
@@ -103,7 +104,7 @@ def parse_clf(
     utf8_policy(invalid_utf8)
     raw = payload_as_string(df, value_col)
     base = df.select(
-        *[F.col(src).alias(dst) for src, dst in keep],
+        *[column_named(src).alias(dst) for src, dst in keep],
         raw.alias(RAW_COL),
         payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
     )

@@ -180,7 +180,7 @@ def with_utf8_reason(error: Column, policy: str, flag: Column | None = None) -> 
     return join_reasons([F.when(invalid, F.lit(INVALID_UTF8)), error])
 
 
-def _named(name: str) -> Column:
+def column_named(name: str) -> Column:
     """The column called ``name``, taken as a name: dots and back quotes in it are not syntax
     (``F.col("a.b")`` would read field ``b`` of a struct ``a``)."""
     return F.col("`" + name.replace("`", "``") + "`")
@@ -304,7 +304,7 @@ def decode_json(
                 "install a JDK (javac) so streamdq can build its jar, or use decoder: auto",
             )
     base = df.select(
-        *[_named(src).alias(dst) for src, dst in keep],
+        *[column_named(src).alias(dst) for src, dst in keep],
         payload_as_string(df, value_col).alias(RAW_COL),
         payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
     )
@@ -561,7 +561,7 @@ def decode_csv(
     by_name = header_col is not None or binding_col is not None
     utf8_policy(invalid_utf8)
     base = df.select(
-        *[_named(src).alias(dst) for src, dst in keep],
+        *[column_named(src).alias(dst) for src, dst in keep],
         *[F.col(c).alias(f"__sdq_in_{c}") for c in extra_in],
         raw.alias(RAW_COL),
         payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
@@ -681,7 +681,7 @@ def decode_raw(
     utf8_policy(invalid_utf8)
     raw = payload_as_string(df, value_col)
     base = df.select(
-        *[_named(src).alias(dst) for src, dst in keep],
+        *[column_named(src).alias(dst) for src, dst in keep],
         raw.alias(RAW_COL),
         payload_invalid_utf8(df, value_col).alias(INVALID_UTF8_COL),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from streamdq.connectors.sources.clf import parse_clf
 from streamdq.connectors.sources.decode import (
     ERROR_COL,
     MISSING_FIELDS_COL,
@@ -132,8 +133,8 @@ def test_keep_passes_columns_through(spark):
 
 
 def test_kept_names_with_dots_and_back_quotes_are_names(spark):
-    """A kept column is taken by its name in every format: ``a.b`` is the column called so, not
-    field ``b`` of a struct ``a``."""
+    """A kept column is taken by its name in every format (access logs too): ``a.b`` is the
+    column called so, not field ``b`` of a struct ``a``."""
     df = spark.createDataFrame(
         [('{"order_id":"a"}', 7, "t")], "value STRING, `offset.n` BIGINT, `to``pic` STRING"
     )
@@ -142,6 +143,7 @@ def test_kept_names_with_dots_and_back_quotes_are_names(spark):
         decode_json(df, SCHEMA, keep=keep, decoder="spark"),
         decode_csv(df, SCHEMA, keep=keep),
         decode_raw(df, keep=keep),
+        parse_clf(df, keep=keep),
     ):
         r = decoded.collect()[0]
         assert (r["_streamdq_offset"], r["_streamdq_topic"]) == (7, "t")
