@@ -367,7 +367,6 @@ class BatchHandler:
             quarantine_rows=quarantine_rows,
             sql_measures=sql_measures,
             row_level_metrics=row_level_metrics,
-            started=started,
             compute_seconds=time.perf_counter() - started,
         )
 

@@ -105,9 +105,8 @@ class Computed:
     """Everything the handler's tail (measure, judge, policy, commit, emit) needs from the part
     of a batch that reads its frame: the batch's states and their scope update, its quarantined
     rows (a ``pyarrow.Table`` or None), the SQL measures run on the frame, the row-level
-    metrics, the processing time, and when the batch started (``time.perf_counter()``) and how
-    long its compute took (and, pipelined, how long it first waited for the tail of the batch
-    before). The handler's pipelined tail runs from this value alone."""
+    metrics, the processing time, and how long its compute took (and, pipelined, how long it
+    first waited for the tail of the batch before). The pipelined tail runs from this alone."""
 
     batch_id: int
     processing_time: datetime
@@ -116,6 +115,5 @@ class Computed:
     quarantine_rows: Any
     sql_measures: tuple[MeasureResult, ...] = ()
     row_level_metrics: tuple[ScopedMetric, ...] = ()
-    started: float = 0.0
     compute_seconds: float = 0.0
     waited_seconds: float = 0.0  # pipelined: the wait for the batch before's tail
