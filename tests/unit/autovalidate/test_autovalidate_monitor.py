@@ -3,6 +3,7 @@ window, results flow as check results; programs persisted in the state store and
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -74,7 +75,11 @@ def test_config_errors_name_the_key():
     # structured: the key, the problem and the fix apart
     with pytest.raises(ConfigError) as err:
         auto_validate_monitor_from_config({"columns": ["a"], "level": "loud"}, "d")
-    assert err.value.key == "auto_validate.level" and "loud" in err.value.problem and "warning" in (err.value.fix or "")
+    assert (
+        err.value.key == "auto_validate.level"
+        and "loud" in err.value.problem
+        and "warning" in (err.value.fix or "")
+    )
     with pytest.raises(ConfigError) as err:
         auto_validate_monitor_from_config({"columns": ["a"], "relearn_every": 0}, "d")
     assert err.value.key == "auto_validate.relearn_every" and err.value.fix == "set relearn_every: 10"
@@ -130,7 +135,11 @@ def test_monitor_learns_judges_persists_and_shows(spark, tmp_path, capsys):
     handler.handle(spark.createDataFrame(_rows(rng, 11, n=75), SCHEMA), 11)  # closes window 10
     holiday = handler.handle(spark.createDataFrame(_rows(rng, 12), SCHEMA), 12)  # closes window 11
     (amount,) = [r for r in holiday.check_results if r.check == "auto-validated amount"]
-    judged = {c.constraint.split()[1].split("(")[0] for c in amount.constraint_results}
+    # the metric of "lo <= metric(column) <= hi", under its transforms (log(std)(amount))
+    judged = {
+        re.match(r"(?:diff\d*\()?(?:log\()?(\w+)", c.constraint.split()[1]).group(1)  # type: ignore[union-attr]
+        for c in amount.constraint_results
+    }
     assert amount.status == "Success" and judged and not judged & (VOLUME_METRICS - {"row_count"})
     # judged by the off-day selection the program was learned with (the calendar is configured)
     assert program.off_day_constraints is not None
