@@ -21,7 +21,8 @@ Parts (``--parts``, default all):
   ``x_noop_0`` (streamdq / no-op on empty batches). streamdq runs as configured by default,
   with its judge, commit and emit pipelined behind the next trigger (``state.pipelined_commit``;
   ``tail_ms_<size>``: the median tail, off the trigger's path); ``--inline`` also runs it with
-  ``pipelined_commit: false`` in the same rounds (``inline_x_arrow_<size>``).
+  ``pipelined_commit: false`` in the same rounds (``inline_x_arrow_<size>``; in the ``files``
+  and ``kafka`` parts ``files_inline_rows_s``, ``kafka_inline_rows_s``).
 * ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
   rows (``decode_part.py``: ``decode_x_plain_50k``).
 * ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
@@ -439,7 +440,7 @@ def throughput(
         inbox = work / "in-stream"
         _json_files(spark, rows, files, inbox, work)
         source = file_source(inbox, max(1, per_batch // args.file_rows))
-        _throughput_runs(spark, work, results, kind, source, rows, args.rounds)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.inline)
         return
     from streamdq.connectors.broker import EmbeddedBroker
 
@@ -456,7 +457,7 @@ def throughput(
             "schema": SCHEMA_DDL,
             "max_records_per_trigger": per_batch,
         }
-        _throughput_runs(spark, work, results, kind, source, rows, args.rounds)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.inline)
 
 
 def _produce(spark: Any, servers: str, rows: int) -> None:
@@ -478,10 +479,12 @@ def _throughput_runs(
     source: dict[str, Any],
     rows: int,
     rounds: int,
+    inline: bool = False,
 ) -> None:
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     # a no-op never reads the rows: no rows/s to compare with
-    for i, consumer in enumerate(_rounds(("arrow", "streamdq"), rounds)):
+    consumers = ("arrow", "streamdq") + (("inline",) if inline else ())
+    for i, consumer in enumerate(_rounds(consumers, rounds)):
         cfg = run_config(source, work, f"{kind}-{consumer}-{i}")
         run = run_consumer(spark, cfg, consumer)
         delivered = sum(run["rows"].values())
@@ -533,7 +536,8 @@ def main() -> None:
     p.add_argument(
         "--inline",
         action="store_true",
-        help="overhead: also run streamdq with state.pipelined_commit: false (inline_x_arrow_<size>)",
+        help="overhead, files, kafka: also run streamdq with state.pipelined_commit: false"
+        " (inline_x_arrow_<size>, files_inline_rows_s, kafka_inline_rows_s)",
     )
     args = p.parse_args()
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]
