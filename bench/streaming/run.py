@@ -18,11 +18,11 @@ Parts (``--parts``, default all):
   ``durationMs.triggerExecution`` over the batches after the first, of ``--rounds`` runs per
   consumer in ABBA order (A B C, C B A) so that a change of the machine's load during the run
   hits every consumer alike. Keys ``x_arrow_<size>`` (streamdq / hand-written) and
-  ``x_noop_0`` (streamdq / no-op on empty batches). streamdq runs as configured by default,
-  with its judge, commit and emit pipelined behind the next trigger (``state.pipelined_commit``;
-  ``tail_ms_<size>``: the median tail, off the trigger's path); ``--inline`` also runs it with
-  ``pipelined_commit: false`` in the same rounds (``inline_x_arrow_<size>``; in the ``files``
-  and ``kafka`` parts ``files_inline_rows_s``, ``kafka_inline_rows_s``).
+  ``x_noop_0`` (streamdq / no-op on empty batches). ``--pipelined`` also runs streamdq with its
+  judge, commit and emit behind the next trigger (``state.pipelined_commit: true``) in the same
+  rounds: ``pipelined_x_arrow_<size>``, ``tail_ms_<size>`` (the median tail, off the trigger's
+  path; its ``wait`` is printed), and in the ``files`` and ``kafka`` parts
+  ``files_pipelined_rows_s``, ``kafka_pipelined_rows_s``.
 * ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
   rows (``decode_part.py``: ``decode_x_plain_50k``).
 * ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
@@ -104,9 +104,9 @@ SCHEMA_DDL = (
     "amount DOUBLE, score DOUBLE, quantity INT, ts TIMESTAMP, discount DOUBLE, name STRING"
 )
 CONSUMERS = ("noop", "arrow", "streamdq")
-# streamdq as run by default (its judge, commit and emit pipelined behind the next trigger) and,
-# with --inline, committing inside foreachBatch (state.pipelined_commit: false)
-STREAMDQ_CONSUMERS = ("streamdq", "inline")
+# streamdq as run by default (committing inside foreachBatch) and, with --pipelined, with its
+# judge, commit and emit behind the next trigger (state.pipelined_commit: true)
+STREAMDQ_CONSUMERS = ("streamdq", "pipelined")
 SIZE_KEYS = {0: "0", 500: "500", 5000: "5k", 50000: "50k"}
 
 
@@ -244,8 +244,8 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
     """Run one availableNow query to the end; its per-batch progress (and streamdq timings)."""
     from streamdq.engine.streaming import stream
 
-    if consumer == "inline":  # streamdq committing inside foreachBatch (pipelined_commit: false)
-        config = {**config, "state": {**config["state"], "pipelined_commit": False}}
+    if consumer == "pipelined":  # streamdq with its tail behind the next trigger
+        config = {**config, "state": {**config["state"], "pipelined_commit": True}}
     runner = stream(spark, config)
     collected = _Collect()
     runner.sinks.append(collected)  # the final reports (with commit and total timings), in memory
@@ -389,7 +389,7 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
         else:
             _json_files(spark, size * args.overhead_batches, args.overhead_batches, inbox, work)
         runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        consumers = CONSUMERS + (("inline",) if args.inline else ())
+        consumers = CONSUMERS + (("pipelined",) if args.pipelined else ())
         for i, consumer in enumerate(_rounds(consumers, args.rounds)):
             cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}-{i}")
             runs[consumer].append(run_consumer(spark, cfg, consumer))
@@ -404,10 +404,10 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
                     f" tail {share['tail_ms']:.0f} ms (waited for: {share['wait_ms']:.1f} ms),"
                     f" arrow path {share['arrow_share']:.0%} of batches)"
                 )
-                prefix = "" if consumer == "streamdq" else "inline_"
+                prefix = "" if consumer == "streamdq" else "pipelined_"
                 results[f"{prefix}commit_ms_{label}"] = share["commit_ms"]
                 results[f"{prefix}handler_compute_ms_{label}"] = share["compute_ms"]
-                if consumer == "streamdq":
+                if consumer == "pipelined":
                     results[f"tail_ms_{label}"] = share["tail_ms"]
             print(
                 f"  {label:5s} {consumer:8s} trigger {medians[consumer]:7.0f}"
@@ -416,8 +416,8 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
             )
             results[f"{consumer}_ms_{label}"] = medians[consumer]
         results[f"x_arrow_{label}"] = medians["streamdq"] / medians["arrow"]
-        if args.inline:
-            results[f"inline_x_arrow_{label}"] = medians["inline"] / medians["arrow"]
+        if args.pipelined:
+            results[f"pipelined_x_arrow_{label}"] = medians["pipelined"] / medians["arrow"]
         if size == 0:
             results["x_noop_0"] = medians["streamdq"] / medians["noop"]
         print(
@@ -440,7 +440,7 @@ def throughput(
         inbox = work / "in-stream"
         _json_files(spark, rows, files, inbox, work)
         source = file_source(inbox, max(1, per_batch // args.file_rows))
-        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.inline)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.pipelined)
         return
     from streamdq.connectors.broker import EmbeddedBroker
 
@@ -457,7 +457,7 @@ def throughput(
             "schema": SCHEMA_DDL,
             "max_records_per_trigger": per_batch,
         }
-        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.inline)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.pipelined)
 
 
 def _produce(spark: Any, servers: str, rows: int) -> None:
@@ -479,11 +479,11 @@ def _throughput_runs(
     source: dict[str, Any],
     rows: int,
     rounds: int,
-    inline: bool = False,
+    pipelined: bool = False,
 ) -> None:
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     # a no-op never reads the rows: no rows/s to compare with
-    consumers = ("arrow", "streamdq") + (("inline",) if inline else ())
+    consumers = ("arrow", "streamdq") + (("pipelined",) if pipelined else ())
     for i, consumer in enumerate(_rounds(consumers, rounds)):
         cfg = run_config(source, work, f"{kind}-{consumer}-{i}")
         run = run_consumer(spark, cfg, consumer)
@@ -534,10 +534,10 @@ def main() -> None:
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
     p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
     p.add_argument(
-        "--inline",
+        "--pipelined",
         action="store_true",
-        help="overhead, files, kafka: also run streamdq with state.pipelined_commit: false"
-        " (inline_x_arrow_<size>, files_inline_rows_s, kafka_inline_rows_s)",
+        help="overhead, files, kafka: also run streamdq with state.pipelined_commit: true"
+        " (pipelined_x_arrow_<size>, files_pipelined_rows_s, kafka_pipelined_rows_s)",
     )
     args = p.parse_args()
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]

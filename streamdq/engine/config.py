@@ -114,7 +114,7 @@ class StateConfig:
     maintenance_every: int = 100
     log_retention_hours: float = 1.0
     storage_options: dict[str, str] = field(default_factory=dict)
-    pipelined_commit: bool = True
+    pipelined_commit: bool = False
 
 
 STATE_TABLE = Table(
@@ -151,7 +151,7 @@ STATE_TABLE = Table(
         Key(
             "pipelined_commit",
             boolean(),
-            default=True,
+            default=False,
             example="true",
             doc="judge, commit and emit a batch while Spark plans the next (local checkpoints only); false: before foreachBatch returns",
         ),

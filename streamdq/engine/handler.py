@@ -25,10 +25,10 @@ Runs on the driver, once per microbatch, as stages that hand each other frozen v
    in one idempotent step (Delta application transaction per table, version = batch id).
 7. Emit the report and alerts to every sink (sinks never block the stream).
 
-Pipelined (``pipelined=True``, the runner's default with a store and a local checkpoint):
-``foreachBatch`` (``__call__``) runs stages 1-3, the ones that read the frame, and hands a
-``Computed`` value to the tail (stages 4-7) on ``pipeline.TailPipeline``'s thread; the next call
-waits for that tail first. A query's first batch in the store runs whole inside the call. The
+Pipelined (``pipelined=True``: the runner's ``state.pipelined_commit``, with a store and a
+local checkpoint): ``foreachBatch`` (``__call__``) runs stages 1-3, the ones that read the
+frame, and hands a ``Computed`` value to the tail (stages 4-7) on ``pipeline.TailPipeline``'s
+thread; the next call waits for that tail first. A query's first batch in the store runs whole inside the call. The
 runner rewinds Spark's checkpoint to the store before each start (``checkpoint_log.py``), since
 Spark logs a batch as committed when ``foreachBatch`` returns. ``handle`` is always whole.
 

@@ -62,7 +62,7 @@ def _run_config(tmp: Path) -> Path:
         "window": "1 minute",
         "trigger": "available_now",
         "checkpoint": str(tmp / "chk"),
-        "state": {"path": str(tmp / "state")},
+        "state": {"path": str(tmp / "state"), "pipelined_commit": True},
         "checks": [
             {
                 "description": "orders",
