@@ -383,7 +383,8 @@ class StreamRunner:
     def _rewind_checkpoint(self) -> None:
         """Before a start: if Spark's logs in the checkpoint are ahead of the state store (a
         pipelined commit cut short by a crash or a failure), rewind them so that Spark runs the
-        missing batch again (``checkpoint_log.rewind``)."""
+        missing batch again (``checkpoint_log.rewind``). Checked on every start, whatever
+        ``pipelined_commit`` says now: the run that left the logs ahead may have had it on."""
         if self.store is None:
             return
         query_id = checkpoint_query_id(self.config.checkpoint)
@@ -392,7 +393,7 @@ class StreamRunner:
         deferred = self._deferred
         if deferred is not None and deferred.handler is not None:
             deferred.wait_idle(STOP_WAIT_SECONDS)  # the last query's tail, if still running
-        self.store.settle()
+        self._settle_store()
         rewind(self.config.checkpoint, self.store.last_committed_batch(query_id))
 
     def _recover_store(self, query_id: str) -> None:
