@@ -5,12 +5,17 @@
 If no broker binary can start, the test is skipped locally and FAILS under ``CI=true``
 (``require_integration``). Tests should create their own uniquely named topics.
 ``run_to_end(runner, timeout)`` runs a streaming runner's ``available_now`` query to its end.
+``start_streamdq_run(config, log, env)`` starts a ``streamdq run`` subprocess (the kill tests).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,3 +54,24 @@ def run_to_end(runner: Any, timeout: float) -> Any:
     finally:
         runner.stop()
     return query
+
+
+def start_streamdq_run(
+    config: Path, log: Path, env: Mapping[str, str | None] = {}
+) -> subprocess.Popen[bytes]:
+    """Start ``streamdq run config`` in a subprocess with this interpreter (Spark's Python
+    workers too), its stdout and stderr appended to ``log``. ``env`` overrides the environment:
+    a value of None unsets the variable."""
+    full = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    for name, value in env.items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "streamdq.cli", "run", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=full,
+        )

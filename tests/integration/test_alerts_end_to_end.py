@@ -33,11 +33,9 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -47,6 +45,7 @@ import pytest
 import yaml
 
 from tests.conftest import require_integration
+from tests.integration.conftest import start_streamdq_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -110,14 +109,7 @@ def _config(tmp: Path, bootstrap: str, source_topic: str, alert_topic: str, aler
 
 
 def _start_job(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "streamdq.cli", "run", str(config)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+    return start_streamdq_run(config, log)
 
 
 def _stop_job(job: subprocess.Popen[bytes]) -> None:

@@ -28,7 +28,6 @@ Figures (kills, restarts, records) are printed for the report (``pytest -s``).
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -42,6 +41,7 @@ import pytest
 import yaml
 
 from tests.conftest import require_integration
+from tests.integration.conftest import start_streamdq_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -136,17 +136,10 @@ def _config(tmp: Path, bootstrap: str, topic: str) -> Path:
 
 
 def _start_job(config: Path, log: Path, marker: str | None = None) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    env.pop("STREAMDQ_SPARK_LOG_LEVEL", None)
+    env: dict[str, str | None] = {"STREAMDQ_SPARK_LOG_LEVEL": None}
     if marker:
         env["STREAMDQ_FAIL_ON_MARKER"] = marker
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "streamdq.cli", "run", str(config)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+    return start_streamdq_run(config, log, env)
 
 
 def topic_records(bootstrap: str, topic: str) -> list[bytes]:

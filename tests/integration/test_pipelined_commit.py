@@ -20,16 +20,16 @@ the rows, the total size equal to the rows, the order ids unique in the total.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.integration.conftest import start_streamdq_run
 
 pytestmark = [pytest.mark.integration]
 
@@ -145,17 +145,9 @@ def test_a_failed_commit_is_run_again_by_the_restart(tmp_path: Path, spark: Any,
 
 
 def _job(config: Path, log: Path, hold: int | None) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    env.pop("STREAMDQ_HOLD_TAIL_OF_BATCH", None)
-    if hold is not None:
-        env["STREAMDQ_HOLD_TAIL_OF_BATCH"] = str(hold)
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "streamdq.cli", "run", str(config)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+    return start_streamdq_run(
+        config, log, {"STREAMDQ_HOLD_TAIL_OF_BATCH": None if hold is None else str(hold)}
+    )
 
 
 @pytest.mark.slow
