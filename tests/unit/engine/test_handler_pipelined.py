@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from streamdq.state import InMemoryStateStore
 
-from streamdq.checks.check import Check, Level
 from streamdq.engine.handler import BatchHandler
-from streamdq.engine.judge import BatchJudge
 from streamdq.engine.pipeline import PipelinedBatchFailed
 from tests.unit.engine.test_handler_stages import SCHEMA, _rows, _values
+from tests.unit.engine.test_handler_stages import _handler as stage_handler
 
 
 class _Collect:
@@ -46,21 +45,7 @@ class _HeldStore(InMemoryStateStore):
 
 
 def _handler(store: Any, sink: _Collect, *, pipelined: bool) -> BatchHandler:
-    checks = [
-        Check(Level.ERROR, "c").is_complete("name").has_mean("x", "<= 100").is_unique("name").has_size(">= 0")
-    ]
-    return BatchHandler(
-        dataset="orders",
-        query_id="q1",
-        judge=BatchJudge(checks),
-        window_seconds=60,
-        watermark_seconds=10,
-        event_time="ts",
-        store=store,
-        sinks=[sink],
-        rows_cap=1000,
-        pipelined=pipelined,
-    )
+    return stage_handler(store, sinks=[sink], pipelined=pipelined)
 
 
 BATCHES = [_rows(0, 5, bad=1), _rows(1, 20), _rows(0, 2) + _rows(3, 3), [], _rows(4, 7)]

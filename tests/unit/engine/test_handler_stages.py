@@ -38,7 +38,8 @@ def _checks() -> list[Any]:
     ]
 
 
-def _handler(store: Any, *, small_batch_rows: int = 250_000, query_id: str = "q1") -> BatchHandler:
+def _handler(store: Any, *, small_batch_rows: int = 250_000, query_id: str = "q1", **kw: Any) -> BatchHandler:
+    """The stage tests' handler; ``kw`` goes to ``BatchHandler`` as well (sinks, pipelined)."""
     return BatchHandler(
         dataset="orders",
         query_id=query_id,
@@ -51,6 +52,7 @@ def _handler(store: Any, *, small_batch_rows: int = 250_000, query_id: str = "q1
         # frames made from Python lists carry no size statistics: the cap of a Kafka source
         # (max_records_per_trigger) is what bounds such a batch
         rows_cap=1000,
+        **kw,
     )
 
 
