@@ -37,6 +37,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from pathlib import Path
 
@@ -52,6 +53,18 @@ def local_path(checkpoint: str) -> Path | None:
     if "://" in checkpoint:
         return None
     return Path(checkpoint)
+
+
+def checkpoint_query_id(checkpoint: str) -> str | None:
+    """The query id Spark recorded in ``<checkpoint>/metadata`` (None before the first start, or
+    for a checkpoint that is not local)."""
+    root = local_path(checkpoint)
+    if root is None:
+        return None
+    try:
+        return str(json.loads((root / "metadata").read_text().splitlines()[0])["id"])
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
 
 
 def _batch_ids(folder: Path) -> list[int]:

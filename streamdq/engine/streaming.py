@@ -9,20 +9,18 @@ rooms themselves never import each other (DESIGN.md section 2).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from streamdq.engine.checkpoint_log import local_path, rewind
+from streamdq.engine.checkpoint_log import checkpoint_query_id, local_path, rewind
 from streamdq.engine.config import (
     RunConfig,
     SupervisionConfig,
@@ -57,15 +55,6 @@ def build_measures(config: RunConfig, schema: Any = None) -> Any:
     return MeasureRunner(
         list(config.checks_spec.measures), schema if schema is not None else config.source_schema
     )
-
-
-def checkpoint_query_id(checkpoint: str) -> str | None:
-    """The query id Spark recorded in ``<checkpoint>/metadata`` (None before the first start)."""
-    path = Path(checkpoint) / "metadata"
-    try:
-        return str(json.loads(path.read_text().splitlines()[0])["id"])
-    except (OSError, ValueError, KeyError, IndexError):
-        return None
 
 
 # how long a stop waits for the batch still in the handler (its commit, its sinks)

@@ -37,9 +37,9 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamdq.engine.checkpoint_log import local_path
 from streamdq.engine.config import SupervisionConfig
 from streamdq.supervision import TRANSIENT_CLASSES, SupervisorStatus
 
@@ -241,7 +241,10 @@ def batch_offsets(checkpoint: str, batch_id: int) -> str | None:
 
 
 def _logged_offsets(checkpoint: str, batch_id: int) -> str | None:
-    path = Path(checkpoint) / "offsets" / str(batch_id)
+    root = local_path(checkpoint)
+    if root is None:
+        return None
+    path = root / "offsets" / str(batch_id)
     try:
         lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
     except OSError:

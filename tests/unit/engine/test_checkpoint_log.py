@@ -86,3 +86,18 @@ def test_only_local_checkpoints_are_read(checkpoint: str, local: str | None) -> 
     assert (str(path) if path is not None else None) == local
     if local is None:
         assert committed_batch(checkpoint) is None and rewind(checkpoint, 3) is None
+
+
+def test_a_file_uri_checkpoint_is_read_like_its_path(tmp_path: Path) -> None:
+    # the runner's rewind needs the query id: a file: URI is as local as its path
+    from streamdq.engine.checkpoint_log import checkpoint_query_id
+    from streamdq.engine.supervisor import batch_offsets
+
+    _checkpoint(tmp_path, offsets=3, commits=3)
+    (tmp_path / "metadata").write_text('{"id":"3f1c"}\n')
+    (tmp_path / "offsets" / "1").write_text('v1\n{"batchWatermarkMs":0}\n{"logOffset":1}\n')
+    for form in (str(tmp_path), f"file://{tmp_path}", f"file:{tmp_path}"):
+        assert checkpoint_query_id(form) == "3f1c"
+        assert batch_offsets(form, 1) == 'to [{"logOffset": 1}]'
+    assert checkpoint_query_id(str(tmp_path / "none")) is None
+    assert checkpoint_query_id("s3://b/chk") is None
