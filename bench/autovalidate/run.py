@@ -71,6 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import baselines  # noqa: E402
 import data  # noqa: E402
+import paper  # noqa: E402
 from scores import SWEEP, ScoreRecord, matched_threshold, profile_scorer  # noqa: E402
 
 from streamdq.autovalidate.avh.calendar import HolidayCalendar, calendar_from_config  # noqa: E402
@@ -81,6 +82,7 @@ TRACE = 60
 EVAL_SEED_BASE = 1_000_000
 TARGET_FPR = 0.001
 PAPER_PRECISION_SHARE = 0.6  # 60K precision tests vs 40K recall tests in the paper
+PAPER = "avh_paper"  # the paper's algorithm as published (paper.py), on AVH's profiles
 
 Judge = baselines.Judge
 
@@ -115,13 +117,19 @@ def avh_trace(
     incident_of: Callable[[str], str | None] | None = None,
     score_all: bool = False,
     holidays: tuple[bool, ...] = (),
-) -> tuple[dict[float, dict[int, tuple[bool, list[bool], object]]], dict[int, tuple[float, list[float]]]]:
-    """AVH on every step of one trace, for each target FPR in ``fprs``:
-    ``{fpr: {k: (clean batch flagged, [test flagged...], program)}}`` (the false alarms of the
-    first target are printed); with ``score_all``, also the ``zscore_all`` baseline on the same
-    profiles, ``{k: (clean batch's score, [test scores...])}`` (``scores.profile_scorer``).
+    paper_fpr: float | None = None,
+    seconds: dict[str, float] | None = None,
+) -> tuple[dict[str, dict[int, tuple[bool, list[bool], object]]], dict[int, tuple[float, list[float]]]]:
+    """AVH on every step of one trace, for each target FPR in ``fprs`` (may be empty):
+    ``{method: {k: (clean batch flagged, [test flagged...], program)}}``, ``method`` =
+    ``avh_method(fpr, fprs[0])`` (the false alarms of the first target are printed); with
+    ``paper_fpr``, also ``avh_paper`` (``paper.learn_paper`` at that target, on the same profiles;
+    its false alarms are printed too); with ``score_all``, also the ``zscore_all`` baseline on the
+    same profiles, ``{k: (clean batch's score, [test scores...])}`` (``scores.profile_scorer``).
     ``holidays`` (parallel to ``trace``; empty: no calendar) flags the batches on a day off: they
-    are passed to learning and judging as ``auto_validate.holidays`` would (``--holidays``).
+    are passed to learning and judging as ``auto_validate.holidays`` would (``--holidays``);
+    ``avh_paper`` gets no calendar. ``seconds`` (when given) accumulates the time spent in
+    ``avh_paper``'s learning and judging under ``PAPER``.
 
     Equivalent to ``judge(learn(trace[k-30:k], column, fpr, seed), batch)`` for each step and batch, but
     with the engine's profiles computed in a few segmented runs (the 60 clean batches once by
@@ -143,7 +151,11 @@ def avh_trace(
         return cache.profiles(cache_key, frames, column, kind, lambda todo: profile_frames(todo, column, kind))
 
     clean = profiled([b[[column]] for b in trace[: steps.stop]])
-    out: dict[float, dict[int, tuple[bool, list[bool], object]]] = {fpr: {} for fpr in fprs}
+    names = {fpr: avh_method(fpr, fprs[0]) for fpr in fprs}
+    out: dict[str, dict[int, tuple[bool, list[bool], object]]] = {name: {} for name in names.values()}
+    if paper_fpr is not None:
+        out[PAPER] = {}
+    pairs: dict[int, dict[str, float]] = {}  # paper.pair_values(clean[i - 1], clean[i]), by i
     scored: dict[int, tuple[float, list[float]]] = {}
     ks = list(steps)
     for i in range(0, len(ks), chunk):
@@ -161,6 +173,27 @@ def avh_trace(
                 scored[k] = (score(clean[k]), [score(p) for p in batches])
             flags = holidays[k - HISTORY : k] if holidays else ()
             holiday = bool(holidays and holidays[k])
+            if paper_fpr is not None:
+                t0 = time.perf_counter()
+                for i in range(k - HISTORY + 1, k):
+                    if i not in pairs:
+                        pairs[i] = paper.pair_values(clean[i - 1], clean[i])
+                learned_paper = paper.learn_paper(
+                    clean[k - HISTORY : k],
+                    learned,
+                    paper_fpr,
+                    history_pairs=[pairs[i] for i in range(k - HISTORY + 1, k)],
+                )
+                violations_paper = learned_paper.judge(clean[k])
+                day = dates[k] if k < len(dates) else "?"
+                for v in violations_paper:
+                    print(f"# avh_paper false alarm on real batch {k} of the trace, {day}: {v}", flush=True)
+                flagged_paper = [bool(learned_paper.judge(p)) for p in batches]
+                out[PAPER][k] = (bool(violations_paper), flagged_paper, learned_paper)
+                if seconds is not None:
+                    seconds[PAPER] = seconds.get(PAPER, 0.0) + time.perf_counter() - t0
+            if not fprs:
+                continue
             programs = learn_at_targets(clean[k - HISTORY : k], learned, fprs, holidays=flags)
             for fpr in fprs:
                 program = programs[fpr]
@@ -174,7 +207,7 @@ def avh_trace(
                         print(
                             f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}", flush=True
                         )
-                out[fpr][k] = (bool(violations), flagged, program)
+                out[names[fpr]][k] = (bool(violations), flagged, program)
     return out, scored
 
 
@@ -364,11 +397,11 @@ def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
         elif name == "zscore_all":
             continue  # scored on AVH's profiles, with AVH
         elif name.startswith("avh"):
-            if name != "avh":
+            if name not in ("avh", PAPER):
                 continue  # the other targets are learned with the primary one
             reason = avh_available()
             if reason:
-                print(f"# avh skipped: streamdq.autovalidate.learn not importable ({reason})", flush=True)
+                print(f"# {name} skipped: streamdq.autovalidate.learn not importable ({reason})", flush=True)
                 continue
             use_avh = True
         else:
@@ -434,20 +467,24 @@ def _run_sources(
                     skipped += len(catalogue) - len(tests[k])
                 column_key = f"{source_name}.{column}"
                 if use_avh:
-                    tally = tallies[("avh", kind)]
-                    t0 = time.perf_counter()
+                    t0, spent = time.perf_counter(), {PAPER: 0.0}
+                    fprs = (args.fpr, *args.also_fpr) if "avh" in args.methods else ()
                     by_target, scored = avh_trace(
-                        trace, column, kind, steps, seeds, tests, (args.fpr, *args.also_fpr), args.chunk,
+                        trace, column, kind, steps, seeds, tests, fprs, args.chunk,
                         cache=args.profile_cache,
                         cache_key=f"{source_name}-{start}-{column}-{kind}",
                         dates=source.dates[start : start + TRACE],
                         incident_of=functools.partial(source.incident, column=column),
                         score_all="zscore_all" in args.methods,
                         holidays=trace_holidays,
+                        paper_fpr=args.fpr if PAPER in args.methods else None,
+                        seconds=spent,
                     )
-                    tally.fit_seconds += time.perf_counter() - t0
-                    for fpr, verdicts in by_target.items():
-                        name = avh_method(fpr, args.fpr)
+                    if "avh" in by_target:
+                        tallies[("avh", kind)].fit_seconds += time.perf_counter() - t0 - spent[PAPER]
+                    if PAPER in by_target:
+                        tallies[(PAPER, kind)].fit_seconds += spent[PAPER]
+                    for name, verdicts in by_target.items():
                         for k in steps:
                             clean_flag, flags, _ = verdicts[k]
                             tallies[(name, kind)].fits += 1
@@ -462,9 +499,9 @@ def _run_sources(
                         incident = bool(source.incident(source.dates[start + k], column))
                         keep = (records[("zscore_all", kind)], records[("zscore_all", column_key)])
                         _record_scores(keep, clean_score, incident, tests[k], test_scores)
-                    if args.check_learn:
+                    if args.check_learn and "avh" in by_target:
                         k = steps.start
-                        program = by_target[args.fpr][k][2]
+                        program = by_target["avh"][k][2]
                         checks.append(check_learn(trace, column, k, seeds[k], args.fpr, program, trace_holidays))
                 for k in steps:
                     history, nxt = trace[k - HISTORY : k], trace[k]
