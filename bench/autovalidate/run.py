@@ -21,7 +21,11 @@ bound, recall over all recall tests, recall per issue type, and precision in the
 tests (60K precision tests to 40K recall tests: precision = 0.4 R / (0.4 R + 0.6 FPR)). Methods:
 ``avh`` (``streamdq.autovalidate.learn`` at fpr=0.001), ``avh_0.01`` and ``avh_0.05`` (the same
 learner at looser targets, on the same profiles: the precision/recall frontier the baselines
-are compared with) and the baselines of ``baselines.py``. Two of them, ``zscore`` (OnlineNormal's
+are compared with), ``avh_paper`` (the paper's algorithm as published, ``paper.py``: its metric
+space, ADF and lag differencing, Chebyshev/Cantelli/CLT bounds and greedy selection on the paper's
+ten issue types, at the same target ``--fpr``, learned and judged on AVH's profiles at AVH's
+seeds; it runs with the profiles, so it needs neither Spark of its own nor ``avh`` in
+``--methods``) and the baselines of ``baselines.py``. Two of them, ``zscore`` (OnlineNormal's
 metrics) and ``zscore_all`` (AVH's metric space, on AVH's profiles), are scorers: after the run each
 gets the threshold at which it raises no more false alarms than AVH at each target, chosen on the
 evaluation batches themselves (an oracle calibration, ``scores.py``), and its recall there is
@@ -42,8 +46,8 @@ Held-out feeds: ``--sources weather_ewr,co2`` (``data.HELD_OUT``: one airport's 
 were not looked at while choosing any learner change; report them apart.
 
     python bench/autovalidate/run.py [--quick] [--sources flights,weather] [--traces N] [--first-trace N] [--steps N]
-                                     [--methods avh,online_normal,online_normal_5,tfdv_linf,deequ_default,
-                                                streamdq_suggest,zscore,zscore_all]
+                                     [--methods avh,avh_paper,online_normal,online_normal_5,tfdv_linf,
+                                                deequ_default,streamdq_suggest,zscore,zscore_all]
                                      [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
                                      [--by-corruption] [--by-column] [--holidays source|none|YAML]
 
@@ -694,7 +698,11 @@ def report_matched(
     pooled, one threshold per scorer), their recall per issue type beside AVH's at the primary
     target, and their precision/recall sweep over ``SWEEP``."""
     scorers = [m for m in methods if any((m, k) in records for k in ("numeric", "categorical"))]
-    targets = [m for m in methods if m.startswith("avh") and any((m, k) in tallies for k in ("numeric", "categorical"))]
+    targets = [
+        m
+        for m in methods
+        if m.startswith("avh") and m != PAPER and any((m, k) in tallies for k in ("numeric", "categorical"))
+    ]
     result: dict[str, float] = {}
     if not scorers:
         return result
@@ -800,7 +808,7 @@ def main() -> None:
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
     parser.add_argument(
         "--methods",
-        default="avh,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest,zscore,zscore_all",
+        default="avh,avh_paper,online_normal,online_normal_5,tfdv_linf,deequ_default,streamdq_suggest,zscore,zscore_all",
     )
     parser.add_argument("--fpr", type=float, default=TARGET_FPR, help="AVH's target FPR (the `avh` rows)")
     parser.add_argument(
