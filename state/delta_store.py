@@ -30,22 +30,30 @@ Exactly once (DESIGN.md section 5)
 
     Derived rows after the report: the ``metrics`` and ``results`` rows of a batch are, for
     the streaming handler, exactly ``metric_records(report) + measure_records(report)`` and
-    ``result_records(report)``. When a commit's rows are those (checked), they are built and
-    written AFTER the report (and the tables beside it), in the background, while the
-    stream goes on to its next batch: a typical batch's commit then writes the states log
-    and the report, side by side, instead of four tables in two steps (bench/README.md,
-    commit). The report's commit then also carries the application transaction
-    ``(derived_app_id(query_id), batch_id)``. Every public method of the store first waits for
-    the background writes (a failed one is retried there, in the caller's thread, and raises
-    ``StateStoreError`` if it fails again), and for those of every other instance on the same
-    root in this process, so a reader in the stream's process always sees them. After
-    a crash the rows of the last committed batch may be missing: the query's next commit
-    (any store instance; a restarted driver's first) sees the derived transaction at its last
-    batch and writes them from the stored report before anything else. Only that batch can
-    be incomplete: each commit waits for the previous one's background writes. Until then a
-    reader in another process sees that one batch without its metric and result rows.
-    Other callers' rows (not derived from the report) are written before the report, as
-    every other table.
+    ``result_records(report)``. When a commit's rows are those (checked), they are written
+    AFTER the report (and the tables beside it), in the background: a typical batch's commit
+    then writes the states log and the report, side by side, instead of four tables in two
+    steps (bench/README.md, commit). They are also written for many batches at once: the
+    store keeps them (``derived_buffer.DerivedBuffer``) until the oldest has waited
+    ``derived_delay`` seconds (default 2; 0: every batch), then appends every kept batch's rows
+    in one commit per table, whose application-transaction version is the newest batch among
+    them (bench/README.md, streaming: two delta-rs commits per batch beside the next batch's
+    compute cost a small batch's trigger ~10% on 2 cores). An idle stream's kept rows are
+    written by a timer after the same delay. The report's commit then also carries the
+    application transactions ``(derived_app_id(query_id), batch_id)`` and
+    ``(unwritten_app_id(query_id), oldest batch id whose rows were kept or in flight)``.
+    Every public method of the store first writes the kept rows and waits for them (a failed
+    write is retried there, in order, in the caller's thread, and raises ``StateStoreError``
+    if it fails again), and has every other instance on the same root in this process do the
+    same, so a reader in the stream's process always sees them; ``commit`` itself only waits
+    for the writes already started. After a crash the rows of the batches from the unwritten
+    transaction's version up to the last committed batch may be missing: the query's next
+    commit (any store instance; a restarted driver's first) and ``recover`` write them from
+    the stored reports before anything else, each table skipping the batches its own
+    transaction version says it holds. Until then, and for up to ``derived_delay`` seconds in
+    a running stream, a reader in another process sees those batches' reports without their
+    metric and result rows. Other callers' rows (not derived from the report) are written
+    before the report, as every other table, after the kept rows of the same query.
 
     The store instance that committed a query's last batch in this process trusts its cached
     table snapshots for that query's next commit: each write moves its snapshot to the version
@@ -92,8 +100,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -108,6 +118,7 @@ from deltalake.transaction import CommitProperties, PostCommitHookProperties, Tr
 from streamdq.state import maintenance, queries
 from streamdq.state import schemas as S
 from streamdq.state import tables as T
+from streamdq.state.derived_buffer import DERIVED_TABLES, DerivedBuffer, PendingBatch, table_rows
 from streamdq.state.queries import decode_state
 from streamdq.state.records import (
     DetectorStateRecord,
@@ -145,6 +156,13 @@ def derived_app_id(query_id: str) -> str:
     return f"streamdq:{query_id}:derived"
 
 
+def unwritten_app_id(query_id: str) -> str:
+    """The application transaction a report's commit carries beside the derived one: its
+    version is the oldest batch id of the query whose ``metrics`` and ``results`` rows may not be
+    written yet (every batch before it has them; a repair after a crash starts there)."""
+    return f"streamdq:{query_id}:unwritten"
+
+
 def with_app_id(query_id: str, name: str) -> str:
     """The application transaction a report's commit carries (version = the batch id) when
     data table ``name`` was written at the same time as the report: the batch is committed
@@ -175,6 +193,11 @@ _IN_FLIGHT_GUARD = threading.Lock()
 instance on the root (a reader opened beside the stream's writer) waits for them too."""
 
 
+_BUFFERING: dict[str, weakref.WeakSet[DeltaStateStore]] = {}
+"""Per store root: the store instances of this process that buffer report-derived rows, so
+that a reader on the root has them written first (``settle``)."""
+
+
 def _track(root: str, future: Future[bool]) -> None:
     with _IN_FLIGHT_GUARD:
         _IN_FLIGHT.setdefault(root, set()).add(future)
@@ -184,6 +207,16 @@ def _track(root: str, future: Future[bool]) -> None:
             _IN_FLIGHT.get(root, set()).discard(f)
 
     future.add_done_callback(done)
+
+
+def _after(before: list[Future[bool]], write: Callable[[], bool]) -> bool:
+    """Run ``write`` once the writes ``before`` have finished; when one of them failed, fail
+    without writing (``settle`` retries the failed ones first, in order: a newer batch's rows
+    must not reach a table before an older batch's, or the older ones would be skipped)."""
+    wait(before)
+    if any(f.exception() is not None for f in before):
+        raise StateStoreError("an earlier write of derived rows failed; this one waits for its retry")
+    return write()
 
 
 def _in_flight(root: str) -> list[Future[bool]]:
@@ -204,6 +237,16 @@ def _writer_lock(table_path: str, app: str) -> threading.Lock:
         return _WRITER_LOCKS.setdefault((table_path, app), threading.Lock())
 
 
+@dataclass(frozen=True)
+class _Flush:
+    """A background write of buffered batches' derived rows (``first``: the oldest batch id)."""
+
+    query_id: str
+    first: int
+    futures: list[Future[bool]]
+    writes: list[Callable[[], bool]]
+
+
 class StateStoreError(StreamdqError, RuntimeError):
     """A state-store operation failed for a reason other than bad input."""
 
@@ -216,7 +259,8 @@ class DeltaStateStore:
     table write after concurrent-commit conflicts. ``history_scan`` is how many recent
     commits of a snapshot table are inspected for an uncommitted tail. ``defer_derived``
     (default on) writes a batch's report-derived ``metrics`` and ``results`` rows after its
-    report, in the background (module docstring, Exactly once).
+    report, in the background, for all the batches of ``derived_delay`` seconds at once
+    (module docstring, Exactly once).
     """
 
     PERSISTENT: ClassVar[bool] = True
@@ -250,9 +294,12 @@ class DeltaStateStore:
         log_retention_hours: float | None = 1.0,
         snapshot_every: int = 20,
         defer_derived: bool = True,
+        derived_delay: float = 2.0,
     ) -> None:
         if checkpoint_every < 1 or compact_every < 1 or snapshot_every < 1:
             raise InvalidArgument("checkpoint_every, compact_every and snapshot_every must be >= 1")
+        if derived_delay < 0:
+            raise InvalidArgument(f"derived_delay must be >= 0 seconds, got {derived_delay}")
         if log_retention_hours is not None and log_retention_hours < 0:
             raise InvalidArgument(f"log_retention_hours must be >= 0 or None, got {log_retention_hours}")
         self.root = str(root).rstrip("/")
@@ -270,8 +317,11 @@ class DeltaStateStore:
         self.snapshot_every = snapshot_every
         self._views: dict[str, _View] = {}
         self.defer_derived = defer_derived
-        # the background writes of the last commit's derived rows: (query, futures, writes)
-        self._deferred: tuple[str, list[Future[bool]], list[Callable[[], bool]]] | None = None
+        # committed batches' report-derived rows, written together every ``derived_delay`` s
+        self._buffer = DerivedBuffer(delay=derived_delay, on_due=self._flush_due)
+        self._flush_lock = threading.Lock()  # starting a flush (the committing and the timer thread)
+        # the background writes of derived rows in flight
+        self._deferred: list[_Flush] = []
         self._token = object()
         # per query: the tables whose cached snapshot has every commit of the query, with the
         # query's application-transaction version in each (what transaction_version would say)
@@ -404,13 +454,16 @@ class DeltaStateStore:
         batch_id: int,
         dataset: str,
         write: Callable[[DeltaTable, CommitProperties, PostCommitHookProperties], None],
-        also: Sequence[str] = (),
+        also: Sequence[str | tuple[str, int]] = (),
     ) -> bool:
         """Run ``write`` unless ``name`` already holds (query_id, batch_id). True if written.
-        The commit also sets the application transactions ``also`` to ``batch_id``."""
+        The commit also sets the application transactions ``also``: to ``batch_id``, or to the
+        version given with one as ``(app, version)``."""
         app = app_id(query_id)
         props = CommitProperties(
-            app_transactions=[Transaction(a, batch_id) for a in (app, *also)],
+            app_transactions=[
+                Transaction(a, batch_id) if isinstance(a, str) else Transaction(*a) for a in (app, *also)
+            ],
             custom_metadata={META_QUERY: query_id, META_BATCH: str(batch_id), META_DATASET: dataset},
         )
         hooks = PostCommitHookProperties(create_checkpoint=False)
@@ -459,7 +512,13 @@ class DeltaStateStore:
         raise AssertionError("unreachable")
 
     def _append(
-        self, name: str, data: pa.Table, query_id: str, batch_id: int, dataset: str, also: Sequence[str] = ()
+        self,
+        name: str,
+        data: pa.Table,
+        query_id: str,
+        batch_id: int,
+        dataset: str,
+        also: Sequence[str | tuple[str, int]] = (),
     ) -> bool:
         def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
             write_deltalake(
@@ -467,17 +526,6 @@ class DeltaStateStore:
             )
 
         return self._write_once(name, query_id, batch_id, dataset, write, also)
-
-    def _append_built(
-        self,
-        name: str,
-        build: Callable[[Sequence[Any], BatchReport], pa.Table],
-        records: Sequence[Any],
-        report: BatchReport,
-        batch_id: int,
-    ) -> bool:
-        """Build the rows of a report's own records, then append them (a background write)."""
-        return self._append(name, build(records, report), report.query_id, batch_id, report.dataset)
 
     def commit(
         self,
@@ -511,7 +559,7 @@ class DeltaStateStore:
         # predecessor) are serialized as a whole: otherwise each could win some tables and
         # both report True. Different queries still commit concurrently.
         app = app_id(query_id)
-        self.settle()
+        self._settle_in_flight()  # the buffered rows of earlier batches may wait (derived_delay)
         with _writer_lock(self.root, app):
             if _LAST_COMMITTER.get((self.root, app)) is not self._token:
                 self._known.pop(query_id, None)  # another store instance committed this query
@@ -570,12 +618,15 @@ class DeltaStateStore:
         # ``WITH_REPORT`` tables, after them otherwise.
         writes: list[Callable[[], bool]] = []
         written: list[str] = []  # the table each of ``writes`` writes
-        later: list[Callable[[], bool]] = []  # the report's own rows, written after it
         if self.defer_derived and (metrics or results):
             derived_metrics, derived_results = derived_rows(report)
             deferred = list(metrics) == derived_metrics and list(results) == derived_results
         else:
             deferred = False
+        if (metrics or results) and not deferred:
+            # rows written now must come after the buffered batches' (each table's transaction
+            # version only grows)
+            self._write_derived(self._buffer.take(query_id), background=False)
         if log_rows.num_rows:
             writes.append(partial(self._append, S.STATES, log_rows, query_id, batch_id, dataset))
             written.append(S.STATES)
@@ -587,9 +638,7 @@ class DeltaStateStore:
             (S.METRICS, metrics, T.metric_table),
             (S.RESULTS, results, T.result_table),
         ):
-            if records and deferred:  # the report's own rows: built in the background too
-                later.append(partial(self._append_built, name, build, records, report, batch_id))
-            elif records:
+            if records and not deferred:
                 writes.append(
                     partial(self._append, name, build(records, report), query_id, batch_id, dataset)
                 )
@@ -608,7 +657,10 @@ class DeltaStateStore:
         # writer of the same query committed it meanwhile (every data write it had made was
         # then skipped or is the same batch's, under the same application transaction), or
         # that this replay completes the data writes a crash cut short beside it
-        also = [derived_app_id(query_id)] if later else []
+        later = deferred and bool(metrics or results)  # the report's own rows, written after it
+        also: list[str | tuple[str, int]] = [derived_app_id(query_id)] if later else []
+        if later:
+            also.append((unwritten_app_id(query_id), self._unwritten_from(query_id, batch_id)))
         report_rows = T.report_table(report, now)
         if self.parallel_writes and writes and set(written) <= set(WITH_REPORT):
             # the report goes at the same time as the data tables: its commit names each of
@@ -624,37 +676,88 @@ class DeltaStateStore:
             reports = self._table(S.REPORTS)
             assert reports is not None
             self._repair_derived(reports, query_id, stored)
-            later = []
+            later = False
         # the batch is committed: the view moves on (a failed write above left it as it was)
         view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
         if wrote and later:
-            if self.parallel_writes and not self._maintenance_due():
-                self._defer(query_id, later)
-            else:
-                self._run_all(later)  # maintenance rewrites every table: nothing may run beside it
+            due = self._buffer.add(query_id, PendingBatch(report, tuple(metrics), tuple(results)))
+            _BUFFERING.setdefault(self.root, weakref.WeakSet()).add(self)
+            if not self.parallel_writes or self._maintenance_due():
+                # maintenance rewrites every table: nothing may run beside it
+                self._write_derived(self._buffer.take(), background=False)
+            elif due:
+                self._flush_due()
         if wrote:
             self._maybe_maintain()
         return wrote
 
     # -- derived rows after the report ---------------------------------------------------
-    def _defer(self, query_id: str, writes: list[Callable[[], bool]]) -> None:
-        """Start ``writes`` in the writer threads; ``settle`` waits for them."""
-        pool = self._writer_pool()
-        futures = [pool.submit(w) for w in writes]
-        for f in futures:
-            _track(self.root, f)
-        self._deferred = (query_id, futures, writes)
+    def _flush_due(self) -> None:
+        """Start writing every buffered batch's rows in the writer threads (the buffer is due,
+        or its idle timer fired); ``settle`` waits for them."""
+        self._write_derived(self._buffer.take(), background=True)
+
+    def _write_derived(self, taken: dict[str, list[PendingBatch]], *, background: bool) -> None:
+        """Write the buffered batches ``taken`` (per query): one append per table and query.
+        In the background, each write first waits for the flushes still in flight, so a
+        table's transaction version only grows."""
+        if not taken:
+            return
+        with self._flush_lock:
+            before = [f for flush in self._deferred for f in flush.futures]
+            for query_id, batches in taken.items():
+                writes: list[Callable[[], bool]] = [
+                    partial(self._write_group, query_id, name, batches) for name in DERIVED_TABLES
+                ]
+                if not background:
+                    wait(before)
+                    self._run_all(writes)
+                    continue
+                pool = self._writer_pool()
+                futures = [pool.submit(_after, before, w) for w in writes]
+                for f in futures:
+                    _track(self.root, f)
+                self._deferred.append(_Flush(query_id, batches[0].batch_id, futures, writes))
+
+    def _write_group(self, query_id: str, name: str, batches: list[PendingBatch]) -> bool:
+        """Append the rows of ``batches`` (one query's, oldest first) to table ``name`` in one
+        commit whose application-transaction version is the newest of them; rows of batches the
+        table already holds (a repair after a crash got there first) are left out."""
+        group = table_rows(name, batches)
+        if group is None:
+            return False
+        app = app_id(query_id)
+
+        def write(dt: DeltaTable, props: CommitProperties, hooks: PostCommitHookProperties) -> None:
+            done = dt.transaction_version(app)
+            rows = group.rows
+            if done is not None:
+                rows = rows.filter(pc.greater(rows.column("batch_id"), done))
+            write_deltalake(dt, rows, mode="append", commit_properties=props, post_commithook_properties=hooks)
+
+        return self._write_once(name, query_id, group.last_batch, batches[-1].report.dataset, write)
 
     def settle(self) -> None:
-        """Wait for the last commit's background writes (no-op when none). A write that failed
-        is retried here, in the caller's thread (each write skips itself when its table already
-        holds the batch); raises ``StateStoreError`` when it fails again (the query's next
-        commit on any store, or this one's, then writes the rows from the stored report). Then
-        waits for the background writes of the other store instances on the same root in this
-        process (a reader opened beside the stream's writer; their owners retry them)."""
-        pending, self._deferred = self._deferred, None
-        if pending is not None:
-            self._finish(*pending)
+        """Write the buffered rows of committed batches now and wait for them (no-op when
+        none). A write that failed is retried here, in the caller's thread (each write skips
+        itself when its table already holds the batch); raises ``StateStoreError`` when it
+        fails again (the query's next commit on any store, or this one's, then writes the rows
+        from the stored reports). Then has the other store instances on the same root in this
+        process write theirs too, and waits for them (a reader opened beside the stream's
+        writer; their owners retry failed ones)."""
+        self._flush_due()
+        for other in list(_BUFFERING.get(self.root, ())):
+            if other is not self:
+                other._flush_due()
+        self._settle_in_flight()
+
+    def _settle_in_flight(self) -> None:
+        """Wait for the derived-row writes already started (this instance's first, retrying a
+        failed one; then every other instance's on the root), without starting new ones."""
+        with self._flush_lock:
+            pending, self._deferred = self._deferred, []
+        for flush in pending:
+            self._finish(flush.query_id, flush.futures, flush.writes)
         others = _in_flight(self.root)
         if others:
             wait(others)
@@ -673,12 +776,21 @@ class DeltaStateStore:
             self._known.pop(query_id, None)
             raise StateStoreError(
                 f"state store {self.root}: writing the metrics and results rows of query {query_id}'s "
-                f"last batch failed twice ({errors[0]}; then {exc}); its next commit writes them "
-                "again from the stored report"
+                f"buffered batches failed twice ({errors[0]}; then {exc}); its next commit writes them "
+                "again from the stored reports"
             ) from exc
 
+    def _unwritten_from(self, query_id: str, batch_id: int) -> int:
+        """The oldest batch id of ``query_id`` whose derived rows may be unwritten when batch
+        ``batch_id`` (about to be buffered) commits: the oldest buffered or in flight, else
+        ``batch_id`` itself."""
+        with self._flush_lock:
+            firsts = [f.first for f in self._deferred if f.query_id == query_id]
+            firsts += [b.batch_id for b in self._buffer.peek(query_id)[:1]]
+        return min([*firsts, batch_id])
+
     def recover(self, query_id: str) -> None:
-        """Write the rows a crash cut short of ``query_id``'s last committed batch (its
+        """Write the rows a crash cut short of ``query_id``'s last committed batches (their
         report-derived metrics and results); a no-op when none are missing. The query's next
         commit does the same first; a runner calls this when it starts, so that the rows are
         there even when no batch follows (an ``availableNow`` restart with nothing new)."""
@@ -686,34 +798,60 @@ class DeltaStateStore:
         app = app_id(query_id)
         with _writer_lock(self.root, app):
             reports = self.table(S.REPORTS)
-            last = None if reports is None else reports.transaction_version(app)
+            last = None if reports is None else self._completed(reports, query_id)[0]
             if reports is not None and last is not None:
                 self._repair_derived(reports, query_id, last)
 
     def _repair_derived(self, reports: DeltaTable, query_id: str, last: int) -> None:
-        """Write the report-derived rows of ``query_id``'s last committed batch ``last`` that a
-        crash left unwritten (its report's commit carries the derived transaction at ``last``;
-        each table's own transaction check skips the rows it already holds)."""
-        if reports.transaction_version(derived_app_id(query_id)) != last:
+        """Write the report-derived rows of ``query_id``'s committed batches up to ``last`` that a
+        crash left unwritten (buffered, or in flight). The report commits say which batches may
+        lack them: the derived transaction is the newest batch whose rows went after its report,
+        the unwritten one the oldest whose rows were not yet written then (absent in a store
+        written before buffering: only the newest). Each table's own transaction version skips
+        the batches it already holds."""
+        derived = reports.transaction_version(derived_app_id(query_id))
+        if derived is None:
             return
-        report = self.report(query_id, last)
-        if report is None:
+        upto = min(derived, last)
+        first = reports.transaction_version(unwritten_app_id(query_id))
+        first = upto if first is None else first
+        app = app_id(query_id)
+        missing: dict[str, int] = {}
+        for name in DERIVED_TABLES:
+            dt = self._table(name)
+            done = None if dt is None else dt.transaction_version(app)
+            if done is None or done < upto:
+                missing[name] = max(first, -1 if done is None else done + 1)
+        if not missing:
             return
-        derived_metrics, derived_results = derived_rows(report)
-        tables = {
-            S.METRICS: T.metric_table(derived_metrics, report),
-            S.RESULTS: T.result_table(derived_results, report),
-        }
-        for name, rows in tables.items():
-            if rows.num_rows and self._append(name, rows, query_id, last, report.dataset):
+        batches = [
+            PendingBatch(report, tuple(metrics), tuple(results))
+            for report in self._reports_between(reports, query_id, min(missing.values()), upto)
+            for metrics, results in (derived_rows(report),)
+        ]
+        for name, start in missing.items():
+            mine = [b for b in batches if b.batch_id >= start]
+            if mine and self._write_group(query_id, name, mine):
                 log.warning(
-                    "state store %s: wrote the %s rows of query %s's batch %s from its report "
-                    "(a crash came after its commit)",
+                    "state store %s: wrote the %s rows of query %s's batches %s..%s from their reports "
+                    "(a crash came after their commits)",
                     self.root,
                     name,
                     query_id,
-                    last,
+                    mine[0].batch_id,
+                    mine[-1].batch_id,
                 )
+
+    def _reports_between(self, reports: DeltaTable, query_id: str, first: int, last: int) -> list[BatchReport]:
+        """The stored reports of ``query_id``'s batches ``first..last`` (committed ones), oldest first."""
+        rows = reports.to_pyarrow_dataset(file_pruning_predicate=f"query_id = {lit(query_id)}").to_table(
+            columns=["batch_id", "report"],
+            filter=(pads.field("query_id") == query_id)
+            & (pads.field("batch_id") >= first)
+            & (pads.field("batch_id") <= last),
+        )
+        ordered = rows.sort_by("batch_id")
+        return [BatchReport.from_json(text) for text in ordered.column("report").to_pylist()]
 
     def _maintenance_due(self) -> bool:
         dt = self._table(S.REPORTS, refresh=False)

@@ -68,6 +68,7 @@ class StateStore(Protocol):
         ...
 
     def settle(self) -> None:
-        """Wait until every row of the committed batches is written (a store may write a batch's
-        report-derived rows after its report, in the background; its own reads always wait)."""
+        """Write every row of the committed batches now and wait for it (a store may keep a
+        batch's report-derived rows to write them after its report, with later batches', in
+        the background; its own reads always do this first)."""
         ...

@@ -115,6 +115,7 @@ class StateConfig:
     log_retention_hours: float = 1.0
     storage_options: dict[str, str] = field(default_factory=dict)
     pipelined_commit: bool = False
+    metrics_write_delay_seconds: float = 2.0
 
 
 STATE_TABLE = Table(
@@ -154,6 +155,14 @@ STATE_TABLE = Table(
             default=False,
             example="true",
             doc="judge, commit and emit a batch while Spark plans the next (local checkpoints only); false: before foreachBatch returns",
+        ),
+        Key(
+            "metrics_write_delay_seconds",
+            number(0, unit="seconds"),
+            default=2.0,
+            example=2,
+            doc="seconds a batch's metrics and results rows may wait to be written together with later batches' "
+            "(one table write for many batches; the report is written at once); 0: after every batch",
         ),
         Key(
             "storage_options",

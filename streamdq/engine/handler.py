@@ -405,20 +405,7 @@ class BatchHandler:
         report = replace(report, timings=timings)
         self.last_report = report
         self._emit(report)
-        if self.pipelined and self.store is not None:
-            self._settle_store()
         return report
-
-    def _settle_store(self) -> None:
-        """Pipelined: let the store finish this batch's background writes (its report-derived
-        metrics and results rows) inside the tail, off the trigger's path, rather than beside
-        the next batch's compute. A failure is the store's to repair: the query's next commit
-        writes those rows again from the stored report."""
-        assert self.store is not None
-        try:
-            self.store.settle()
-        except Exception:
-            log.exception("state store: the background writes of the last batch failed")
 
     # -- stage 2: compute ------------------------------------------------------------------
     def _event_micros(self) -> Column:

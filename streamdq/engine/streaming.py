@@ -172,6 +172,7 @@ class StreamRunner:
             self.config.state.path,
             storage_options=self.config.state.storage_options or None,
             log_retention_hours=self.config.state.log_retention_hours,
+            derived_delay=self.config.state.metrics_write_delay_seconds,
         )
 
     def _state_dir(self) -> str:

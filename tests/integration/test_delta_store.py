@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable
 from streamdq.state import DeltaStateStore, DetectorStateRecord, metric_records, result_records
 from streamdq.state import schemas as S
-from streamdq.state.delta_store import app_id, derived_app_id, with_app_id
+from streamdq.state.delta_store import app_id, derived_app_id, unwritten_app_id, with_app_id
 
 from streamdq.analyzers import Completeness, Mean, Size
 from streamdq.analyzers.basic_states import NumMatches, NumMatchesAndCount, SumState
@@ -131,10 +131,12 @@ def crashing_store(root: Path, table: str, batch: int | None = None) -> DeltaSta
 
 
 def die_after_background_writes(store: DeltaStateStore) -> None:
-    """The process 'dies' once its background writes ended (a failed one is not retried)."""
-    assert store._deferred is not None
-    wait(store._deferred[1])
-    store._deferred = None
+    """The process 'dies' once its buffered derived rows were written as far as they got (a
+    failed write is not retried)."""
+    store._flush_due()
+    for flush in store._deferred:
+        wait(flush.futures)
+    store._deferred = []
 
 
 @pytest.mark.parametrize("crash_before", [S.STATES_LATEST, S.QUARANTINE, S.REPORTS])
@@ -158,6 +160,7 @@ def test_partial_commit_is_repaired_on_replay(tmp_path: Path, crash_before: str)
     # replay completes the commit; every table holds batch 1 once
     assert commit_batch(restarted, 1, states=batch1, quarantine=quarantine(1)) is True
     assert commit_batch(restarted, 1, states=batch1, quarantine=quarantine(1)) is False
+    restarted.settle()  # the derived rows of batch 1 are buffered (derived_delay)
     for name in (S.STATES, S.METRICS, S.RESULTS, S.REPORTS, S.QUARANTINE):
         got = [r["batch_id"] for r in rows(restarted, name)]
         assert got.count(1) == (3 if name == S.STATES else 1), name
@@ -289,6 +292,98 @@ def test_recover_writes_the_cut_short_rows_without_a_new_batch(tmp_path: Path) -
     restarted.recover("q1")  # idempotent
     restarted.recover("never-ran")  # no report: nothing to do
     assert [r["batch_id"] for r in rows(restarted, S.RESULTS)] == [0]
+
+
+def metric_writes(store: DeltaStateStore) -> int:
+    """How many commits appended rows to the metrics table."""
+    return sum(1 for h in DeltaTable(store.path(S.METRICS)).history() if h["operation"] == "WRITE")
+
+
+def test_buffered_batches_are_written_together_and_every_read_sees_them(tmp_path: Path) -> None:
+    """Within ``derived_delay`` the derived rows of many batches wait in the store and go in ONE
+    append per table; the store's own reads (and any store on the root) write them first."""
+    store = DeltaStateStore(str(tmp_path), derived_delay=60)
+    for b in range(5):
+        assert commit_batch(store, b)
+    assert store.table(S.METRICS) is not None  # a read: the five batches are written now
+    assert metric_writes(store) == 1
+    assert sorted(r["batch_id"] for r in rows(store, S.METRICS)) == [0, 1, 2, 3, 4]
+    for b in range(5, 8):
+        assert commit_batch(store, b)
+    reader = DeltaStateStore(str(tmp_path))
+    assert [r["value"] for r in reader.history("orders", "Size").to_pylist()] == [float(b) for b in range(8)]
+    assert metric_writes(store) == 2
+
+
+def test_an_idle_stream_s_buffered_rows_are_written_after_the_delay(tmp_path: Path) -> None:
+    store = DeltaStateStore(str(tmp_path), derived_delay=0.2)
+    assert commit_batch(store, 0)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # no store call: the buffer's timer writes them
+        try:
+            if rows(store, S.METRICS):
+                break
+        except Exception:  # the table does not exist yet, or is being created
+            pass
+        time.sleep(0.05)
+    assert [r["batch_id"] for r in rows(store, S.METRICS)] == [0]
+
+
+def test_a_crash_loses_no_buffered_batch_and_writes_none_twice(tmp_path: Path) -> None:
+    """Batches 0-2 were written, 3-5 still buffered when the process died: the restart writes
+    3-5 from their reports (the reports' commits say where the unwritten ones start) and
+    leaves 0-2 alone."""
+    store = DeltaStateStore(str(tmp_path), derived_delay=60)
+    for b in range(3):
+        assert commit_batch(store, b)
+    store.settle()
+    for b in range(3, 6):
+        assert commit_batch(store, b)
+    store._buffer.take()  # the process dies with them buffered
+    reports = DeltaTable(store.path(S.REPORTS))
+    assert reports.transaction_version(unwritten_app_id("q1")) == 3
+    assert sorted(r["batch_id"] for r in rows(store, S.METRICS)) == [0, 1, 2]
+    restarted = DeltaStateStore(str(tmp_path), derived_delay=60)
+    restarted.recover("q1")
+    for name in (S.METRICS, S.RESULTS):
+        assert sorted(r["batch_id"] for r in rows(restarted, name)) == list(range(6)), name
+    assert commit_batch(restarted, 6)
+    restarted.settle()
+    assert sorted(r["batch_id"] for r in rows(restarted, S.METRICS)) == list(range(7))
+
+
+def test_a_failed_background_write_is_retried_before_the_newer_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newer batch's rows never reach a table before an older batch's that failed (they would
+    then be skipped as already written): the newer write waits, and settle retries in order."""
+    store = DeltaStateStore(str(tmp_path), derived_delay=60)
+    real = DeltaStateStore._write_group
+    failures = [1]
+    written: list[int] = []  # batch ids whose metrics rows were written, in order
+    early: list[int] = []  # batch ids whose metrics write started before batch 1's was written
+
+    def flaky(query_id, name, batches):  # type: ignore[no-untyped-def]
+        if name == S.METRICS and batches[0].batch_id == 2 and 1 not in written:
+            early.append(2)
+        if name == S.METRICS and batches[0].batch_id == 1 and failures[0]:
+            failures[0] -= 1
+            time.sleep(0.2)  # batch 2's write is queued behind it meanwhile
+            raise OSError("disk full")
+        done = real(store, query_id, name, batches)
+        if name == S.METRICS and done:
+            written.extend(b.batch_id for b in batches)
+        return done
+
+    monkeypatch.setattr(store, "_write_group", flaky)  # this instance's (other tests' timers may fire)
+    for b in range(3):
+        assert commit_batch(store, b)
+    buffered = store._buffer.take()["q1"]
+    for batch in buffered[:1], buffered[1:2], buffered[2:]:  # three flushes in flight at once
+        store._write_derived({"q1": batch}, background=True)
+    store.settle()
+    assert early == [] and written == [0, 1, 2]
+    assert sorted(r["batch_id"] for r in rows(store, S.METRICS)) == [0, 1, 2]
 
 
 def test_derived_rows_are_written_after_the_report_and_read_back_at_once(
@@ -562,6 +657,7 @@ def test_concurrent_commits_from_threads(tmp_path: Path) -> None:
     assert sorted(outcomes) == [False, True, True]
     reports = [(r["query_id"], r["batch_id"]) for r in rows(stores[0], S.REPORTS)]
     assert sorted(reports) == [("q1", 0), ("q1", 1), ("q9", 1)]
+    stores[0].settle()  # has every store instance on the root write its buffered rows
     metrics = [(r["query_id"], r["batch_id"]) for r in rows(stores[0], S.METRICS)]
     assert sorted(metrics) == [("q1", 0), ("q1", 1), ("q9", 1)]
     assert stores[0].load_states("orders") == {("total", None, SIZE.state_key()): NumMatches(1)}
@@ -660,7 +756,7 @@ def test_quoted_dataset_names_and_closed_windows_via_the_report(tmp_path: Path) 
 
 
 def test_maintain_compacts_and_vacuums(tmp_path: Path) -> None:
-    store = DeltaStateStore(str(tmp_path))
+    store = DeltaStateStore(str(tmp_path), derived_delay=0)  # one metrics file per batch
     for b in range(4):
         commit_batch(store, b)
     files_before = len(DeltaTable(store.path(S.METRICS)).file_uris())

@@ -230,6 +230,7 @@ def test_a_commit_by_another_store_instance_is_seen(tmp_path: Path, caplog: pyte
     assert second.commit("q1", 1, **batch_kw(1, 2))
     assert first.commit("q1", 1, **batch_kw(1, 2)) is False  # its cached snapshot says 0
     assert first.commit("q1", 2, **batch_kw(2, 3))
+    first.settle()  # the buffered derived rows of both instances
     for name in (S.STATES, S.RESULTS, S.DETECTORS, S.REPORTS):
         assert committed_rows(tmp_path, name) == ([2] if name == S.DETECTORS else [0, 1, 2]), name
     assert no_conflict_retries(caplog)

@@ -116,22 +116,3 @@ def test_a_failed_tail_is_raised_by_the_next_batch_and_committed_once_by_a_new_h
     assert sorted(r["batch_id"] for r in store.table("reports").to_pylist()) == [0, 1, 2]
 
 
-class _SettleCount(InMemoryStateStore):
-    def __init__(self) -> None:
-        super().__init__()
-        self.settled: list[int | None] = []
-
-    def settle(self) -> None:
-        self.settled.append(self.last_committed_batch("q1"))
-        super().settle()
-
-
-def test_the_tail_finishes_the_stores_background_writes(spark: Any) -> None:
-    # a batch's derived rows are written inside its tail, off the trigger's path, not beside
-    # the next batch's compute
-    store, sink = _SettleCount(), _Collect()
-    handler = _handler(store, sink, pipelined=True)
-    for i in range(3):
-        handler(spark.createDataFrame(_rows(i, 2), SCHEMA), i)
-    handler.finish_pending()
-    assert [b for b in store.settled if b is not None][-2:] == [1, 2]  # after each pipelined commit
