@@ -162,7 +162,7 @@ def pair_values(previous: ColumnProfile, current: ColumnProfile) -> dict[str, fl
     return {name: float(raw[key]) for name, key in names.items() if key in raw and math.isfinite(raw[key])}
 
 
-def adf_stationary(series: Sequence[float]) -> bool:
+def adf_stationary(series: Sequence[float] | np.ndarray) -> bool:
     """ADF: the unit root rejected at ``ADF_ALPHA`` (constant series: stationary; too short or
     failing: not)."""
     from statsmodels.tsa.stattools import adfuller
