@@ -190,8 +190,8 @@ def avh_trace(
                 )
                 violations_paper = learned_paper.judge(clean[k])
                 day = dates[k] if k < len(dates) else "?"
-                for v in violations_paper:
-                    print(f"# avh_paper false alarm on real batch {k} of the trace, {day}: {v}", flush=True)
+                for shown in violations_paper:
+                    print(f"# avh_paper false alarm on real batch {k} of the trace, {day}: {shown}", flush=True)
                 flagged_paper = [bool(learned_paper.judge(p)) for p in batches]
                 out[PAPER][k] = (bool(violations_paper), flagged_paper, learned_paper)
                 if seconds is not None:
