@@ -54,6 +54,14 @@ def _execution(df: DataFrame) -> Any:
         return None
 
 
+def _analyzed(execution: Any) -> Any:
+    """The analysed plan of a JVM QueryExecution (one py4j round trip), or None."""
+    try:
+        return execution.analyzed()
+    except Exception:  # Spark Connect
+        return None
+
+
 def plan_size_bytes(execution: Any) -> int | None:
     """Spark's size estimate of the analysed plan of ``execution`` (a frame's JVM
     QueryExecution; no job), or None when it has none.
@@ -63,8 +71,12 @@ def plan_size_bytes(execution: Any) -> int | None:
     optimising it again would cost the optimiser's full rule set on every batch (the small-batch
     path's job optimises its own projection anyway). A static frame's estimate is then the
     unfiltered one: larger, which errs towards the fused path, the one safe at any size."""
+    return _size_bytes(_analyzed(execution))
+
+
+def _size_bytes(analyzed: Any) -> int | None:
     try:
-        size = int(execution.analyzed().stats().sizeInBytes())
+        size = int(analyzed.stats().sizeInBytes())
     except Exception:  # Spark Connect, or a plan without statistics
         return None
     return size if 0 <= size < _UNKNOWN_SIZE else None
@@ -79,6 +91,8 @@ def _leaf_is_empty(leaf: Any) -> bool:
 
 
 def _leaves_empty(plan: Any) -> bool:
+    if plan.getClass().getSimpleName() == "LogicalRDD":  # a microbatch: it is its own leaf
+        return int(plan.rdd().getNumPartitions()) == 0
     leaves = plan.collectLeaves()
     n = int(leaves.size())
     return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
@@ -90,8 +104,12 @@ def reads_nothing(execution: Any) -> bool:
     plan's leaves first (a microbatch's); when they are not all empty, the optimised plan's,
     where Spark has pruned what reads nothing (``limit(0)``, a filter that is always false) to
     an empty relation (a poison batch is the batch's frame under ``limit(0)``)."""
+    return _reads_nothing(execution, _analyzed(execution))
+
+
+def _reads_nothing(execution: Any, analyzed: Any) -> bool:
     try:
-        return _leaves_empty(execution.analyzed()) or _leaves_empty(execution.optimizedPlan())
+        return _leaves_empty(analyzed) or _leaves_empty(execution.optimizedPlan())
     except Exception:
         return False
 
@@ -111,9 +129,10 @@ class BatchSizer:
 
     def estimate(self, df: DataFrame) -> RowEstimate:
         execution = _execution(df)  # one look-up for both questions (py4j round trips)
-        size = plan_size_bytes(execution)
+        analyzed = None if execution is None else _analyzed(execution)
+        size = _size_bytes(analyzed)
         # Spark floors a projection's size at a few bytes: a tiny plan may still read nothing
-        if size is not None and size < TINY_PLAN_BYTES and reads_nothing(execution):
+        if size is not None and size < TINY_PLAN_BYTES and _reads_nothing(execution, analyzed):
             return RowEstimate(0, 0, "plan statistics")
         if size:
             per_row = self.bytes_per_row or ASSUMED_BYTES_PER_ROW

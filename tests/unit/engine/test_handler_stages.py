@@ -13,7 +13,7 @@ from streamdq.state import InMemoryStateStore
 from streamdq.analyzers import Completeness, Size
 from streamdq.analyzers.basic_states import NumMatches
 from streamdq.checks.check import Check, Level
-from streamdq.engine.batch_size import BatchSizer, RowEstimate
+from streamdq.engine.batch_size import BatchSizer, RowEstimate, reads_nothing
 from streamdq.engine.handler import BatchHandler
 from streamdq.engine.judge import BatchJudge
 from streamdq.engine.plan import count_jobs
@@ -167,6 +167,17 @@ def test_sizer_learns_bytes_per_row_and_respects_the_threshold() -> None:
     assert BatchSizer(small_batch_rows=0).choose(RowEstimate(rows=1)) == "fused"
     with pytest.raises(ValueError):
         BatchSizer(small_batch_rows=-1)
+
+
+def test_a_microbatch_over_an_rdd_without_partitions_reads_nothing(spark: Any) -> None:
+    """foreachBatch hands a batch over as a LogicalRDD: no partitions means no rows, a planner
+    fact found without a job."""
+    empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), SCHEMA)
+    execution = empty._jdf.queryExecution()
+    assert execution.analyzed().getClass().getSimpleName() == "LogicalRDD"
+    assert reads_nothing(execution)
+    rows = spark.createDataFrame(spark.sparkContext.parallelize(_rows(0, 2), 1), SCHEMA)
+    assert not reads_nothing(rows._jdf.queryExecution())
 
 
 def test_completeness_metric_counts_only_good_rows(spark: Any) -> None:
