@@ -22,7 +22,10 @@ Parts (``--parts``, default all):
   judge, commit and emit behind the next trigger (``state.pipelined_commit: true``) in the same
   rounds: ``pipelined_x_arrow_<size>``, ``tail_ms_<size>`` (the median tail, off the trigger's
   path; its ``wait`` is printed), and in the ``files`` and ``kafka`` parts
-  ``files_pipelined_rows_s``, ``kafka_pipelined_rows_s``.
+  ``files_pipelined_rows_s``, ``kafka_pipelined_rows_s``. ``--every-batch`` likewise runs
+  streamdq writing each batch's metrics and results rows at once rather than every 2 s with
+  later batches' (``state.metrics_write_delay_seconds: 0``): ``every_batch_x_arrow_<size>``,
+  ``every_batch_x_noop_0``, ``files_every_batch_rows_s``, ``kafka_every_batch_rows_s``.
 * ``decode``: the decoded source frame against Spark's plain JSON reader for the same 50,000
   rows (``decode_part.py``: ``decode_x_plain_50k``).
 * ``files`` / ``kafka``: sustained rows/s of the hand-written Arrow validator and of streamdq
@@ -104,9 +107,14 @@ SCHEMA_DDL = (
     "amount DOUBLE, score DOUBLE, quantity INT, ts TIMESTAMP, discount DOUBLE, name STRING"
 )
 CONSUMERS = ("noop", "arrow", "streamdq")
-# streamdq as run by default (committing inside foreachBatch) and, with --pipelined, with its
-# judge, commit and emit behind the next trigger (state.pipelined_commit: true)
-STREAMDQ_CONSUMERS = ("streamdq", "pipelined")
+# streamdq as run by default, and its variants (a --FLAG each, run in the same rounds): with its
+# judge, commit and emit behind the next trigger (--pipelined), and writing each batch's metrics
+# and results rows at once instead of every 2 s with later batches' (--every-batch)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "pipelined": {"pipelined_commit": True},
+    "every_batch": {"metrics_write_delay_seconds": 0.0},
+}
+STREAMDQ_CONSUMERS = ("streamdq", *VARIANTS)
 SIZE_KEYS = {0: "0", 500: "500", 5000: "5k", 50000: "50k"}
 
 
@@ -244,8 +252,8 @@ def run_consumer(spark: Any, config: dict[str, Any], consumer: str, timeout: flo
     """Run one availableNow query to the end; its per-batch progress (and streamdq timings)."""
     from streamdq.engine.streaming import stream
 
-    if consumer == "pipelined":  # streamdq with its tail behind the next trigger
-        config = {**config, "state": {**config["state"], "pipelined_commit": True}}
+    if consumer in VARIANTS:  # streamdq with other state settings
+        config = {**config, "state": {**config["state"], **VARIANTS[consumer]}}
     runner = stream(spark, config)
     collected = _Collect()
     runner.sinks.append(collected)  # the final reports (with commit and total timings), in memory
@@ -327,6 +335,11 @@ def _handler_share(runs: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def _variants(args: argparse.Namespace) -> tuple[str, ...]:
+    """The streamdq variants asked for on the command line (VARIANTS)."""
+    return tuple(v for v in VARIANTS if getattr(args, v))
+
+
 def _rounds(consumers: tuple[str, ...], rounds: int) -> list[str]:
     """ABBA order (A B C, C B A, ...): a load change during the run hits every consumer alike."""
     order: list[str] = []
@@ -389,7 +402,7 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
         else:
             _json_files(spark, size * args.overhead_batches, args.overhead_batches, inbox, work)
         runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        consumers = CONSUMERS + (("pipelined",) if args.pipelined else ())
+        consumers = CONSUMERS + _variants(args)
         for i, consumer in enumerate(_rounds(consumers, args.rounds)):
             cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}-{i}")
             runs[consumer].append(run_consumer(spark, cfg, consumer))
@@ -404,7 +417,7 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
                     f" tail {share['tail_ms']:.0f} ms (waited for: {share['wait_ms']:.1f} ms),"
                     f" arrow path {share['arrow_share']:.0%} of batches)"
                 )
-                prefix = "" if consumer == "streamdq" else "pipelined_"
+                prefix = "" if consumer == "streamdq" else f"{consumer}_"
                 results[f"{prefix}commit_ms_{label}"] = share["commit_ms"]
                 results[f"{prefix}handler_compute_ms_{label}"] = share["compute_ms"]
                 if consumer == "pipelined":
@@ -416,8 +429,10 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
             )
             results[f"{consumer}_ms_{label}"] = medians[consumer]
         results[f"x_arrow_{label}"] = medians["streamdq"] / medians["arrow"]
-        if args.pipelined:
-            results[f"pipelined_x_arrow_{label}"] = medians["pipelined"] / medians["arrow"]
+        for variant in _variants(args):
+            results[f"{variant}_x_arrow_{label}"] = medians[variant] / medians["arrow"]
+            if size == 0:
+                results[f"{variant}_x_noop_0"] = medians[variant] / medians["noop"]
         if size == 0:
             results["x_noop_0"] = medians["streamdq"] / medians["noop"]
         print(
@@ -440,7 +455,7 @@ def throughput(
         inbox = work / "in-stream"
         _json_files(spark, rows, files, inbox, work)
         source = file_source(inbox, max(1, per_batch // args.file_rows))
-        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.pipelined)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, _variants(args))
         return
     from streamdq.connectors.broker import EmbeddedBroker
 
@@ -457,7 +472,7 @@ def throughput(
             "schema": SCHEMA_DDL,
             "max_records_per_trigger": per_batch,
         }
-        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, args.pipelined)
+        _throughput_runs(spark, work, results, kind, source, rows, args.rounds, _variants(args))
 
 
 def _produce(spark: Any, servers: str, rows: int) -> None:
@@ -479,11 +494,11 @@ def _throughput_runs(
     source: dict[str, Any],
     rows: int,
     rounds: int,
-    pipelined: bool = False,
+    variants: tuple[str, ...] = (),
 ) -> None:
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     # a no-op never reads the rows: no rows/s to compare with
-    consumers = ("arrow", "streamdq") + (("pipelined",) if pipelined else ())
+    consumers = ("arrow", "streamdq", *variants)
     for i, consumer in enumerate(_rounds(consumers, rounds)):
         cfg = run_config(source, work, f"{kind}-{consumer}-{i}")
         run = run_consumer(spark, cfg, consumer)
@@ -538,6 +553,13 @@ def main() -> None:
         action="store_true",
         help="overhead, files, kafka: also run streamdq with state.pipelined_commit: true"
         " (pipelined_x_arrow_<size>, files_pipelined_rows_s, kafka_pipelined_rows_s)",
+    )
+    p.add_argument(
+        "--every-batch",
+        action="store_true",
+        help="overhead, files, kafka: also run streamdq writing each batch's metrics and results rows"
+        " at once (state.metrics_write_delay_seconds: 0; every_batch_x_arrow_<size>, every_batch_x_noop_0,"
+        " files_every_batch_rows_s, kafka_every_batch_rows_s)",
     )
     args = p.parse_args()
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]
