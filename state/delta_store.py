@@ -699,18 +699,21 @@ class DeltaStateStore:
 
     def _write_derived(self, taken: dict[str, list[PendingBatch]], *, background: bool) -> None:
         """Write the buffered batches ``taken`` (per query): one append per table and query.
-        In the background, each write first waits for the flushes still in flight, so a
-        table's transaction version only grows."""
+        A table's transaction version only grows, so an older batch's rows always land first:
+        in the background, each write waits for the flushes still in flight (and fails without
+        writing if one of them failed: ``settle`` retries them in order); in the caller's
+        thread, the flushes in flight are finished (a failed one retried) before."""
         if not taken:
             return
         with self._flush_lock:
+            if not background:
+                self._finish_all()
             before = [f for flush in self._deferred for f in flush.futures]
             for query_id, batches in taken.items():
                 writes: list[Callable[[], bool]] = [
                     partial(self._write_group, query_id, name, batches) for name in DERIVED_TABLES
                 ]
                 if not background:
-                    wait(before)
                     self._run_all(writes)
                     continue
                 pool = self._writer_pool()
@@ -755,12 +758,18 @@ class DeltaStateStore:
         """Wait for the derived-row writes already started (this instance's first, retrying a
         failed one; then every other instance's on the root), without starting new ones."""
         with self._flush_lock:
-            pending, self._deferred = self._deferred, []
-        for flush in pending:
-            self._finish(flush.query_id, flush.futures, flush.writes)
+            self._finish_all()
         others = _in_flight(self.root)
         if others:
             wait(others)
+
+    def _finish_all(self) -> None:
+        """Finish the flushes in flight, oldest first (under ``_flush_lock``: no new flush starts
+        meanwhile); the first that fails twice raises, and the query's next commit writes its
+        rows and those of the flushes after it from the stored reports."""
+        pending, self._deferred = self._deferred, []
+        for flush in pending:
+            self._finish(flush.query_id, flush.futures, flush.writes)
 
     def _finish(self, query_id: str, futures: list[Future[bool]], writes: list[Callable[[], bool]]) -> None:
         wait(futures)
