@@ -39,7 +39,8 @@ Exactly once (DESIGN.md section 5)
     in one commit per table, whose application-transaction version is the newest batch among
     them (bench/README.md, streaming: two delta-rs commits per batch beside the next batch's
     compute cost a small batch's trigger ~10% on 2 cores). An idle stream's kept rows are
-    written by a timer after the same delay. The report's commit then also carries the
+    written by a timer after the same delay, and a process that ends without ``settle`` by an
+    exit hook. The report's commit then also carries the
     application transactions ``(derived_app_id(query_id), batch_id)`` and
     ``(unwritten_app_id(query_id), oldest batch id whose rows were kept or in flight)``.
     Every public method of the store first writes the kept rows and waits for them (a failed
@@ -97,6 +98,7 @@ Log retention
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -196,6 +198,21 @@ instance on the root (a reader opened beside the stream's writer) waits for them
 _BUFFERING: dict[str, weakref.WeakSet[DeltaStateStore]] = {}
 """Per store root: the store instances of this process that buffer report-derived rows, so
 that a reader on the root has them written first (``settle``)."""
+
+
+def _write_all_at_exit() -> None:
+    """At interpreter exit, write what every store instance still buffers, in this thread (the
+    writer threads take no new work by then): a process that ends without ``settle`` (a
+    notebook, a script around ``BatchHandler``) loses no metric or result row."""
+    for stores in list(_BUFFERING.values()):
+        for store in list(stores):
+            try:
+                store._write_serially()
+            except Exception:  # at exit there is no one to raise to; the next commit repairs
+                log.exception("state store %s: writing the buffered rows at exit failed", store.root)
+
+
+atexit.register(_write_all_at_exit)
 
 
 def _track(root: str, future: Future[bool]) -> None:
@@ -721,6 +738,21 @@ class DeltaStateStore:
                 for f in futures:
                     _track(self.root, f)
                 self._deferred.append(_Flush(query_id, batches[0].batch_id, futures, writes))
+
+    def _write_serially(self) -> None:
+        """Write the buffered batches in this thread, one table after the other, after the
+        flushes in flight (without the writer threads: for the exit hook)."""
+        taken = self._buffer.take()
+        with self._flush_lock:
+            pending, self._deferred = self._deferred, []
+            wait([f for flush in pending for f in flush.futures])
+            for flush in pending:
+                if any(f.exception() is not None for f in flush.futures):
+                    for w in flush.writes:
+                        w()
+            for query_id, batches in taken.items():
+                for name in DERIVED_TABLES:
+                    self._write_group(query_id, name, batches)
 
     def _write_group(self, query_id: str, name: str, batches: list[PendingBatch]) -> bool:
         """Append the rows of ``batches`` (one query's, oldest first) to table ``name`` in one

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import wait
@@ -327,6 +329,28 @@ def test_an_idle_stream_s_buffered_rows_are_written_after_the_delay(tmp_path: Pa
             pass
         time.sleep(0.05)
     assert [r["batch_id"] for r in rows(store, S.METRICS)] == [0]
+
+
+def test_a_process_that_exits_without_settling_writes_its_buffered_rows(tmp_path: Path) -> None:
+    """A script around the store (or a BatchHandler) that never calls settle: the exit hook
+    writes the kept rows."""
+    script = f"""
+from streamdq.state import DeltaStateStore, metric_records, result_records
+from streamdq.report import ScopedMetric
+from tests.unit.state.state_testkit import SIZE, report, size_metric, size_record
+store = DeltaStateStore({str(tmp_path)!r}, derived_delay=600)
+for b in range(3):
+    rep = report("orders", "q1", b, metrics=(ScopedMetric("batch", size_metric(float(b)), analyzer_key=SIZE.key()),))
+    store.commit("q1", b, dataset="orders", states=[size_record(b)], metrics=metric_records(rep),
+                 results=result_records(rep), report=rep)
+assert store._buffer.pending() == 3
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=Path(__file__).parents[2], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    for name in (S.METRICS, S.RESULTS):
+        assert sorted(r["batch_id"] for r in rows(DeltaStateStore(str(tmp_path)), name)) == [0, 1, 2], name
 
 
 def test_a_crash_loses_no_buffered_batch_and_writes_none_twice(tmp_path: Path) -> None:
