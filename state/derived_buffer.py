@@ -42,6 +42,7 @@ from streamdq.state import schemas as S
 from streamdq.state import tables as T
 from streamdq.state.records import MetricRecord, ResultRecord
 
+from streamdq.errors import InvalidArgument
 from streamdq.report import BatchReport
 
 
@@ -94,7 +95,7 @@ class DerivedBuffer:
 
     def __init__(self, *, delay: float, on_due: Callable[[], None]) -> None:
         if delay < 0:
-            raise ValueError(f"delay must be >= 0 seconds, got {delay}")
+            raise InvalidArgument(f"delay must be >= 0 seconds, got {delay}")
         self.delay = delay
         self._on_due = on_due
         self._lock = threading.Lock()

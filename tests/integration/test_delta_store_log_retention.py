@@ -45,8 +45,14 @@ def _commit_files(root: Path, table: str) -> list[str]:
 
 def test_old_log_files_are_dropped_and_exactly_once_survives(tmp_path: Path) -> None:
     # snapshot_every=1: states_latest is written by every batch too
+    # derived_delay=0: the metrics table gets a commit per batch too
     store = DeltaStateStore(
-        str(tmp_path), checkpoint_every=5, compact_every=1000, log_retention_hours=0, snapshot_every=1
+        str(tmp_path),
+        checkpoint_every=5,
+        compact_every=1000,
+        log_retention_hours=0,
+        snapshot_every=1,
+        derived_delay=0,
     )
     for b in range(23):
         assert _commit(store, b) is True
@@ -68,12 +74,14 @@ def test_old_log_files_are_dropped_and_exactly_once_survives(tmp_path: Path) -> 
 
 
 def test_default_retention_is_set_on_new_and_existing_tables(tmp_path: Path) -> None:
-    legacy = DeltaStateStore(str(tmp_path), log_retention_hours=None)  # Delta's own default
+    # Delta's own default; derived_delay=0: its metrics table is created by its own commit
+    legacy = DeltaStateStore(str(tmp_path), log_retention_hours=None, derived_delay=0)
     _commit(legacy, 0)
     conf = DeltaTable(str(tmp_path / S.REPORTS)).metadata().configuration
     assert "delta.logRetentionDuration" not in conf
     store = DeltaStateStore(str(tmp_path))
     assert _commit(store, 1) is True
+    store.settle()  # its first metrics write (the batch's rows wait up to derived_delay)
     for table in (S.REPORTS, S.METRICS, S.STATES):
         conf = DeltaTable(str(tmp_path / table)).metadata().configuration
         assert conf["delta.logRetentionDuration"] == "interval 3600 seconds", table
