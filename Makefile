@@ -31,6 +31,7 @@ demo: java-check $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check streamdq connectors state tests bench
+	$(VENV)/bin/ruff format --check streamdq connectors state tests bench
 	$(VENV)/bin/mypy streamdq connectors state
 	$(PY) .ci/lint_imports.py  # import layers (.importlinter; docs/architecture.md)
 

@@ -768,7 +768,9 @@ class DeltaStateStore:
             rows = group.rows
             if done is not None:
                 rows = rows.filter(pc.greater(rows.column("batch_id"), done))
-            write_deltalake(dt, rows, mode="append", commit_properties=props, post_commithook_properties=hooks)
+            write_deltalake(
+                dt, rows, mode="append", commit_properties=props, post_commithook_properties=hooks
+            )
 
         return self._write_once(name, query_id, group.last_batch, batches[-1].report.dataset, write)
 
@@ -883,7 +885,9 @@ class DeltaStateStore:
                     mine[-1].batch_id,
                 )
 
-    def _reports_between(self, reports: DeltaTable, query_id: str, first: int, last: int) -> list[BatchReport]:
+    def _reports_between(
+        self, reports: DeltaTable, query_id: str, first: int, last: int
+    ) -> list[BatchReport]:
         """The stored reports of ``query_id``'s batches ``first..last`` (committed ones), oldest first."""
         rows = reports.to_pyarrow_dataset(file_pruning_predicate=f"query_id = {lit(query_id)}").to_table(
             columns=["batch_id", "report"],

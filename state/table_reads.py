@@ -35,7 +35,9 @@ def _utc(ts: datetime | None, what: str) -> datetime | None:
     if ts is None:
         return None
     if ts.tzinfo is None:
-        raise InvalidArgument(f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)")
+        raise InvalidArgument(
+            f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)"
+        )
     return ts.astimezone(UTC)
 
 

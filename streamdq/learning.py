@@ -46,7 +46,13 @@ def profile_frames(
 
 
 def profile_segments(
-    df: Any, segment: Any, keys: Sequence[Any], column: str, kind: str, *, max_groups: int = DEFAULT_MAX_GROUPS
+    df: Any,
+    segment: Any,
+    keys: Sequence[Any],
+    column: str,
+    kind: str,
+    *,
+    max_groups: int = DEFAULT_MAX_GROUPS,
 ) -> list[ColumnProfile]:
     """The profile of ``column`` in each segment ``keys[i]`` of one Spark frame, in that order
     (one engine run: a scan-shareable pass grouped by the Spark column ``segment``, plus one
@@ -77,7 +83,9 @@ def learn(
     if not 0.0 < fpr < 1.0:
         raise InvalidArgument(f"learn(): fpr must be in (0, 1), got {fpr}")
     if holidays and len(holidays) != len(history):
-        raise InvalidArgument(f"learn(): holidays has {len(holidays)} flags for {len(history)} history batches")
+        raise InvalidArgument(
+            f"learn(): holidays has {len(holidays)} flags for {len(history)} history batches"
+        )
     kind = kind or kind_of(history[-1], column)
     corrupted = corrupted_frames(history[-1], column, kind, seed)
     names = list(corrupted)
@@ -86,9 +94,7 @@ def learn(
     return learn_from_profiles(hist, dict(zip(names, bad, strict=True)), fpr=fpr, holidays=holidays)
 
 
-def judge(
-    program: Program, batch: Any, *, holiday: bool = False, spark: Any = None
-) -> list[Violation]:
+def judge(program: Program, batch: Any, *, holiday: bool = False, spark: Any = None) -> list[Violation]:
     """The violations of one new ``batch`` (a pandas or Spark DataFrame) under ``program``; empty
     means it passes. Runs on the driver: the batch's profile is computed by the engine
     (``profile_frames``, one run), then judged by the pure ``program.judge_profile``; the program

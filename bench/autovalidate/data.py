@@ -202,7 +202,9 @@ def elnino() -> Source:
     wide = dataset.load_pandas().data
     months = [c for c in wide.columns if c != "YEAR"]
     batches = tuple(
-        pd.DataFrame({"month": [float(i + 1) for i in range(len(months))], "sst": row[months].to_numpy(float)})
+        pd.DataFrame(
+            {"month": [float(i + 1) for i in range(len(months))], "sst": row[months].to_numpy(float)}
+        )
         for _, row in wide.iterrows()
     )
     dates = tuple(f"{int(y):04d}-01-01" for y in wide["YEAR"])

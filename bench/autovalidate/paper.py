@@ -130,7 +130,9 @@ CATEGORICAL_PAIRS: dict[str, str] = {
     **{f"pat_{name}": f"dist_pat_{d}" for name, d in _CATEGORICAL_DISTANCES.items()},
 }
 # Prop. 4.5: the metrics the CLT bound applies to
-CLT_METRICS = frozenset({"row_count", "mean", "str_len", "char_len", "digit_len", "punc_len", "complete_ratio"})
+CLT_METRICS = frozenset(
+    {"row_count", "mean", "str_len", "char_len", "digit_len", "punc_len", "complete_ratio"}
+)
 K_MIN, K_MAX, K_STEP = 1.0, 100.0, 0.5
 MIN_ADF_POINTS = 10
 ADF_ALPHA = 0.05
@@ -297,7 +299,9 @@ class PaperProgram:
         return out
 
     def show(self) -> str:
-        lines = [f"avh_paper: {len(self.constraints)} constraints, {self.covered}/{self.training} issues covered"]
+        lines = [
+            f"avh_paper: {len(self.constraints)} constraints, {self.covered}/{self.training} issues covered"
+        ]
         lines += [f"  {c.show()}" for c in self.constraints]
         return "\n".join(lines)
 
@@ -328,7 +332,9 @@ def _candidates(
     out = []
     if sigma == 0.0:
         tol = 1e-9 * max(1.0, abs(mu))
-        c = PaperConstraint(metric, pair, transform, -math.inf if pair else mu - tol, mu + tol, 0.0, bound, 0.0)
+        c = PaperConstraint(
+            metric, pair, transform, -math.inf if pair else mu - tol, mu + tol, 0.0, bound, 0.0
+        )
         out.append((c, np.array([not c.holds(v) for v in values], dtype=bool)))
         return out
     arr = np.array([np.nan if v is None else v for v in values], dtype=float)

@@ -152,7 +152,9 @@ def avh_trace(
     def profiled(frames: list[pd.DataFrame]) -> list:
         if cache is None:
             return profile_frames(frames, column, kind)
-        return cache.profiles(cache_key, frames, column, kind, lambda todo: profile_frames(todo, column, kind))
+        return cache.profiles(
+            cache_key, frames, column, kind, lambda todo: profile_frames(todo, column, kind)
+        )
 
     clean = profiled([b[[column]] for b in trace[: steps.stop]])
     names = {fpr: avh_method(fpr, fprs[0]) for fpr in fprs}
@@ -168,7 +170,9 @@ def avh_trace(
         # step's tests, profiled in one engine run (one cached read when all are known)
         stepped = profile_steps(
             [(trace[k - 1], seeds[k], [b for _, b in tests[k]]) for k in part],
-            column, kind, profiler=profiled,
+            column,
+            kind,
+            profiler=profiled,
         )
         for k, step in zip(part, stepped, strict=True):
             learned, batches = step.corrupted, list(step.judged)
@@ -191,7 +195,9 @@ def avh_trace(
                 violations_paper = learned_paper.judge(clean[k])
                 day = dates[k] if k < len(dates) else "?"
                 for shown in violations_paper:
-                    print(f"# avh_paper false alarm on real batch {k} of the trace, {day}: {shown}", flush=True)
+                    print(
+                        f"# avh_paper false alarm on real batch {k} of the trace, {day}: {shown}", flush=True
+                    )
                 flagged_paper = [bool(learned_paper.judge(p)) for p in batches]
                 out[PAPER][k] = (bool(violations_paper), flagged_paper, learned_paper)
                 if seconds is not None:
@@ -209,7 +215,8 @@ def avh_trace(
                     note = f" (known incident: {why})" if why else ""
                     for v in violations:
                         print(
-                            f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}", flush=True
+                            f"# avh false alarm on real batch {k} of the trace, {day}{note}: {v.message}",
+                            flush=True,
                         )
                 out[names[fpr]][k] = (bool(violations), flagged, program)
     return out, scored
@@ -449,10 +456,14 @@ def _run_sources(
         # the full run (and reads the same cached profiles)
         source_idx = list(data.SOURCES).index(source_name)
         source = data.SOURCES[source_name]()
-        catalogue_columns = [(c, "numeric") for c in source.numeric] + [(c, "categorical") for c in source.categorical]
+        catalogue_columns = [(c, "numeric") for c in source.numeric] + [
+            (c, "categorical") for c in source.categorical
+        ]
         selected = set(source.numeric[: args.columns]) | set(source.categorical[: args.columns])
         columns = [
-            (i, c, kind) for i, (c, kind) in enumerate(catalogue_columns) if kind in args.kinds and c in selected
+            (i, c, kind)
+            for i, (c, kind) in enumerate(catalogue_columns)
+            if kind in args.kinds and c in selected
         ]
         traced = source.traces(TRACE)[args.first_trace :]
         calendar = source_calendar(source, args.holidays)
@@ -474,7 +485,14 @@ def _run_sources(
                     t0, spent = time.perf_counter(), {PAPER: 0.0}
                     fprs = (args.fpr, *args.also_fpr) if "avh" in args.methods else ()
                     by_target, scored = avh_trace(
-                        trace, column, kind, steps, seeds, tests, fprs, args.chunk,
+                        trace,
+                        column,
+                        kind,
+                        steps,
+                        seeds,
+                        tests,
+                        fprs,
+                        args.chunk,
                         cache=args.profile_cache,
                         cache_key=f"{source_name}-{start}-{column}-{kind}",
                         dates=source.dates[start : start + TRACE],
@@ -506,7 +524,9 @@ def _run_sources(
                     if args.check_learn and "avh" in by_target:
                         k = steps.start
                         program = by_target["avh"][k][2]
-                        checks.append(check_learn(trace, column, k, seeds[k], args.fpr, program, trace_holidays))
+                        checks.append(
+                            check_learn(trace, column, k, seeds[k], args.fpr, program, trace_holidays)
+                        )
                 for k in steps:
                     history, nxt = trace[k - HISTORY : k], trace[k]
                     ctx = baselines.FitContext(history, trace[0], column, kind, cache)
@@ -679,7 +699,9 @@ def report_by_column(tallies: dict[tuple[str, str], Tally], methods: list[str]) 
         cells = []
         for m in present:
             t = tallies.get((m, c))
-            cells.append(f"{t.false_alarms:>4}/{t.clean:<4} {_fmt(t.recall()):>7}" if t and t.clean else "n/a")
+            cells.append(
+                f"{t.false_alarms:>4}/{t.clean:<4} {_fmt(t.recall()):>7}" if t and t.clean else "n/a"
+            )
         print(f"{c:<20} " + " ".join(f"{cell:>22}" for cell in cells))
     print()
     print("## per column: recall per issue type")
@@ -720,7 +742,10 @@ def report_matched(
             print(
                 f"{target:<16} {'':<10} {'':>9} {both.false_alarms:>6} {both.false_alarms - both.incident_alarms:>10} "
                 f"{_fmt(both.recall()):>7} "
-                + " ".join(f"{_fmt(tallies[(target, k)].recall()) if (target, k) in tallies else '':>7}" for k in kinds)
+                + " ".join(
+                    f"{_fmt(tallies[(target, k)].recall()) if (target, k) in tallies else '':>7}"
+                    for k in kinds
+                )
             )
             for m in scorers:
                 t = matched_threshold([sc for sc, _ in pooled[m].clean], both.false_alarms)
@@ -735,7 +760,9 @@ def report_matched(
                 result[f"alarms_{m}_at_avh{suffix}"] = float(pooled[m].false_alarms(t))
         primary = targets[0]
         both = _merge(tallies, primary)
-        thresholds = {m: matched_threshold([sc for sc, _ in pooled[m].clean], both.false_alarms) for m in scorers}
+        thresholds = {
+            m: matched_threshold([sc for sc, _ in pooled[m].clean], both.false_alarms) for m in scorers
+        }
         for kind in kinds:
             if (primary, kind) not in tallies:
                 continue
@@ -746,7 +773,9 @@ def report_matched(
                 if not any(k.split(":")[0] == issue for k in tallies[(primary, kind)].recall_tests):
                     continue
                 cells = [
-                    _fmt(records[(m, kind)].issue_recall(thresholds[m], issue)) if (m, kind) in records else "n/a"
+                    _fmt(records[(m, kind)].issue_recall(thresholds[m], issue))
+                    if (m, kind) in records
+                    else "n/a"
                     for m in scorers
                 ]
                 row = " ".join(f"{c:>14}" for c in cells)
@@ -798,10 +827,16 @@ def main() -> None:
     )
     parser.add_argument("--sources", default="flights,weather")
     parser.add_argument(
-        "--traces", type=int, default=0, help="traces of 60 days per source (a year holds 6; 0, the default, = all)"
+        "--traces",
+        type=int,
+        default=0,
+        help="traces of 60 days per source (a year holds 6; 0, the default, = all)",
     )
     parser.add_argument(
-        "--first-trace", type=int, default=0, help="skip this many traces first (e.g. 2: the held-out traces 3-6)"
+        "--first-trace",
+        type=int,
+        default=0,
+        help="skip this many traces first (e.g. 2: the held-out traces 3-6)",
     )
     parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
     parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
@@ -828,10 +863,14 @@ def main() -> None:
         "--check-learn", action="store_true", help="compare learn() itself with the cached path (slow)"
     )
     parser.add_argument("--by-corruption", action="store_true", help="also print recall per magnitude")
-    parser.add_argument("--by-column", action="store_true", help="also print FPR and recall per traced column")
+    parser.add_argument(
+        "--by-column", action="store_true", help="also print FPR and recall per traced column"
+    )
     parser.add_argument("--json", default=None, help="write all counts to this file")
     parser.add_argument(
-        "--profile-cache", default=None, help="AVH: keep the engine's profiles in this directory (learner experiments)"
+        "--profile-cache",
+        default=None,
+        help="AVH: keep the engine's profiles in this directory (learner experiments)",
     )
     args = parser.parse_args()
     if args.first_trace < 0 or args.traces < 0:

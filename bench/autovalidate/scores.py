@@ -74,7 +74,9 @@ def max_z(
     )
 
 
-def profile_scorer(history: Sequence[ColumnProfile], min_std: float = 1e-6) -> Callable[[ColumnProfile], float]:
+def profile_scorer(
+    history: Sequence[ColumnProfile], min_std: float = 1e-6
+) -> Callable[[ColumnProfile], float]:
     """``zscore_all``: the largest z of a profile over AVH's metric space, against ``history`` (oldest
     first; the scored profile follows ``history[-1]``). Metrics missing from some history batch are
     not scored, as AVH builds no candidate on them."""

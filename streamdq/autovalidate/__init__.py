@@ -32,4 +32,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["judge", "learn", "learn_from_profiles", "profile_frames", "Program", "LearnedConstraint", "Violation"]
+__all__ = [
+    "judge",
+    "learn",
+    "learn_from_profiles",
+    "profile_frames",
+    "Program",
+    "LearnedConstraint",
+    "Violation",
+]

@@ -90,7 +90,9 @@ class Comparison(Assertion):
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
-            raise ConfigError("assertion", f"unknown comparison {self.op!r}; expected one of {', '.join(OPS)}")
+            raise ConfigError(
+                "assertion", f"unknown comparison {self.op!r}; expected one of {', '.join(OPS)}"
+            )
         object.__setattr__(self, "value", float(self.value))
 
     def test(self, value: Any) -> bool:

@@ -160,7 +160,7 @@ class Constraint:
             if k.takes_assertion and k.default_assertion is None:
                 raise ConfigError(
                     f"{prefix}assertion",
-                    "missing required key: expected a comparison such as \">= 0.95\" "
+                    'missing required key: expected a comparison such as ">= 0.95" '
                     "or {between: [lower, upper]}",
                     file=file,
                 )
@@ -187,7 +187,9 @@ class Constraint:
         try:
             object.__setattr__(c, "_analyzer", k.analyzer(c.params, where))
         except ConfigError as exc:
-            raise ConfigError(f"{prefix}{exc.key}" if exc.key else path or kind, exc.problem, exc.fix, file) from None
+            raise ConfigError(
+                f"{prefix}{exc.key}" if exc.key else path or kind, exc.problem, exc.fix, file
+            ) from None
         except (TypeError, ValueError, KeyError) as exc:
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise ConfigError(path or kind, f"cannot build the analyzer: {detail}", file=file) from None

@@ -152,7 +152,9 @@ class RowLevelRule:
 
 def _check_filtered_row(filtered_row: str) -> None:
     if filtered_row not in FILTERED_ROW:
-        raise InvalidArgument(f"filtered_row: got {filtered_row!r}; expected one of {', '.join(FILTERED_ROW)}")
+        raise InvalidArgument(
+            f"filtered_row: got {filtered_row!r}; expected one of {', '.join(FILTERED_ROW)}"
+        )
 
 
 def row_level_rules(checks: Iterable[Check]) -> list[RowLevelRule]:

@@ -215,6 +215,7 @@ _KINDS: dict[str, ConstraintKind] = {}
 class ConstraintKindTaken(StreamdqError, ValueError):
     """``register_constraint_kind`` of a kind under a name already registered (without ``replace``)."""
 
+
 COMMON_KEYS = ("assertion", "where", "hint", "scope")
 
 
@@ -257,5 +258,3 @@ def did_you_mean(name: str, options: Sequence[str] | None = None) -> str:
     opts = list(options) if options is not None else list(_KINDS)
     close = difflib.get_close_matches(name, opts, n=1, cutoff=0.5)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-

@@ -40,17 +40,23 @@ def register(sub: Any) -> None:
     show.add_argument("--dataset", required=True)
     show.add_argument("--column", action="append", default=[], help="only this column (repeatable)")
     show.add_argument("--format", choices=("text", "yaml", "json"), default="text")
-    show.add_argument("--storage-option", type=storage_option, action="append", default=[], metavar="KEY=VALUE")
+    show.add_argument(
+        "--storage-option", type=storage_option, action="append", default=[], metavar="KEY=VALUE"
+    )
     show.set_defaults(func=run_show)
     learn = avsub.add_parser("learn", help="learn programs offline from a table of batches")
     from streamdq.commands.verify import add_data_arguments
 
     add_data_arguments(learn)
-    learn.add_argument("--batch-by", required=True, help="column whose values order the batches (e.g. a date)")
+    learn.add_argument(
+        "--batch-by", required=True, help="column whose values order the batches (e.g. a date)"
+    )
     learn.add_argument("--column", action="append", required=True, help="column to learn (repeatable)")
     learn.add_argument("--fpr", type=float, default=0.001, help="target false-positive rate (default 0.001)")
     learn.add_argument("--seed", type=int, default=0)
-    learn.add_argument("--holdout", type=int, default=0, help="judge the last N batches instead of learning them")
+    learn.add_argument(
+        "--holdout", type=int, default=0, help="judge the last N batches instead of learning them"
+    )
     learn.add_argument(
         "--holidays",
         help="days off, as auto_validate.holidays in YAML: COUNTRY[-SUBDIV] (e.g. US-NY) or a mapping "
@@ -130,7 +136,9 @@ def run_learn(args: argparse.Namespace) -> int:
     keys = [r[0] for r in df.select(col(args.batch_by)).distinct().orderBy(col(args.batch_by)).collect()]
     n_history = len(keys) - max(args.holdout, 0)
     if n_history <= 0:
-        print(f"streamdq autovalidate learn: no batch left to learn from ({len(keys)} batches)", file=sys.stderr)
+        print(
+            f"streamdq autovalidate learn: no batch left to learn from ({len(keys)} batches)", file=sys.stderr
+        )
         return 2
     flags: tuple[bool, ...] = ()
     if args.holidays:
@@ -160,7 +168,10 @@ def run_learn(args: argparse.Namespace) -> int:
         corrupted = corrupted_frames(newest, column, kind, args.seed)
         bad = profile_frames(list(corrupted.values()), column, kind)
         program = learn_from_profiles(
-            profiles[:n_history], dict(zip(corrupted, bad, strict=True)), fpr=args.fpr, holidays=flags[:n_history]
+            profiles[:n_history],
+            dict(zip(corrupted, bad, strict=True)),
+            fpr=args.fpr,
+            holidays=flags[:n_history],
         )
         programs.append(program)
         print(program.show())
@@ -180,4 +191,3 @@ def run_learn(args: argparse.Namespace) -> int:
             fh.write(_render(programs, "yaml", args.dataset) + "\n")
         print(f"wrote {args.out}")
     return 0
-

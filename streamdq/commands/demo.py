@@ -21,7 +21,9 @@ def register(sub: Any) -> None:
     demo.add_argument("--window", type=int, default=20, help="event-time window length in seconds")
     demo.add_argument("--trigger", type=int, default=5, help="trigger interval in seconds")
     demo.add_argument("--seed", type=int, default=1, help="generator seed")
-    demo.add_argument("--workdir", default=".demo", help="where the demo keeps broker data, checkpoint and state")
+    demo.add_argument(
+        "--workdir", default=".demo", help="where the demo keeps broker data, checkpoint and state"
+    )
     demo.add_argument("--keep", action="store_true", help="keep state from a previous demo run")
     demo.set_defaults(func=run)
 

@@ -68,7 +68,9 @@ def profile_table(
     size = first.metric(per_column["*"][0]).scalar
     rows = int(size) if size is not None else 0
     profiled = {
-        f.name: profiled_column(f, {a.NAME: first.metric(a) for a in per_column[f.name] if a.NAME not in UNUSED})
+        f.name: profiled_column(
+            f, {a.NAME: first.metric(a) for a in per_column[f.name] if a.NAME not in UNUSED}
+        )
         for f in fields
     }
     wanted = {
@@ -89,7 +91,6 @@ def profile_table(
     return TableProfile(rows=rows, columns=tuple(profiled.values()), jobs=jobs)
 
 
-
 def suggest_table(
     df: DataFrame,
     *,
@@ -104,7 +105,6 @@ def suggest_table(
     return suggest_from_profile(
         profile_table(data, columns=columns, histogram_threshold=histogram_threshold), rules
     )
-
 
 
 __all__ = ["profile_table", "suggest_table"]

@@ -106,7 +106,9 @@ class BatchNormal(Detector):
         stop = resolve_end(end)
         check_interval(self.TYPE, start, stop)
         if not series:
-            raise InvalidArgument(f"detector {self.TYPE!r}: data series is empty, can't calculate mean/stddev")
+            raise InvalidArgument(
+                f"detector {self.TYPE!r}: data series is empty, can't calculate mean/stddev"
+            )
         # the interval clamped to the series, as Deequ's AnomalyDetector passes it
         interval_length = max(0, min(stop, len(series)) - min(start, len(series)))
         if not self.include_interval and interval_length >= len(series):

@@ -120,7 +120,9 @@ class BatchSizer:
     def __init__(self, *, small_batch_rows: int = 250_000, rows_cap: int | None = None) -> None:
         if small_batch_rows < 0:
             raise ConfigError(
-                "small_batch_rows", f"expected an integer >= 0, got {small_batch_rows}", "write small_batch_rows: 0"
+                "small_batch_rows",
+                f"expected an integer >= 0, got {small_batch_rows}",
+                "write small_batch_rows: 0",
             )
         self.small_batch_rows = small_batch_rows
         self.rows_cap = rows_cap

@@ -122,7 +122,13 @@ class BatchJudge:
         for r in result.constraint_results:
             c = anomaly_constraints.get(r.constraint_id)
             verdict, metric = r.verdict, r.metric
-            if c is None or verdict is None or not verdict.anomalous or metric is None or metric.scalar is None:
+            if (
+                c is None
+                or verdict is None
+                or not verdict.anomalous
+                or metric is None
+                or metric.scalar is None
+            ):
                 continue
             out.append(
                 Anomaly(

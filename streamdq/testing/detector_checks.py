@@ -230,7 +230,9 @@ def _rejects(spec: dict[str, Any], key: str, what: str, where: str) -> None:
         detector_from_spec(spec)
     except ConfigError as exc:
         if exc.key != key:
-            raise ContractViolation(f"{where}: {what}: the ConfigError's key is {exc.key!r}, not {key!r}") from None
+            raise ContractViolation(
+                f"{where}: {what}: the ConfigError's key is {exc.key!r}, not {key!r}"
+            ) from None
         return
     raise ContractViolation(f"{where}: {what}: the spec was accepted")
 

@@ -244,7 +244,9 @@ def test_stop_is_idempotent_and_frees_port(broker: EmbeddedBroker) -> None:
     other.close()
 
 
-def test_a_broker_that_ignores_sigterm_is_killed_and_says_so(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+def test_a_broker_that_ignores_sigterm_is_killed_and_says_so(
+    tmp_path: Path, capfd: pytest.CaptureFixture
+) -> None:
     """stop() falls back to SIGKILL after its timeout and records it (records may be lost)."""
     import subprocess
 

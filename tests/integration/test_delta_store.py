@@ -346,7 +346,11 @@ for b in range(3):
 assert store._buffer.pending() == 3
 """
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=Path(__file__).parents[2], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     for name in (S.METRICS, S.RESULTS):

@@ -48,8 +48,13 @@ def test_learned_programs_alert_through_the_sinks(tmp_path, spark):
     _write_files(inbox, tmp_path)
     cfg = {
         "dataset": "orders",
-        "source": {"type": "files", "path": str(inbox), "format": "json", "schema": SCHEMA,
-                   "max_files_per_trigger": 1},
+        "source": {
+            "type": "files",
+            "path": str(inbox),
+            "format": "json",
+            "schema": SCHEMA,
+            "max_files_per_trigger": 1,
+        },
         "event_time": "ts",
         "window": "1 minute",
         "trigger": "available_now",

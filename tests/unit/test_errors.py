@@ -18,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("streamdq", "connectors", "state")
 
 
-
 def _free_form_sites() -> list[str]:
     """``file:line`` of every ConfigError(...) call in the package that is not the structured form
     (a lone positional message, or a ``path=`` keyword)."""
@@ -118,7 +117,12 @@ def test_public_apis_raise_the_builtin_compatible_streamdq_errors():
         (lambda: BatchNormal().detect([]), InvalidArgument, ValueError, "data series is empty"),
         (lambda: Corruption("no_such", 0.5), InvalidArgument, ValueError, "unknown issue type"),
         (lambda: history_filter("d", "Size", scope="week"), InvalidArgument, ValueError, "unknown scope"),
-        (lambda: history_filter("d", "Size", start=datetime(2026, 1, 1)), InvalidArgument, ValueError, "aware"),
+        (
+            lambda: history_filter("d", "Size", start=datetime(2026, 1, 1)),
+            InvalidArgument,
+            ValueError,
+            "aware",
+        ),
         (lambda: resolve_analyzer(3), InvalidType, TypeError, "expected an Analyzer"),
         (lambda: lit(object()), InvalidType, TypeError, "no SQL literal"),
         (lambda: to_spark(pd.DataFrame()), InvalidArgument, ValueError, "no columns"),
@@ -231,7 +235,9 @@ def test_the_builtin_compatible_errors_are_streamdq_errors_that_pickle():
     for cls, builtin in ((InvalidArgument, ValueError), (InvalidType, TypeError), (UnknownName, KeyError)):
         assert issubclass(cls, StreamdqError) and issubclass(cls, builtin)
     err = UnknownName("constraint", "has_sise", ["has_size", "is_complete"])
-    assert str(err) == "unknown constraint 'has_sise'; did you mean 'has_size'? (known: has_size, is_complete)"
+    assert (
+        str(err) == "unknown constraint 'has_sise'; did you mean 'has_size'? (known: has_size, is_complete)"
+    )
     back = pickle.loads(pickle.dumps(err))
     assert (type(back), back.what, back.name, back.known, str(back)) == (
         UnknownName,
@@ -331,7 +337,9 @@ def test_a_bad_check_in_a_run_config_names_its_key(tmp_path):
     """The whole-config check (``streamdq run``/``check``) reads the checks file beside the config."""
     from streamdq.engine.config_check import check_run_config
 
-    (tmp_path / "checks.yaml").write_text("checks:\n- description: d\n  constraints:\n  - has_mean: {column: a}\n")
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n- description: d\n  constraints:\n  - has_mean: {column: a}\n"
+    )
     run = tmp_path / "run.yaml"
     run.write_text(
         "dataset: orders\nsource: {type: generator}\ncheckpoint: ./chk\nchecks_file: checks.yaml\n"

@@ -28,7 +28,9 @@ def test_no_module_spells_a_metadata_column_name_but_the_contract():
 
 
 def test_every_named_column_is_metadata_and_distinct():
-    names = [v for k, v in vars(metadata_columns).items() if k.isupper() and isinstance(v, str) and k != "PREFIX"]
+    names = [
+        v for k, v in vars(metadata_columns).items() if k.isupper() and isinstance(v, str) and k != "PREFIX"
+    ]
     assert len(names) == len(set(names)) >= 13
     assert all(metadata_columns.is_metadata(n) for n in names)
     assert metadata_columns.data_columns(["a", *names, "b"]) == ["a", "b"]

@@ -85,6 +85,10 @@ def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
 
     shipped = ",".join(p.name for p in java_sources())  # every Java source of the tree is in the wheel
     out = subprocess.run(
-        [sys.executable, "-c", code, str(target), shipped], check=True, capture_output=True, text=True, cwd=tmp_path
+        [sys.executable, "-c", code, str(target), shipped],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert out.stdout.strip() == "ok"

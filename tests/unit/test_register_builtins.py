@@ -72,7 +72,11 @@ def test_the_look_ups_register_the_builtins_first() -> None:
         "print(analyzer_from_spec({'analyzer': 'Mean', 'column': 'x'}))\n"
         "print(detector_from_spec({'type': 'simple_threshold', 'upper_bound': 1}).TYPE)\n"
     )
-    assert _run(code).splitlines() == ["SumState(total=2.0, n=0)", "Mean(column='x', where=None)", "simple_threshold"]
+    assert _run(code).splitlines() == [
+        "SumState(total=2.0, n=0)",
+        "Mean(column='x', where=None)",
+        "simple_threshold",
+    ]
 
 
 def _concrete(cls: type) -> bool:

@@ -60,7 +60,9 @@ class HolidayCalendar:
         string is taken as is; a naive datetime or ISO timestamp is UTC). Anything else (a
         number: the ``holidays`` package would read it as epoch seconds) is a TypeError."""
         if isinstance(when, str):
-            when = dt.datetime.fromisoformat(when) if "T" in when or " " in when else dt.date.fromisoformat(when)
+            when = (
+                dt.datetime.fromisoformat(when) if "T" in when or " " in when else dt.date.fromisoformat(when)
+            )
         if not isinstance(when, dt.date):
             raise InvalidType(f"a batch's day is a date, a datetime or an ISO string, not {when!r}")
         if not isinstance(when, dt.datetime):
@@ -135,7 +137,11 @@ def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> Holi
     extra = set()
     for i, d in enumerate(dates):
         try:
-            extra.add(d if isinstance(d, dt.date) and not isinstance(d, dt.datetime) else dt.date.fromisoformat(str(d)))
+            extra.add(
+                d
+                if isinstance(d, dt.date) and not isinstance(d, dt.datetime)
+                else dt.date.fromisoformat(str(d))
+            )
         except ValueError:
             raise ConfigError(f"{path}.dates[{i}]", f"expected an ISO date YYYY-MM-DD, got {d!r}") from None
     if country is None and not extra:
@@ -145,7 +151,9 @@ def calendar_from_config(raw: Any, path: str = "auto_validate.holidays") -> Holi
     for key in ("days_before", "days_after"):
         value = raw.get(key, 0)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_DAYS_AROUND:
-            raise ConfigError(f"{path}.{key}", f"expected a number of days in 0..{MAX_DAYS_AROUND}, got {value!r}")
+            raise ConfigError(
+                f"{path}.{key}", f"expected a number of days in 0..{MAX_DAYS_AROUND}, got {value!r}"
+            )
         around[key] = value
     try:
         return HolidayCalendar(country, subdiv, frozenset(extra), str(timezone), **around)

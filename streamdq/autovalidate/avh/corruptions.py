@@ -154,7 +154,9 @@ class Corruption:
         elif self.issue == "distribution_change" and self.variant == "":
             object.__setattr__(self, "variant", "first")
         if self.variant not in allowed:
-            raise InvalidArgument(f"{self.issue}: variant must be one of {sorted(allowed)}, got {self.variant!r}")
+            raise InvalidArgument(
+                f"{self.issue}: variant must be one of {sorted(allowed)}, got {self.variant!r}"
+            )
 
     @property
     def name(self) -> str:

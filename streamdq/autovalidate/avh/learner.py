@@ -155,8 +155,13 @@ def learn_at_targets(
     if len(history) < MIN_HISTORY:
         return {
             fpr: Program(
-                column=newest.column, kind=newest.kind, fpr=fpr, history=len(history),
-                reference=newest, recent_values=recent, recent_holidays=flags[-stationarity.MAX_LAG :],
+                column=newest.column,
+                kind=newest.kind,
+                fpr=fpr,
+                history=len(history),
+                reference=newest,
+                recent_values=recent,
+                recent_holidays=flags[-stationarity.MAX_LAG :],
             )
             for fpr in fprs
         }
@@ -191,13 +196,19 @@ def learn_at_targets(
             continue
         if metric in ORDER_STATISTICS and (mostly_tied(values) or on_lattice(values)):
             continue
-        rare = _rare_event_fit(metric, values, singles, history, {n: s.get(metric) for n, s in bad_single.items()})
+        rare = _rare_event_fit(
+            metric, values, singles, history, {n: s.get(metric) for n, s in bad_single.items()}
+        )
         if rare is not None:
             fits.append(rare)
             continue
         fit = _fit_metric(
-            metric, values, {n: s.get(metric) for n, s in bad_single.items()}, bound_for(metric),
-            std_floor(metric, values, rows, min_std), two_sided=True,
+            metric,
+            values,
+            {n: s.get(metric) for n, s in bad_single.items()},
+            bound_for(metric),
+            std_floor(metric, values, rows, min_std),
+            two_sided=True,
             holidays=flags if metric in VOLUME_METRICS else (),
         )
         if fit is not None:
@@ -211,7 +222,12 @@ def learn_at_targets(
         fit = _log_distance_fit(metric, values, caught, min_std, newest.kind)
         if fit is None:
             fit = _fit_metric(
-                metric, values, caught, "cantelli", std_floor(metric, values, rows, min_std), two_sided=False,
+                metric,
+                values,
+                caught,
+                "cantelli",
+                std_floor(metric, values, rows, min_std),
+                two_sided=False,
             )
         if fit is not None:
             fits.append(fit)
@@ -355,7 +371,7 @@ def std_floor(metric: str, series: Sequence[float], rows: float, min_std: float)
     if metric == "distinct_exponent" and n > 2:
         # half a distinct value (the distinct count's floor) carried through log(d) / log(n):
         # a key column's exponent of exactly 1 is not an equality constraint either
-        distinct = max(n ** mean, 1.0)
+        distinct = max(n**mean, 1.0)
         return max(relative, 0.5 / (distinct * math.log(n)))
     if metric == "row_count":
         return max(relative, row_count_floor(series))
@@ -392,11 +408,21 @@ def row_count_floor(series: Sequence[float]) -> float:
 # values off the column's lattice (``lattice.py``) and values outside its support (``support.py``)
 # are two more such events: none in the history
 RARE_EVENT_METRICS = frozenset(
-    {"completeness", "zero_ratio", "empty_ratio", "padded_ratio", "upper_ratio", LATTICE_METRIC, SUPPORT_METRIC}
+    {
+        "completeness",
+        "zero_ratio",
+        "empty_ratio",
+        "padded_ratio",
+        "upper_ratio",
+        LATTICE_METRIC,
+        SUPPORT_METRIC,
+    }
 )
 
 
-def rare_event_units(metric: str, singles: Sequence[Mapping[str, float]], rows: Sequence[float]) -> list[float]:
+def rare_event_units(
+    metric: str, singles: Sequence[Mapping[str, float]], rows: Sequence[float]
+) -> list[float]:
     """Per history batch, how many units ``metric`` is a share of: rows for completeness,
     non-null rows for the value shares, letters for the upper-case share."""
     out = []
@@ -474,7 +500,11 @@ def _rare_event_fit(
 
 
 def _log_distance_fit(
-    metric: str, values: Sequence[float], corrupted: Mapping[str, float | None], min_std: float, kind: str = NUMERIC
+    metric: str,
+    values: Sequence[float],
+    corrupted: Mapping[str, float | None],
+    min_std: float,
+    kind: str = NUMERIC,
 ) -> _Fit | None:
     """The fit of a distance to the previous batch (``LOG_PRICED_DISTANCES``) on its log scale:
     the upper tail of ``log(distance)`` priced like a single metric's (the normal tail, or the
@@ -533,8 +563,14 @@ def _off_day_level_fit(
     if len(series) < len(singles):
         return None
     fit = _fit_metric(
-        "row_count", series, {n: s.get("row_count") for n, s in corrupted.items()}, bound_for("row_count"),
-        std_floor("row_count", series, rows, min_std), two_sided=False, holidays=holidays, stationary=False,
+        "row_count",
+        series,
+        {n: s.get("row_count") for n, s in corrupted.items()},
+        bound_for("row_count"),
+        std_floor("row_count", series, rows, min_std),
+        two_sided=False,
+        holidays=holidays,
+        stationary=False,
     )
     return None if fit is None else replace(fit, poisson=False)  # no lower side at all
 
@@ -558,8 +594,13 @@ def _sometimes_missing_fit(
     if metric in ORDER_STATISTICS and (mostly_tied(values) or on_lattice(values)):
         return None
     fit = _fit_metric(
-        metric, list(values), corrupted, bound_for(metric), std_floor(metric, values, rows, min_std),
-        two_sided=True, stationary=False,
+        metric,
+        list(values),
+        corrupted,
+        bound_for(metric),
+        std_floor(metric, values, rows, min_std),
+        two_sided=True,
+        stationary=False,
     )
     return None if fit is None else replace(fit, missing_ok=True)
 
@@ -702,7 +743,10 @@ def _add_candidates(
     for fraction in FPR_LADDER:
         k = bounds.k_for(fpr * fraction, fit.bound, n)
         lower, upper = _domain(
-            fit.metric, fit.transform, fit.mean - k * fit.std if fit.two_sided else 0.0, fit.mean + k * fit.std
+            fit.metric,
+            fit.transform,
+            fit.mean - k * fit.std if fit.two_sided else 0.0,
+            fit.mean + k * fit.std,
         )
         if not _leave_one_out_ok(values, k, fit.two_sided, fit.floor):
             continue
@@ -780,7 +824,9 @@ NON_NEGATIVE = frozenset(
 )
 
 
-def _domain(metric: str, transform: stationarity.Transform, lower: float, upper: float) -> tuple[float, float]:
+def _domain(
+    metric: str, transform: stationarity.Transform, lower: float, upper: float
+) -> tuple[float, float]:
     """Clip an interval to the values the raw metric can take (readability; same verdicts)."""
     if transform.log or transform.diff:
         return lower, upper

@@ -152,11 +152,16 @@ class AutoValidateMonitor:
                 if muted:
                     log.info(
                         "auto-validation: %s of %s.%s not judged in window %s: %s",
-                        ", ".join(c.transformed_name() for c in muted), self.dataset, column,
-                        window.start if window else "?", day_off or "it is compared with a holiday",
+                        ", ".join(c.transformed_name() for c in muted),
+                        self.dataset,
+                        column,
+                        window.start if window else "?",
+                        day_off or "it is compared with a holiday",
                     )
                 violations = program.judge_profile(profile, holiday=holiday)
-                results.append(self._check_result(program, violations, window, program.judged(holiday=holiday)))
+                results.append(
+                    self._check_result(program, violations, window, program.judged(holiday=holiday))
+                )
                 advanced = program.advance(profile, holiday=holiday)
                 if violations:  # nor is it the previous batch the next window's distances read
                     advanced = replace(advanced, reference=program.reference)
@@ -209,6 +214,7 @@ class AutoValidateMonitor:
         """The configured kind, else numeric if the column's mean is computable, else categorical."""
         if column in self.kinds:
             return self.kinds[column]
+
         def of(name: str) -> Metric | None:
             found = (m for a, m in metrics.items() if name == a.NAME and getattr(a, "column", None) == column)
             return next(found, None)
@@ -257,7 +263,11 @@ class AutoValidateMonitor:
         log.info("auto-validation learned for %s.%s:\n%s", self.dataset, column, program.show())
 
     def _check_result(
-        self, program: Program, violations: list[Violation], window: Window, judged: Sequence[LearnedConstraint]
+        self,
+        program: Program,
+        violations: list[Violation],
+        window: Window,
+        judged: Sequence[LearnedConstraint],
     ) -> CheckResult:
         """One result per ``judged`` constraint (a constraint not judged in this window has none)."""
         failed = {id(v.constraint): v for v in violations}
@@ -265,7 +275,9 @@ class AutoValidateMonitor:
         out = []
         for c in judged:
             v = failed.get(id(c))
-            ident = hashlib.sha256(f"{self.dataset}|{CHECK_PREFIX}|{c.column}|{c.metric}".encode()).hexdigest()
+            ident = hashlib.sha256(
+                f"{self.dataset}|{CHECK_PREFIX}|{c.column}|{c.metric}".encode()
+            ).hexdigest()
             out.append(
                 ConstraintResult(
                     check=check,

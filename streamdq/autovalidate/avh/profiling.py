@@ -127,9 +127,7 @@ def _union(frames: Sequence[Any], column: str, kind: str, spark: Any) -> Any:
     pandas_parts = []
     for i, frame in enumerate(frames):
         if hasattr(frame, "sparkSession"):
-            parts.append(
-                frame.select(col(column).cast(spark_type).alias(column), F.lit(i).alias(SEGMENT))
-            )
+            parts.append(frame.select(col(column).cast(spark_type).alias(column), F.lit(i).alias(SEGMENT)))
             spark = spark or frame.sparkSession
             continue
         series = frame[column] if column in frame.columns else pd.Series([], dtype=object)

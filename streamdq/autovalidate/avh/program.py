@@ -381,7 +381,9 @@ class Program:
             return head + "\n  (no constraint fits the FPR budget: nothing is checked)"
         lines = [head, *(f"  - {c.describe()}" for c in self.constraints)]
         if self.off_day_constraints is not None:
-            lines.append(f"  on a day off (volume judged by its ordinary level above only): {len(self.off_day_constraints)} constraint(s)")
+            lines.append(
+                f"  on a day off (volume judged by its ordinary level above only): {len(self.off_day_constraints)} constraint(s)"
+            )
             lines += [f"  - {c.describe()}" for c in self.off_day_constraints]
         return "\n".join(lines)
 
@@ -390,11 +392,13 @@ class Program:
         ordinary = []
         for spec in (c.ordinary_spec() for c in self.constraints):
             if spec is not None:
-                (kind, params), = spec.items()
+                ((kind, params),) = spec.items()
                 ordinary.append({kind: {**params, "scope": "window"}})
         doc: dict[str, Any] = {
             "dataset": dataset,
-            "checks": [{"description": f"auto-validated {self.column}", "level": level, "constraints": ordinary}]
+            "checks": [
+                {"description": f"auto-validated {self.column}", "level": level, "constraints": ordinary}
+            ]
             if ordinary
             else [],
         }

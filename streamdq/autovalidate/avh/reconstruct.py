@@ -90,7 +90,9 @@ def corrupted_profiles(
         except ValueError:
             continue
         names.append(c.name)
-    clean, *bad = profile_frames([sample, *frames], profile.column, profile.kind, analysis=analysis, spark=spark)
+    clean, *bad = profile_frames(
+        [sample, *frames], profile.column, profile.kind, analysis=analysis, spark=spark
+    )
     return {name: rescale(profile, clean, p) for name, p in zip(names, bad, strict=True)}
 
 

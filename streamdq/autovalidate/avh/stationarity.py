@@ -136,7 +136,11 @@ def fit(
 
 @functools.lru_cache(maxsize=8192)
 def _fit(
-    history: tuple[float, ...], alpha: float, min_points: int, seasonal_lags: tuple[int, ...], skip: tuple[bool, ...]
+    history: tuple[float, ...],
+    alpha: float,
+    min_points: int,
+    seasonal_lags: tuple[int, ...],
+    skip: tuple[bool, ...],
 ) -> Transform:
     kept = Transform().series(history, skip)
     if len(kept) < min_points or float(np.ptp(np.asarray(kept, dtype=float))) == 0.0:

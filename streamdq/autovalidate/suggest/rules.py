@@ -87,7 +87,9 @@ class ProfiledColumn:
 
     def __post_init__(self) -> None:
         if self.data_type not in DATA_TYPES:
-            raise InvalidArgument(f"data_type: got {self.data_type!r}; expected one of {', '.join(DATA_TYPES)}")
+            raise InvalidArgument(
+                f"data_type: got {self.data_type!r}; expected one of {', '.join(DATA_TYPES)}"
+            )
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ def test_vectorized_fixed_width_hashes_equal_spark_on_many_values(spark):
     rnd = random.Random(7)
     longs = [0, -1, 1, 2**63 - 1, -(2**63), None] + [rnd.randrange(-(2**63), 2**63) for _ in range(500)]
     ints = [0, -1, 2**31 - 1, -(2**31), None] + [rnd.randrange(-(2**31), 2**31) for _ in range(501)]
-    doubles = [0.0, -0.0, float("nan"), float("inf"), None, 1e-300] + [rnd.uniform(-1e9, 1e9) for _ in range(500)]
+    doubles = [0.0, -0.0, float("nan"), float("inf"), None, 1e-300] + [
+        rnd.uniform(-1e9, 1e9) for _ in range(500)
+    ]
     df = spark.createDataFrame(list(zip(longs, ints, doubles, strict=True)), "l long, i int, d double")
     out = df.select(
         key_hash([F.col("l")]).alias("hl"),

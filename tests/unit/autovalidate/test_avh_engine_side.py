@@ -100,8 +100,12 @@ def test_the_registry_hands_the_analysis_to_the_monitors_that_use_one():
 
 def test_the_engine_builds_the_auto_validate_monitor_with_its_analysis(tmp_path):
     cfg = load_run_config(
-        {"dataset": "d", "source": {"type": "generator"}, "checkpoint": str(tmp_path / "chk"),
-         "auto_validate": {"columns": ["amount"]}}
+        {
+            "dataset": "d",
+            "source": {"type": "generator"},
+            "checkpoint": str(tmp_path / "chk"),
+            "auto_validate": {"columns": ["amount"]},
+        }
     )
     (monitor,) = build_monitors(cfg)
     assert isinstance(monitor, AutoValidateMonitor) and monitor.analysis is analyze_segments
@@ -124,7 +128,9 @@ def test_the_monitor_learns_with_the_analysis_it_was_handed(spark):
 
 
 def test_a_monitor_without_an_analysis_learns_nothing_and_says_so_once(spark, caplog):
-    monitor = auto_validate_monitor_from_config({"columns": {"c": "categorical"}, "history": 6, "min_history": 4}, "d")
+    monitor = auto_validate_monitor_from_config(
+        {"columns": {"c": "categorical"}, "history": 6, "min_history": 4}, "d"
+    )
     monitor.profiles["c"] = _history(spark)
     monitor.holidays["c"] = [False] * 6
     with caplog.at_level(logging.WARNING, logger="streamdq.autovalidate.avh.monitor"):

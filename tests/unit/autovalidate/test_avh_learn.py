@@ -199,7 +199,9 @@ def test_the_distinct_exponent_tracks_the_value_distribution_not_the_batch_size(
     assert small[1] / large[1] - 1.0 < 0.2 * (small[0] / large[0] - 1.0)
     perturbed = metrics(np.concatenate([delays(810), rng.uniform(0, 10_000, 90).round(2)]))
     assert perturbed[1] - large[1] > 0.05  # 10% of foreign values in a batch of the usual size
-    profile = ColumnProfile("x", NUMERIC, 100.0, {"row_count": 100.0, "completeness": 0.5, "unique_ratio": 0.2})
+    profile = ColumnProfile(
+        "x", NUMERIC, 100.0, {"row_count": 100.0, "completeness": 0.5, "unique_ratio": 0.2}
+    )
     assert single_metrics(profile)["distinct_exponent"] == pytest.approx(np.log(10) / np.log(50))
     assert distinct_exponent(1.0, 1.0, 1.0) is None  # one value: no exponent
     assert distinct_exponent(100.0, None, 0.5) is None
@@ -275,7 +277,11 @@ def test_a_batch_minimum_is_bounded_by_the_extreme_value_tail_not_chebyshev():
         ColumnProfile("d", NUMERIC, 900, {"row_count": 900.0, "min": float(m), "median": float(q)})
         for m, q in zip(rng.normal(-20, 3, 30), rng.normal(-2, 0.5, 30), strict=True)
     ]
-    bad = {"schema_change:1%": ColumnProfile("d", NUMERIC, 900, {"row_count": 900.0, "min": -60.0, "median": -2.0})}
+    bad = {
+        "schema_change:1%": ColumnProfile(
+            "d", NUMERIC, 900, {"row_count": 900.0, "min": -60.0, "median": -2.0}
+        )
+    }
     program = learn_from_profiles(hist, bad, fpr=0.001)
     (c,) = program.constraints
     assert (c.metric, c.bound) == ("min", "extreme")
@@ -350,7 +356,8 @@ def test_only_the_volume_is_differenced_one_period_back():
     rng = np.random.default_rng(9)
     weekly = np.resize(np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0]), 30) + rng.normal(0, 8, 30)
     hist = [
-        ColumnProfile("x", NUMERIC, float(n), {"row_count": float(n), "mean": float(n) / 10.0}) for n in weekly
+        ColumnProfile("x", NUMERIC, float(n), {"row_count": float(n), "mean": float(n) / 10.0})
+        for n in weekly
     ]
     bad = {
         "volume_change:x0.5": ColumnProfile("x", NUMERIC, 465.0, {"row_count": 465.0, "mean": 93.0}),
@@ -383,10 +390,14 @@ def _weekly_volume(holiday_at: int, days: int = 31) -> tuple[np.ndarray, list[Co
     and a day off at ``holiday_at`` with 40%
     fewer rows; each profile also carries a mean that does not follow the calendar."""
     rng = np.random.default_rng(12)
-    counts = np.resize(np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0]), days) + rng.normal(0, 30, days)
+    counts = np.resize(np.array([930.0, 925.0, 920.0, 935.0, 940.0, 690.0, 820.0]), days) + rng.normal(
+        0, 30, days
+    )
     counts[holiday_at] *= 0.6
     profiles = [
-        ColumnProfile("x", NUMERIC, float(n), {"row_count": float(n), "mean": 50.0 + float(rng.normal(0, 0.5))})
+        ColumnProfile(
+            "x", NUMERIC, float(n), {"row_count": float(n), "mean": 50.0 + float(rng.normal(0, 0.5))}
+        )
         for n in counts
     ]
     return counts, profiles
@@ -400,7 +411,9 @@ def test_volume_is_learned_without_holidays_and_not_judged_on_or_against_one():
     hist, nxt = profiles[:30], profiles[30]
     flags = [i == 16 for i in range(30)]
     bad = {
-        "volume_change:x0.5": replace(hist[-1], rows=counts[29] / 2, scalars={"row_count": counts[29] / 2, "mean": 50.0}),
+        "volume_change:x0.5": replace(
+            hist[-1], rows=counts[29] / 2, scalars={"row_count": counts[29] / 2, "mean": 50.0}
+        ),
         "unit_change:x10": replace(hist[-1], scalars={"row_count": counts[29], "mean": 500.0}),
     }
     blind = learn_from_profiles(hist, bad, fpr=0.001)
@@ -433,8 +446,12 @@ def test_volume_is_learned_without_holidays_and_not_judged_on_or_against_one():
     assert [v.constraint.metric for v in program.judge_profile(halved)] == ["row_count"]
     assert program.advance(nxt).judging_transform(v_aware) == v_aware.transform
     # two weeks back a day off too: nothing ordinary to read, the volume is muted
-    both = replace(program, recent_holidays=(*program.recent_holidays[:-14], True, *program.recent_holidays[-13:]))
-    assert both.recent_holidays[-14] and both.muted() == (v_aware,) and both.judging_transform(v_aware) is None
+    both = replace(
+        program, recent_holidays=(*program.recent_holidays[:-14], True, *program.recent_holidays[-13:])
+    )
+    assert (
+        both.recent_holidays[-14] and both.muted() == (v_aware,) and both.judging_transform(v_aware) is None
+    )
     with pytest.raises(ValueError, match="holidays has 29 flags for 30"):
         learn_from_profiles(hist, bad, holidays=flags[1:])
 
@@ -450,7 +467,9 @@ def test_a_day_off_is_judged_by_the_selection_without_volume_metrics():
     newest = hist[-1]
     bad = {
         "volume_change:x0.5": replace(newest, scalars={**newest.scalars, "row_count": counts[29] / 2}),
-        "wider_and_fewer": replace(newest, scalars={**newest.scalars, "row_count": counts[29] / 2, "std": 30.0}),
+        "wider_and_fewer": replace(
+            newest, scalars={**newest.scalars, "row_count": counts[29] / 2, "std": 30.0}
+        ),
         "unit_change:x10": replace(newest, scalars={**newest.scalars, "mean": 500.0}),
     }
     flags = [i == 16 for i in range(30)]
@@ -467,7 +486,9 @@ def test_a_day_off_is_judged_by_the_selection_without_volume_metrics():
     assert again.off_day_constraints == program.off_day_constraints
     # learned without a calendar: no off-day selection, a muted constraint is just skipped
     plain = learn_from_profiles(hist, bad, fpr=0.001)
-    assert plain.off_day_constraints is None and Program.from_dict(plain.to_dict()).off_day_constraints is None
+    assert (
+        plain.off_day_constraints is None and Program.from_dict(plain.to_dict()).off_day_constraints is None
+    )
 
 
 def test_a_day_off_keeps_the_row_count_level_of_the_ordinary_days_above():
@@ -497,5 +518,10 @@ def test_a_day_off_keeps_the_row_count_level_of_the_ordinary_days_above():
     assert level.history_mean == pytest.approx(float(np.mean(kept)))
     assert program.judge_profile(sized(nxt.rows * 0.6), holiday=True) == []
     assert program.judge_profile(sized(nxt.rows / 10), holiday=True) == []
-    assert [v.constraint.metric for v in program.judge_profile(sized(nxt.rows * 10), holiday=True)] == ["row_count"]
-    assert Program.from_dict(json.loads(json.dumps(program.to_dict()))).off_day_constraints == program.off_day_constraints
+    assert [v.constraint.metric for v in program.judge_profile(sized(nxt.rows * 10), holiday=True)] == [
+        "row_count"
+    ]
+    assert (
+        Program.from_dict(json.loads(json.dumps(program.to_dict()))).off_day_constraints
+        == program.off_day_constraints
+    )

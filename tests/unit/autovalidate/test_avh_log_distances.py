@@ -38,7 +38,9 @@ def test_a_distance_history_is_fitted_on_its_logs_and_read_back_on_the_raw_dista
     ks = list(np.exp(rng.normal(math.log(0.05), 0.3, 29)))
     fit = _log_distance_fit("dist_ks", ks, {"shift": 0.45}, 1e-6)
     assert fit is not None and fit.log_scale and fit.bound == "normal" and not fit.two_sided
-    assert fit.mean == pytest.approx(np.mean(np.log(ks))) and fit.std == pytest.approx(np.std(np.log(ks), ddof=1))
+    assert fit.mean == pytest.approx(np.mean(np.log(ks))) and fit.std == pytest.approx(
+        np.std(np.log(ks), ddof=1)
+    )
     # not a priced distance, a zero in the history (two identical batches), or too short: no log fit
     assert _log_distance_fit("dist_l1", ks, {}, 1e-6) is None
     assert _log_distance_fit("dist_js", ks, {}, 1e-6, CATEGORICAL) is None  # over value counts: as before

@@ -308,7 +308,9 @@ def test_a_scheduled_count_spread_by_its_floor_keeps_the_normal_tail():
     assert free.bound == "skewed"
 
 
-def _reading_day(rng: np.random.Generator, rows: int, mean: float | None = None, p95: float | None = None) -> ColumnProfile:
+def _reading_day(
+    rng: np.random.Generator, rows: int, mean: float | None = None, p95: float | None = None
+) -> ColumnProfile:
     """A day of hourly temperatures: ``rows`` rows, complete, a wandering mean and 95% quantile."""
     centre = float(rng.normal(50, 5)) if mean is None else mean
     return ColumnProfile(
@@ -366,7 +368,9 @@ def test_a_scheduled_count_is_never_differenced():
     program = learn_from_profiles(history, corrupted, fpr=0.001)
     (count,) = [c for c in program.constraints if c.metric == "row_count"]
     assert not count.transform.diff and not count.transform.log
-    assert program.judge_profile(_reading_day(rng, 36, 50.0)) and program.judge_profile(_reading_day(rng, 144, 50.0))
+    assert program.judge_profile(_reading_day(rng, 36, 50.0)) and program.judge_profile(
+        _reading_day(rng, 144, 50.0)
+    )
 
 
 def test_two_distances_are_one_cover_and_the_row_count_makes_the_second():

@@ -79,7 +79,11 @@ def test_days_around_a_holiday_widen_it_to_the_eve_and_the_bridge_day():
     assert cal.holiday("2013-11-28") == "Thanksgiving Day" and not cal.is_holiday("2013-11-30")
     two = calendar_from_config({"dates": ["2024-03-01"], "days_after": 2})
     assert two.flags(["2024-02-29", "2024-03-01", "2024-03-02", "2024-03-03", "2024-03-04"]) == (
-        False, True, True, True, False,
+        False,
+        True,
+        True,
+        True,
+        False,
     )
     assert two.holiday("2024-03-03") == "listed date + 2 days"
     for bad in (-1, 8, 1.5, True):

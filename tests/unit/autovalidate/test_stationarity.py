@@ -97,7 +97,9 @@ def test_a_transformed_series_leaves_out_the_points_that_read_a_skipped_value():
     # lag-1 differences x1-x0 .. x4-x3: the two around the skipped x2 go
     assert Transform(diff=True).series([1.0, 2.0, 4.0, 8.0, 16.0], flags) == [1.0, 8.0]
     # lag-3 differences x3-x0, x4-x1: the second reads the skipped x1
-    assert Transform(diff=True, lag=3).series([1.0, 2.0, 4.0, 8.0, 16.0], [False, True, False, False, False]) == [7.0]
+    assert Transform(diff=True, lag=3).series(
+        [1.0, 2.0, 4.0, 8.0, 16.0], [False, True, False, False, False]
+    ) == [7.0]
 
 
 def test_a_skipped_holiday_does_not_hide_the_weekly_period():

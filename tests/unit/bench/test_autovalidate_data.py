@@ -68,10 +68,16 @@ def test_new_held_out_feeds_come_last_so_earlier_seeds_keep_their_tests():
     """A source's place in ``SOURCES`` seeds its corruptions: the feeds added for issue 22's
     second round (LaGuardia's weather, the El Nino temperatures) are appended, held out."""
     assert list(data.SOURCES)[:4] == ["flights", "weather", "weather_ewr", "co2"]
-    assert {"weather_lga", "elnino"} <= set(data.HELD_OUT) and list(data.SOURCES)[4:] == ["weather_lga", "elnino"]
+    assert {"weather_lga", "elnino"} <= set(data.HELD_OUT) and list(data.SOURCES)[4:] == [
+        "weather_lga",
+        "elnino",
+    ]
     lga = data.weather_lga()
     assert lga.name == "weather_lga" and lga.numeric == ("dewp", "wind_dir", "wind_gust", "precip")
     assert max(len(b) for b in lga.batches) <= 24 and len(lga.traces(60)) == 6
     nino = data.elnino()
-    assert [len(b) for b in nino.batches[:2]] == [12, 12] and list(nino.batches[0].columns) == ["month", "sst"]
+    assert [len(b) for b in nino.batches[:2]] == [12, 12] and list(nino.batches[0].columns) == [
+        "month",
+        "sst",
+    ]
     assert nino.dates[0] == "1950-01-01" and len(nino.traces(60)) == 1

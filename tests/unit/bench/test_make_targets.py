@@ -26,6 +26,9 @@ def test_make_bench_target_runs_the_benchmark_script(name):
     assert make, "make is required by the project (README: make demo / make test)"
     out = subprocess.run(
         [make, "-n", f"bench-{name}", "BENCH_ARGS=--probe-arg"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert f"bench/{name}/run.py --probe-arg" in out, out

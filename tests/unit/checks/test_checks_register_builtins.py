@@ -39,7 +39,7 @@ def test_the_builder_and_the_spec_loader_register_the_builtins_themselves() -> N
     out = _run(
         "from streamdq.checks import loads_suite\n"
         "suite = loads_suite('checks:\\n  - description: c\\n    level: error\\n    constraints:\\n"
-        "      - has_size: {assertion: \"> 0\"}\\n')\n"
+        '      - has_size: {assertion: "> 0"}\\n\')\n'
         "print(suite.checks[0].constraints[0].kind)\n"
     )
     assert out.strip() == "has_size"

@@ -45,7 +45,18 @@ def test_learn_offline_with_a_holiday_calendar_does_not_judge_volume_on_a_day_of
         frames.append(pd.DataFrame({"day": [day] * n, "amount": rng.normal(20, 2, n)}))
     data = tmp_path / "t.parquet"
     pd.concat(frames).to_parquet(data)
-    args = ["autovalidate", "learn", "--data", str(data), "--batch-by", "day", "--column", "amount", "--holdout", "1"]
+    args = [
+        "autovalidate",
+        "learn",
+        "--data",
+        str(data),
+        "--batch-by",
+        "day",
+        "--column",
+        "amount",
+        "--holdout",
+        "1",
+    ]
     assert main(args) == 0
     blind = capsys.readouterr().out
     assert "batch day=2025-12-25: " in blind and "violation(s)" in blind

@@ -114,5 +114,3 @@ def test_a_failed_tail_is_raised_by_the_next_batch_and_committed_once_by_a_new_h
     assert last is not None and _values(last)[("total", "Size", "*", None)] == 12.0
     assert store.last_committed_batch("q1") == 2
     assert sorted(r["batch_id"] for r in store.table("reports").to_pylist()) == [0, 1, 2]
-
-

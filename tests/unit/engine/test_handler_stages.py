@@ -74,7 +74,9 @@ def test_small_batches_take_the_one_job_path_and_match_the_fused_path(spark: Any
     reports = {}
     for label, small in (("arrow", 250_000), ("fused", 0)):
         handler = _handler(InMemoryStateStore(), small_batch_rows=small)
-        reports[label] = [handler.handle(spark.createDataFrame(rows, SCHEMA), i) for i, rows in enumerate(batches)]
+        reports[label] = [
+            handler.handle(spark.createDataFrame(rows, SCHEMA), i) for i, rows in enumerate(batches)
+        ]
     for arrow, fused in zip(reports["arrow"], reports["fused"], strict=True):
         assert arrow.counters["arrow_path"] == 1 and fused.counters["arrow_path"] == 0
         assert arrow.counters["spark_jobs"] == 1
@@ -98,7 +100,11 @@ def test_quarantined_rows_are_the_same_on_both_paths(spark: Any) -> None:
         for k, s in stores.items()
     }
     assert rows["arrow"] == rows["fused"]
-    assert [r[1] for r in rows["arrow"]] == ["undecodable JSON", "undecodable JSON", "late: event time behind the watermark"]
+    assert [r[1] for r in rows["arrow"]] == [
+        "undecodable JSON",
+        "undecodable JSON",
+        "late: event time behind the watermark",
+    ]
 
 
 def test_an_empty_microbatch_runs_no_job_and_commits_its_report(spark: Any, tmp_path: Path) -> None:
@@ -148,10 +154,14 @@ def test_scope_stage_counts_late_rows_and_closes_windows_oldest_first() -> None:
     one = {Size().state_key(): NumMatches(1)}
     u0 = scopes.advance(BatchStates(batch=one, windows={t[0]: one, t[1]: one}, event_time_max=t[1]))
     assert u0.touched == (t[0], t[1]) and not u0.closed
-    u1 = scopes.advance(BatchStates(batch=one, windows={t[3]: one}, event_time_max=t[3] + timedelta(seconds=20)))
+    u1 = scopes.advance(
+        BatchStates(batch=one, windows={t[3]: one}, event_time_max=t[3] + timedelta(seconds=20))
+    )
     assert [w.start for w, _ in u1.closed] == [t[0], t[1]]
     assert u1.watermark == t[3] + timedelta(seconds=10)
-    u2 = scopes.advance(BatchStates(batch=one, windows={t[1]: one}, window_rows={t[1]: 7}, event_time_max=t[1]))
+    u2 = scopes.advance(
+        BatchStates(batch=one, windows={t[1]: one}, window_rows={t[1]: 7}, event_time_max=t[1])
+    )
     assert u2.late == (t[1],) and u2.late_rows == 7 and not u2.touched
     assert u2.watermark == u1.watermark  # never goes back
     assert scopes.total[Size().state_key()] == NumMatches(3)

@@ -26,6 +26,10 @@ def test_the_store_gets_the_configured_retention(tmp_path, spark):
     from streamdq.engine.streaming import StreamRunner
 
     cfg = load_run_config(
-        {**BASE, "checkpoint": str(tmp_path / "chk"), "state": {"path": str(tmp_path / "s"), "log_retention_hours": 5}}
+        {
+            **BASE,
+            "checkpoint": str(tmp_path / "chk"),
+            "state": {"path": str(tmp_path / "s"), "log_retention_hours": 5},
+        }
     )
     assert StreamRunner(spark, cfg).store.log_retention_hours == 5.0

@@ -161,7 +161,9 @@ def test_parsed_specs_are_built_as_they_are(tmp_path, monkeypatch):
     """build_sinks takes the run config's parse: no second validation of a SinkSpec."""
     from streamdq.connectors.sinks import config as sink_config
 
-    specs = sink_config.parse_sink_specs([{"type": "console"}, {"type": "jsonl", "path": str(tmp_path / "a")}])
+    specs = sink_config.parse_sink_specs(
+        [{"type": "console"}, {"type": "jsonl", "path": str(tmp_path / "a")}]
+    )
     calls = []
     monkeypatch.setattr(sink_config, "parse_sink_specs", lambda *a, **k: calls.append(a))
     sinks = build_sinks(specs, dataset="d", state_dir=str(tmp_path))

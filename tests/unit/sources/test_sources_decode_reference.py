@@ -230,7 +230,9 @@ def test_schema_with_the_internal_column_names_decodes(spark, decoder):
 
 def test_empty_schema_decodes(spark, decoder):
     df = spark.createDataFrame([('{"a":1}',), ("{}",), ("x",)], "value STRING")
-    assert collect_rows(decode_json(df, StructType([]), decoder=decoder)) == collect_rows(reference_decode_json(df, StructType([])))
+    assert collect_rows(decode_json(df, StructType([]), decoder=decoder)) == collect_rows(
+        reference_decode_json(df, StructType([]))
+    )
 
 
 def test_duplicate_key_last_value_wins_without_a_false_type_error(spark, decoder):

@@ -50,7 +50,9 @@ def _batches(store: Any) -> None:
         store,
         4,
         (
-            MeasureResult("Null Count", "single_value", None, failure="measure 'Null Count': Spark SQL failed"),
+            MeasureResult(
+                "Null Count", "single_value", None, failure="measure 'Null Count': Spark SQL failed"
+            ),
             MeasureResult("Null Count", "single_value", 7, scope="window", window=label),
         ),
     )
