@@ -329,6 +329,7 @@ class DeltaStateStore:
         self.parallel_writes = parallel_writes
         self.log_retention_hours = log_retention_hours
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self._tables: dict[str, DeltaTable] = {}
         self._configured: set[str] = set()
         self.snapshot_every = snapshot_every
@@ -917,19 +918,21 @@ class DeltaStateStore:
         return [f.result() for f in futures]
 
     def _writer_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(
-                max_workers=len(S.COMMIT_ORDER), thread_name_prefix="streamdq-state"
-            )
-        return self._pool
+        with self._pool_lock:  # the committing thread and the kept rows' timer may both ask
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=len(S.COMMIT_ORDER), thread_name_prefix="streamdq-state"
+                )
+            return self._pool
 
     def close(self) -> None:
         """Wait for background writes and release the writer threads (the store stays usable;
         they are recreated on demand)."""
         self.settle()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def _overwrite(self, name: str, rows: pa.Table, query_id: str, batch_id: int, dataset: str) -> bool:
         """Replace the dataset's partition of snapshot table ``name`` by ``rows`` (the whole view)."""
