@@ -195,21 +195,28 @@ _IN_FLIGHT_GUARD = threading.Lock()
 instance on the root (a reader opened beside the stream's writer) waits for them too."""
 
 
-_BUFFERING: dict[str, weakref.WeakSet[DeltaStateStore]] = {}
-"""Per store root: the store instances of this process that buffer report-derived rows, so
-that a reader on the root has them written first (``settle``)."""
+_STORES: dict[str, weakref.WeakSet[DeltaStateStore]] = {}
+"""Per store root: the store instances of this process (any may keep report-derived rows), so
+that a reader on the root has them written first (``settle``); read and changed under
+``_IN_FLIGHT_GUARD``."""
+
+
+def _stores(root: str | None = None) -> list[DeltaStateStore]:
+    """The live store instances on ``root`` (every root's when None)."""
+    with _IN_FLIGHT_GUARD:
+        groups = _STORES.values() if root is None else [_STORES.get(root, weakref.WeakSet())]
+        return [store for group in groups for store in group]
 
 
 def _write_all_at_exit() -> None:
     """At interpreter exit, write what every store instance still buffers, in this thread (the
     writer threads take no new work by then): a process that ends without ``settle`` (a
     notebook, a script around ``BatchHandler``) loses no metric or result row."""
-    for stores in list(_BUFFERING.values()):
-        for store in list(stores):
-            try:
-                store._write_serially()
-            except Exception:  # at exit there is no one to raise to; the next commit repairs
-                log.exception("state store %s: writing the buffered rows at exit failed", store.root)
+    for store in _stores():
+        try:
+            store._write_derived(store._buffer.take(), background=False, threads=False)
+        except Exception:  # at exit there is no one to raise to; the next commit repairs
+            log.exception("state store %s: writing the buffered rows at exit failed", store.root)
 
 
 atexit.register(_write_all_at_exit)
@@ -344,6 +351,8 @@ class DeltaStateStore:
         # per query: the tables whose cached snapshot has every commit of the query, with the
         # query's application-transaction version in each (what transaction_version would say)
         self._known: dict[str, dict[str, int | None]] = {}
+        with _IN_FLIGHT_GUARD:
+            _STORES.setdefault(self.root, weakref.WeakSet()).add(self)
 
     def table_properties(self, name: str | None = None) -> dict[str, str]:
         """The Delta table properties this store sets on table ``name`` (the log retention on
@@ -699,7 +708,6 @@ class DeltaStateStore:
         view.commit(query_id, batch_id, latest, detectors, log_rows.num_rows, due)
         if wrote and later:
             due = self._buffer.add(query_id, PendingBatch(report, tuple(metrics), tuple(results)))
-            _BUFFERING.setdefault(self.root, weakref.WeakSet()).add(self)
             if not self.parallel_writes or self._maintenance_due():
                 # maintenance rewrites every table: nothing may run beside it
                 self._write_derived(self._buffer.take(), background=False)
@@ -715,13 +723,17 @@ class DeltaStateStore:
         or its idle timer fired); ``settle`` waits for them."""
         self._write_derived(self._buffer.take(), background=True)
 
-    def _write_derived(self, taken: dict[str, list[PendingBatch]], *, background: bool) -> None:
+    def _write_derived(
+        self, taken: dict[str, list[PendingBatch]], *, background: bool, threads: bool = True
+    ) -> None:
         """Write the buffered batches ``taken`` (per query): one append per table and query.
         A table's transaction version only grows, so an older batch's rows always land first:
         in the background, each write waits for the flushes still in flight (and fails without
         writing if one of them failed: ``settle`` retries them in order); in the caller's
-        thread, the flushes in flight are finished (a failed one retried) before."""
-        if not taken:
+        thread, the flushes in flight are finished (a failed one retried) before, and
+        ``threads=False`` writes the tables one after the other without the writer threads
+        (the exit hook: they take no new work by then)."""
+        if background and not taken:
             return
         with self._flush_lock:
             if not background:
@@ -732,28 +744,17 @@ class DeltaStateStore:
                     partial(self._write_group, query_id, name, batches) for name in DERIVED_TABLES
                 ]
                 if not background:
-                    self._run_all(writes)
+                    if threads:
+                        self._run_all(writes)
+                    else:
+                        for w in writes:
+                            w()
                     continue
                 pool = self._writer_pool()
                 futures = [pool.submit(_after, before, w) for w in writes]
                 for f in futures:
                     _track(self.root, f)
                 self._deferred.append(_Flush(query_id, batches[0].batch_id, futures, writes))
-
-    def _write_serially(self) -> None:
-        """Write the buffered batches in this thread, one table after the other, after the
-        flushes in flight (without the writer threads: for the exit hook)."""
-        taken = self._buffer.take()
-        with self._flush_lock:
-            pending, self._deferred = self._deferred, []
-            wait([f for flush in pending for f in flush.futures])
-            for flush in pending:
-                if any(f.exception() is not None for f in flush.futures):
-                    for w in flush.writes:
-                        w()
-            for query_id, batches in taken.items():
-                for name in DERIVED_TABLES:
-                    self._write_group(query_id, name, batches)
 
     def _write_group(self, query_id: str, name: str, batches: list[PendingBatch]) -> bool:
         """Append the rows of ``batches`` (one query's, oldest first) to table ``name`` in one
@@ -784,7 +785,7 @@ class DeltaStateStore:
         process write theirs too, and waits for them (a reader opened beside the stream's
         writer; their owners retry failed ones)."""
         self._flush_due()
-        for other in list(_BUFFERING.get(self.root, ())):
+        for other in _stores(self.root):
             if other is not self:
                 other._flush_due()
         self._settle_in_flight()
