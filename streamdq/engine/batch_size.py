@@ -55,26 +55,23 @@ def _execution(df: DataFrame) -> Any:
 
 
 def _analyzed(execution: Any) -> Any:
-    """The analysed plan of a JVM QueryExecution (one py4j round trip), or None."""
+    """The analysed plan of a JVM QueryExecution (one py4j round trip), or None (no
+    QueryExecution: Spark Connect)."""
     try:
         return execution.analyzed()
-    except Exception:  # Spark Connect
+    except Exception:
         return None
 
 
-def plan_size_bytes(execution: Any) -> int | None:
-    """Spark's size estimate of the analysed plan of ``execution`` (a frame's JVM
-    QueryExecution; no job), or None when it has none.
+def plan_size_bytes(analyzed: Any) -> int | None:
+    """Spark's size estimate of ``analyzed``, the analysed plan of a frame's JVM QueryExecution
+    (``_analyzed``; no job), or None when it has none (or no plan: Spark Connect).
 
     The analysed plan, not the optimised one: a microbatch handed to ``foreachBatch`` is a
     ``LogicalRDD`` that carries the statistics of the source's optimised plan already, and
     optimising it again would cost the optimiser's full rule set on every batch (the small-batch
     path's job optimises its own projection anyway). A static frame's estimate is then the
     unfiltered one: larger, which errs towards the fused path, the one safe at any size."""
-    return _size_bytes(_analyzed(execution))
-
-
-def _size_bytes(analyzed: Any) -> int | None:
     try:
         size = int(analyzed.stats().sizeInBytes())
     except Exception:  # Spark Connect, or a plan without statistics
@@ -98,18 +95,16 @@ def _leaves_empty(plan: Any) -> bool:
     return n > 0 and all(_leaf_is_empty(leaves.apply(i)) for i in range(n))
 
 
-def reads_nothing(execution: Any) -> bool:
+def reads_nothing(execution: Any, analyzed: Any = None) -> bool:
     """True when every leaf of ``execution``'s plan is empty: an RDD without partitions (a
     microbatch over an empty file), a relation of 0 bytes. Planner facts, no job. The analysed
     plan's leaves first (a microbatch's); when they are not all empty, the optimised plan's,
     where Spark has pruned what reads nothing (``limit(0)``, a filter that is always false) to
-    an empty relation (a poison batch is the batch's frame under ``limit(0)``)."""
-    return _reads_nothing(execution, _analyzed(execution))
-
-
-def _reads_nothing(execution: Any, analyzed: Any) -> bool:
+    an empty relation (a poison batch is the batch's frame under ``limit(0)``). ``analyzed``:
+    the analysed plan when the caller has it already (one py4j round trip less)."""
     try:
-        return _leaves_empty(analyzed) or _leaves_empty(execution.optimizedPlan())
+        plan = execution.analyzed() if analyzed is None else analyzed
+        return _leaves_empty(plan) or _leaves_empty(execution.optimizedPlan())
     except Exception:
         return False
 
@@ -131,10 +126,10 @@ class BatchSizer:
 
     def estimate(self, df: DataFrame) -> RowEstimate:
         execution = _execution(df)  # one look-up for both questions (py4j round trips)
-        analyzed = None if execution is None else _analyzed(execution)
-        size = _size_bytes(analyzed)
+        analyzed = _analyzed(execution)
+        size = plan_size_bytes(analyzed)
         # Spark floors a projection's size at a few bytes: a tiny plan may still read nothing
-        if size is not None and size < TINY_PLAN_BYTES and _reads_nothing(execution, analyzed):
+        if size is not None and size < TINY_PLAN_BYTES and reads_nothing(execution, analyzed):
             return RowEstimate(0, 0, "plan statistics")
         if size:
             per_row = self.bytes_per_row or ASSUMED_BYTES_PER_ROW

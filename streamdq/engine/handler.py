@@ -28,9 +28,10 @@ Runs on the driver, once per microbatch, as stages that hand each other frozen v
 Pipelined (``pipelined=True``: the runner's ``state.pipelined_commit``, with a store and a
 local checkpoint): ``foreachBatch`` (``__call__``) runs stages 1-3, the ones that read the
 frame, and hands a ``Computed`` value to the tail (stages 4-7) on ``pipeline.TailPipeline``'s
-thread; the next call waits for that tail first. A query's first batch in the store runs whole inside the call. The
-runner rewinds Spark's checkpoint to the store before each start (``checkpoint_log.py``), since
-Spark logs a batch as committed when ``foreachBatch`` returns. ``handle`` is always whole.
+thread; the next call waits for that tail first. A query's first batch in the store runs whole
+inside the call. The runner rewinds Spark's checkpoint to the store before each start
+(``checkpoint_log.py``), since Spark logs a batch as committed when ``foreachBatch`` returns.
+``handle`` is always whole.
 
 Empty microbatch: nothing is merged, no batch-scope check is judged; total-scope metrics
 are reported as they stand and the report is committed (so exactly-once holds); windows
