@@ -2,8 +2,9 @@
 
 Runs on the driver, beside Spark's stream thread. ``BatchHandler`` (``pipelined=True``, set by
 the runner from ``state.pipelined_commit: true``; off by default) computes a microbatch's
-states inside ``foreachBatch`` (that needs the batch's frame), hands the rest (measure, judge, alert policy, commit, emit) to this pipeline, and
-returns, so that Spark writes its commit log and plans the next trigger while the tail runs.
+states inside ``foreachBatch`` (that needs the batch's frame), hands the rest (measure, judge,
+alert policy, commit, emit) to this pipeline, and returns, so that Spark writes its commit log
+and plans the next trigger while the tail runs.
 
 Contract:
 
