@@ -43,11 +43,15 @@ Exactly once (DESIGN.md section 5)
     exit hook. The report's commit then also carries the
     application transactions ``(derived_app_id(query_id), batch_id)`` and
     ``(unwritten_app_id(query_id), oldest batch id whose rows were kept or in flight)``.
-    Every public method of the store first writes the kept rows and waits for them (a failed
+    Every read of the ``metrics`` or ``results`` table (``history``, the range reads, and the
+    maintenance that rewrites them) first writes the kept rows and waits for them (a failed
     write is retried there, in order, in the caller's thread, and raises ``StateStoreError``
     if it fails again), and has every other instance on the same root in this process do the
-    same, so a reader in the stream's process always sees them; ``commit`` itself only waits
-    for the writes already started. After a crash the rows of the batches from the unwritten
+    same, so a reader in the stream's process always sees them. A read that names its dataset
+    writes only the rows of the queries keeping rows of that dataset: a check reading another
+    dataset's history every batch leaves the stream's own rows kept. Reads of the tables
+    ``commit`` writes in full wait for nothing, and ``commit`` itself only waits for the
+    writes already started. After a crash the rows of the batches from the unwritten
     transaction's version up to the last committed batch may be missing: the query's next
     commit (any store instance; a restarted driver's first) and ``recover`` write them from
     the stored reports before anything else, each table skipping the batches its own
@@ -368,10 +372,16 @@ class DeltaStateStore:
     def path(self, name: str) -> str:
         return f"{self.root}/{name}"
 
-    def table(self, name: str, *, create: bool = False, refresh: bool = True) -> DeltaTable | None:
+    def table(
+        self, name: str, *, create: bool = False, refresh: bool = True, dataset: str | None = None
+    ) -> DeltaTable | None:
         """The (cached) DeltaTable ``name``, refreshed to its newest version; None if absent.
-        Waits for the last commit's background writes first (so reads see them)."""
-        self.settle()
+        For the tables whose rows are kept after the report (``DERIVED_TABLES``), the kept rows
+        are written first (``settle``; only those of the queries keeping rows of ``dataset``
+        when a reader names the one dataset it reads), so reads see them; every other table is
+        written in full by ``commit``, and its read waits for nothing."""
+        if name in DERIVED_TABLES:
+            self.settle(dataset)
         return self._table(name, create=create, refresh=refresh)
 
     def _table(self, name: str, *, create: bool = False, refresh: bool = True) -> DeltaTable | None:
@@ -616,6 +626,10 @@ class DeltaStateStore:
         if S.REPORTS in known:
             last = known[S.REPORTS]
         else:
+            # this instance does not know the query's last commit: any store in the process may
+            # keep rows of it (a restarted handler's predecessor), and the repair below must not
+            # write them from the reports beside their owner
+            self.settle()
             reports = self.table(S.REPORTS)
             last, newest = (None, None) if reports is None else self._completed(reports, query_id)
             if reports is not None and newest == last:
@@ -718,10 +732,11 @@ class DeltaStateStore:
         return wrote
 
     # -- derived rows after the report ---------------------------------------------------
-    def _flush_due(self) -> None:
+    def _flush_due(self, dataset: str | None = None) -> None:
         """Start writing every buffered batch's rows in the writer threads (the buffer is due,
-        or its idle timer fired); ``settle`` waits for them."""
-        self._write_derived(self._buffer.take(), background=True)
+        or its idle timer fired; only the queries keeping rows of ``dataset`` when given);
+        ``settle`` waits for them."""
+        self._write_derived(self._buffer.take(dataset=dataset), background=True)
 
     def _write_derived(
         self, taken: dict[str, list[PendingBatch]], *, background: bool, threads: bool = True
@@ -776,18 +791,20 @@ class DeltaStateStore:
 
         return self._write_once(name, query_id, group.last_batch, batches[-1].report.dataset, write)
 
-    def settle(self) -> None:
+    def settle(self, dataset: str | None = None) -> None:
         """Write the buffered rows of committed batches now and wait for them (no-op when
-        none). A write that failed is retried here, in the caller's thread (each write skips
-        itself when its table already holds the batch); raises ``StateStoreError`` when it
-        fails again (the query's next commit on any store, or this one's, then writes the rows
-        from the stored reports). Then has the other store instances on the same root in this
-        process write theirs too, and waits for them (a reader opened beside the stream's
-        writer; their owners retry failed ones)."""
-        self._flush_due()
+        none); with ``dataset``, only those of the queries keeping rows of that dataset (a
+        check reading another dataset's history leaves the stream's own rows kept). A write
+        that failed is retried here, in the caller's thread (each write skips itself when its
+        table already holds the batch); raises ``StateStoreError`` when it fails again (the
+        query's next commit on any store, or this one's, then writes the rows from the stored
+        reports). Then has the other store instances on the same root in this process write
+        theirs too, and waits for the writes in flight on the root (a reader opened beside the
+        stream's writer; their owners retry failed ones)."""
+        self._flush_due(dataset)
         for other in _stores(self.root):
             if other is not self:
-                other._flush_due()
+                other._flush_due(dataset)
         self._settle_in_flight()
 
     def _settle_in_flight(self) -> None:

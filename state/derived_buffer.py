@@ -128,14 +128,21 @@ class DerivedBuffer:
         with self._lock:
             return list(self._batches.get(query_id, ()))
 
-    def take(self, query_id: str | None = None) -> dict[str, list[PendingBatch]]:
-        """Empty the buffer (only ``query_id``'s batches when given) and return what it held."""
+    def take(
+        self, query_id: str | None = None, *, dataset: str | None = None
+    ) -> dict[str, list[PendingBatch]]:
+        """Empty the buffer and return what it held: only ``query_id``'s batches when given;
+        with ``dataset``, the whole kept list of every query that keeps a batch of it (a
+        query's batches leave together, oldest first, so its tables' versions stay in order)."""
         with self._lock:
-            if query_id is None:
+            if query_id is None and dataset is None:
                 taken, self._batches = self._batches, {}
             else:
-                mine = self._batches.pop(query_id, None)
-                taken = {query_id: mine} if mine else {}
+                taken = {}
+                for q in list(self._batches):
+                    kept = self._batches[q]
+                    if q == query_id or any(b.report.dataset == dataset for b in kept):
+                        taken[q] = self._batches.pop(q)
             if not self._batches:
                 self._since = None
                 if self._timer is not None:

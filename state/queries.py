@@ -183,7 +183,7 @@ def history(
     rows give an empty table.
     """
     prune, expr = history_filter(dataset, metric, instance=instance, scope=scope, start=start, end=end)
-    dt = store.table(S.METRICS)
+    dt = store.table(S.METRICS, dataset=dataset)
     if dt is None:
         return history_of(S.SCHEMAS[S.METRICS].empty_table())
     rows = dt.to_pyarrow_dataset(file_pruning_predicate=conj(*prune)).to_table(filter=expr)

@@ -74,7 +74,7 @@ def read_rows(
     if until is not None:
         prune.append(f"date <= {lit(utc_date(until))}")
         expr = _and(expr, pads.field(time_col) < pa.scalar(until, S.TS))
-    dt = store.table(table)
+    dt = store.table(table, dataset=dataset)
     if dt is None:
         return S.SCHEMAS[table].empty_table()
     dataset_ = dt.to_pyarrow_dataset(file_pruning_predicate=conj(*prune) if prune else None)

@@ -13,9 +13,11 @@ from streamdq.report import ScopedMetric
 from tests.unit.state.state_testkit import SIZE, report, size_metric
 
 
-def pending(batch_id: int, query_id: str = "q1", *, results: bool = True) -> PendingBatch:
+def pending(
+    batch_id: int, query_id: str = "q1", *, results: bool = True, dataset: str = "orders"
+) -> PendingBatch:
     rep = report(
-        "orders",
+        dataset,
         query_id,
         batch_id,
         metrics=(ScopedMetric("batch", size_metric(float(batch_id)), analyzer_key=SIZE.key()),),
@@ -39,6 +41,20 @@ def test_batches_wait_until_the_oldest_is_due_and_come_out_per_query_oldest_firs
         assert [b.batch_id for b in buffer.take("q1")["q1"]] == [0, 1]  # one query only
         assert buffer.pending() == 1
         assert list(buffer.take()) == ["q2"]
+    finally:
+        buffer.cancel()
+
+
+def test_taking_one_dataset_takes_every_query_keeping_rows_of_it_whole() -> None:
+    buffer = DerivedBuffer(delay=60.0, on_due=lambda: None)
+    try:
+        buffer.add("mine", pending(0, "mine"))
+        buffer.add("other", pending(0, "other", dataset="customers"))
+        buffer.add("other", pending(1, "other", dataset="customers"))
+        assert buffer.take(dataset="payments") == {}
+        taken = buffer.take(dataset="customers")
+        assert {q: [b.batch_id for b in v] for q, v in taken.items()} == {"other": [0, 1]}
+        assert [b.batch_id for b in buffer.peek("mine")] == [0]  # the other dataset's stay kept
     finally:
         buffer.cancel()
 
