@@ -15,8 +15,8 @@ Parts (``--parts``, default all):
   5,000 and 50,000), beside the same source and trigger with a no-op ``foreachBatch`` (Spark's
   own trigger cost) and with the hand-written small-batch validator: ONE ``toArrow()`` of the
   decoded frame and the suite's metrics with pyarrow.compute (``arrow_consumer``). Medians of
-  ``durationMs.triggerExecution`` over the batches after the first, of ``--rounds`` runs per
-  consumer in ABBA order (A B C, C B A) so that a change of the machine's load during the run
+  ``durationMs.triggerExecution`` over the batches after the first, of ``--overhead-rounds``
+  runs (default 4) of ``--overhead-batches`` batches (default 8) per consumer in ABBA order (A B C, C B A) so that a change of the machine's load during the run
   hits every consumer alike. Keys ``x_arrow_<size>`` (streamdq / hand-written) and
   ``x_noop_0`` (streamdq / no-op on empty batches). ``--pipelined`` also runs streamdq with its
   judge, commit and emit behind the next trigger (``state.pipelined_commit: true``) in the same
@@ -388,7 +388,7 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
     """Per-microbatch cost at each size: no-op vs hand-written Arrow validator vs streamdq."""
     sizes = [int(x) for x in args.sizes.split(",")]
     print(
-        f"overhead: {args.overhead_batches} batches per run, {args.rounds} rounds (ABBA),"
+        f"overhead: {args.overhead_batches} batches per run, {args.overhead_rounds} rounds (ABBA),"
         " medians of the steady batches (ms)",
         flush=True,
     )
@@ -403,7 +403,7 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
             _json_files(spark, size * args.overhead_batches, args.overhead_batches, inbox, work)
         runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
         consumers = CONSUMERS + _variants(args)
-        for i, consumer in enumerate(_rounds(consumers, args.rounds)):
+        for i, consumer in enumerate(_rounds(consumers, args.overhead_rounds)):
             cfg = run_config(file_source(inbox, 1), work, f"ovh-{label}-{consumer}-{i}")
             runs[consumer].append(run_consumer(spark, cfg, consumer))
         medians: dict[str, float] = {}
@@ -536,7 +536,10 @@ def main() -> None:
     p.add_argument("--sizes", default="0,500,5000,50000", help="overhead: rows per microbatch")
     p.add_argument("--batch-rows", type=int, default=2000, help="incremental: rows per microbatch")
     p.add_argument("--checkpoints", default="1,10,50,100", help="incremental: batch counts measured")
-    p.add_argument("--overhead-batches", type=int, default=5, help="overhead: batches per run")
+    # 4 rounds of 8 batches: 28 steady batches per consumer and size. With 2 rounds of 5 (8
+    # batches) a 500-row ratio moved by +-0.1 between runs on a quiet machine (bench/README.md)
+    p.add_argument("--overhead-batches", type=int, default=8, help="overhead: batches per run")
+    p.add_argument("--overhead-rounds", type=int, default=4, help="overhead: runs per consumer, ABBA")
     # sustained throughput: microbatches of 200,000 rows (a stream arriving at 100k rows/s with a
     # 2 s trigger), under the engine's small-batch threshold (small_batch_rows, 250,000)
     p.add_argument("--stream-rows", type=int, default=1_000_000, help="files/kafka: rows in total")
@@ -547,7 +550,7 @@ def main() -> None:
     p.add_argument("--kafka-rows", type=int, default=600_000, help="kafka: rows in total (2 partitions)")
     p.add_argument("--kafka-batch", type=int, default=150_000, help="kafka: rows per microbatch")
     p.add_argument("--file-rows", type=int, default=5_000, help="files: rows per file")
-    p.add_argument("--rounds", type=int, default=2, help="runs per consumer, in ABBA order")
+    p.add_argument("--rounds", type=int, default=2, help="files, kafka: runs per consumer, in ABBA order")
     p.add_argument(
         "--pipelined",
         action="store_true",
