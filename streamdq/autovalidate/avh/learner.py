@@ -29,7 +29,9 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    batch (``bounds.binomial_count``; "any event" is a candidate at about 1 / (2 x batches)); so
    are values off the grid the history's values sat on (``lattice.py``: ``off_lattice``, with
    the grid kept in the program) and values past a cap, floor or decade the history never
-   crossed (``support.py``: ``off_support``, the limits kept in the program). A row count on a fixed schedule whose Poisson floor sets its
+   crossed (``support.py``: ``off_support``, the limits kept in the program), and values of a
+   categorical column outside the closed domain of its history (``domain.py``: ``off_domain``,
+   the values kept in the program). A row count on a fixed schedule whose Poisson floor sets its
    spread keeps the normal tail (``_floor_sets_scheduled_count``), its lower side the Poisson
    law's own (``bounds.poisson_lower``); such a count is never differenced (``_on_schedule``).
    With holiday flags the selection for days off also gets the upper side of the row count's
@@ -59,6 +61,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from streamdq.autovalidate.avh import bounds, stationarity
+from streamdq.autovalidate.avh.domain import METRIC as DOMAIN_METRIC
+from streamdq.autovalidate.avh.domain import history_domain, off_domain_share
 from streamdq.autovalidate.avh.features import (
     CLT_METRICS,
     EXTREME_METRICS,
@@ -152,6 +156,7 @@ def learn_at_targets(
     recent = recent_values(singles)
     grid = history_lattice(history) if len(history) >= MIN_HISTORY else None
     limits = history_support(history) if len(history) >= MIN_HISTORY else None
+    domain = history_domain(history) if len(history) >= MIN_HISTORY else None
     if len(history) < MIN_HISTORY:
         return {
             fpr: Program(
@@ -179,6 +184,12 @@ def learn_at_targets(
             share = off_support_share(p, limits)
             if share is not None:
                 bad_single[name][SUPPORT_METRIC] = share
+    if domain is not None:  # no history batch held a value the others lacked (history_domain)
+        singles = [{**s, DOMAIN_METRIC: 0.0} for s in singles]
+        for name, p in corrupted.items():
+            share = off_domain_share(p, domain)
+            if share is not None:
+                bad_single[name][DOMAIN_METRIC] = share
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
     rows = float(np.mean([p.rows for p in history]))
     p_missing = all_null_chance(singles, [p.rows for p in history])
@@ -259,6 +270,7 @@ def learn_at_targets(
             recent_holidays=flags[-stationarity.MAX_LAG :],
             lattice=grid,
             support=limits,
+            domain=domain,
         )
     return out
 
@@ -405,8 +417,9 @@ def row_count_floor(series: Sequence[float]) -> float:
 # here": no NULL, no zero, no empty or padded value, no upper-case (or no lower-case) letter. They
 # are priced by exact counting under the predictive law of the next batch's count
 # (``bounds.binomial_count``), not by a normal floor; "any event" (count 0) is one of the candidates
-# values off the column's lattice (``lattice.py``) and values outside its support (``support.py``)
-# are two more such events: none in the history
+# values off the column's lattice (``lattice.py``), values outside its support (``support.py``) and
+# values outside a categorical column's closed domain (``domain.py``) are three more such events:
+# none in the history
 RARE_EVENT_METRICS = frozenset(
     {
         "completeness",
@@ -416,6 +429,7 @@ RARE_EVENT_METRICS = frozenset(
         "upper_ratio",
         LATTICE_METRIC,
         SUPPORT_METRIC,
+        DOMAIN_METRIC,
     }
 )
 

@@ -36,6 +36,8 @@ from typing import Any
 
 import yaml
 
+from streamdq.autovalidate.avh.domain import METRIC as DOMAIN_METRIC
+from streamdq.autovalidate.avh.domain import Domain, off_domain_share
 from streamdq.autovalidate.avh.features import VOLUME_METRICS, pair_metrics, single_metrics
 from streamdq.autovalidate.avh.lattice import METRIC as LATTICE_METRIC
 from streamdq.autovalidate.avh.lattice import Lattice, off_lattice_share
@@ -223,6 +225,10 @@ class Program:
     # the limits the history's values never crossed (``support.py``): a batch's share of values
     # outside them is the metric ``off_support``; None when the history showed none
     support: Support | None = None
+    # the closed value set of a categorical column's history (``domain.py``): a batch's share of
+    # values outside it is the metric ``off_domain``; None when the history showed none (and in a
+    # program serialized before it existed)
+    domain: Domain | None = None
 
     @property
     def fpr_bound(self) -> float:
@@ -240,6 +246,10 @@ class Program:
             share = off_support_share(profile, self.support)
             if share is not None:
                 values[SUPPORT_METRIC] = share
+        if self.domain is not None:
+            share = off_domain_share(profile, self.domain)
+            if share is not None:
+                values[DOMAIN_METRIC] = share
         if self.reference is not None:
             values.update(pair_metrics(self.reference, profile))
         return values
@@ -338,6 +348,7 @@ class Program:
             else [c.to_dict() for c in self.off_day_constraints],
             "lattice": None if self.lattice is None else self.lattice.to_list(),
             "support": None if self.support is None else self.support.to_list(),
+            "domain": None if self.domain is None else self.domain.to_list(),
         }
 
     @classmethod
@@ -369,6 +380,7 @@ class Program:
             else tuple(LearnedConstraint.from_dict(c) for c in data["off_day_constraints"]),
             lattice=None if data.get("lattice") is None else Lattice.from_list(data["lattice"]),
             support=None if data.get("support") is None else Support.from_list(data["support"]),
+            domain=None if data.get("domain") is None else Domain.from_list(data["domain"]),
         )
 
     def show(self) -> str:
