@@ -33,6 +33,9 @@ import zipfile
 from pathlib import Path
 
 JAVA_ROOT = Path(__file__).resolve().parent / "java"
+# compile-time stand-ins for Spark classes javac cannot subclass from Java; never packaged
+# (stubs/org/apache/spark/sql/execution/WholeStageCodegenExec.java says why)
+STUB_ROOT = Path(__file__).resolve().parent / "stubs"
 JAR_PREFIX = "streamdq-jvm-"
 
 _problem: str | None = None
@@ -41,6 +44,11 @@ _problem: str | None = None
 def java_sources() -> list[Path]:
     """The Java source files shipped with the package, in a stable order."""
     return sorted(JAVA_ROOT.rglob("*.java"))
+
+
+def stub_sources() -> list[Path]:
+    """The compile-time stand-ins for Spark classes (on javac's class path, not in the jar)."""
+    return sorted(STUB_ROOT.rglob("*.java"))
 
 
 def pyspark_jars_dir() -> Path:
@@ -69,9 +77,10 @@ def jar_digest(javac_version: str) -> str:
     import pyspark
 
     h = hashlib.sha256()
-    for path in java_sources():
-        h.update(path.relative_to(JAVA_ROOT).as_posix().encode())
-        h.update(path.read_bytes())
+    for root, paths in ((JAVA_ROOT, java_sources()), (STUB_ROOT, stub_sources())):
+        for path in paths:
+            h.update(path.relative_to(root).as_posix().encode())
+            h.update(path.read_bytes())
     h.update(pyspark.__version__.encode())
     h.update(javac_version.encode())
     return h.hexdigest()[:16]
@@ -116,27 +125,36 @@ def ensure_jar() -> Path | None:
         return None
 
 
+def _javac(javac: str, out_dir: Path, classpath: str, sources: list[Path]) -> None:
+    cmd = [
+        javac,
+        "-nowarn",
+        "-encoding",
+        "UTF-8",
+        "--release",
+        "17",
+        "-d",
+        str(out_dir),
+        "-cp",
+        classpath,
+        *[str(p) for p in sources],
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        lines = (out.stderr or out.stdout).strip().splitlines()
+        raise RuntimeError("javac failed: " + " | ".join(lines[:6]))
+
+
 def _build(javac: str, target: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="streamdq-jvm-") as tmp:
-        classes = Path(tmp) / "classes"
+        classes, stubs = Path(tmp) / "classes", Path(tmp) / "stubs"
         classes.mkdir()
-        cmd = [
-            javac,
-            "-nowarn",
-            "-encoding",
-            "UTF-8",
-            "--release",
-            "17",
-            "-d",
-            str(classes),
-            "-cp",
-            str(pyspark_jars_dir() / "*"),
-            *[str(p) for p in java_sources()],
-        ]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if out.returncode != 0:
-            lines = (out.stderr or out.stdout).strip().splitlines()
-            raise RuntimeError("javac failed: " + " | ".join(lines[:6]))
+        stubs.mkdir()
+        spark_jars = str(pyspark_jars_dir() / "*")
+        if stub_sources():
+            _javac(javac, stubs, spark_jars, stub_sources())
+        # the stubs come first on the class path: javac sees them instead of Spark's classes
+        _javac(javac, classes, os.pathsep.join([str(stubs), spark_jars]), java_sources())
         staged = Path(tmp) / target.name
         with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: streamdq\n")

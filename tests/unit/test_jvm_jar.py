@@ -20,6 +20,8 @@ def test_the_jar_is_built_once_and_reused(tmp_path, monkeypatch):
     with zipfile.ZipFile(built) as z:
         names = set(z.namelist())
     assert {"io/streamdq/JsonDecode.class", "io/streamdq/KeyRecordingParser.class"} <= names
+    assert "io/streamdq/ReusedPlan$KeptCodegen.class" in names
+    assert not any(n.startswith("org/") for n in names)  # the compile-time stubs stay out of it
     stamp = built.stat().st_mtime_ns
     assert jar.ensure_jar() == built and built.stat().st_mtime_ns == stamp  # reused, not rebuilt
     assert not list(tmp_path.glob("*.tmp"))  # the jar appeared by rename, nothing left behind
@@ -43,3 +45,4 @@ def test_the_digest_follows_the_sources_and_the_compiler():
     assert jar.jar_digest("javac 17") == jar.jar_digest("javac 17")
     assert jar.jar_digest("javac 17") != jar.jar_digest("javac 21")
     assert [p.suffix for p in jar.java_sources()] == [".java"] * len(jar.java_sources()) != []
+    assert [p.name for p in jar.stub_sources()] == ["WholeStageCodegenExec.java"]

@@ -65,6 +65,7 @@ def test_wheel_installs_connectors_and_state_under_streamdq(tmp_path):
         "streamdq/jvm/jar.py",  # and the Java sources it compiles on first use
         "streamdq/jvm/java/io/streamdq/JsonDecode.java",
         "streamdq/jvm/java/io/streamdq/KeyRecordingParser.java",
+        "streamdq/jvm/stubs/org/apache/spark/sql/execution/WholeStageCodegenExec.java",
     ):
         assert required in names, required
     assert not any(n.startswith(("connectors/", "state/")) for n in names)

@@ -166,3 +166,39 @@ def test_without_the_jar_the_reuse_goes_through_py4j_and_is_optimised(spark, tmp
     monkeypatch.setattr(arrow_path, "_reused_plan", lambda jvm: None)
     ran = _optimised_per_batch(spark, tmp_path, monkeypatch, AnalysisPlan([Size(), Maximum("x")]))
     assert ran == [True, True]  # reused (analysed once), optimised by Spark each batch
+
+
+def test_with_streamdqs_jar_reused_microbatches_run_the_kept_generated_source(spark, tmp_path, monkeypatch):
+    """io.streamdq.ReusedPlan keeps the Java source Spark generated for the projection's
+    codegen stage: the reused batches run it (a ``KeptCodegen`` stage; the source is generated
+    once), and each batch still gets its own rows' states, a regular expression included."""
+    from streamdq.analyzers import PatternMatch
+    from streamdq.engine import arrow_path
+    from tests.unit.sources.conftest import require_jvm_decoder
+
+    require_jvm_decoder(spark)
+    jvm = spark._jvm
+    stages: list[str] = []
+    kept: list[int] = []
+    collect = arrow_path._collect
+
+    def spy(df: Any, schema: Any) -> Any:
+        table = collect(df, schema)
+        stages.append(df._jdf.queryExecution().executedPlan().getClass().getSimpleName())
+        (program,) = plan._programs.values()
+        (layout,) = program.layouts.values()
+        kept.append(jvm.System.identityHashCode(layout.codegen.get()[3]))
+        return table
+
+    monkeypatch.setattr(arrow_path, "_collect", spy)
+    analyzers = [Size(), Completeness("s"), Maximum("x"), PatternMatch("s", "^[ab]$")]
+    plan = AnalysisPlan(analyzers)
+    seen = _stream_batches(spark, tmp_path, plan)
+    assert stages == ["KeptCodegen", "KeptCodegen"]  # the two reused batches (the first selects as usual)
+    assert kept[0] == kept[1]  # one generated source, kept
+    schema = "g INT, s STRING, x DOUBLE"
+    batches = [[(1, "a", 1.0), (1, None, 5.0)], [(2, "b", -1.0)], [(2, None, 7.0), (3, "c", 2.0)]]
+    expected = [
+        _run(AnalysisPlan(analyzers), spark.createDataFrame(rows, schema), [F.col("g")]) for rows in batches
+    ]
+    assert sorted(map(repr, (r for r, _ in seen))) == sorted(map(repr, expected))
