@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,7 @@ CLT_METRICS = frozenset(
         "empty_ratio",
         "padded_ratio",
         "upper_ratio",
+        "collision",  # Simpson's index, a U-statistic (on its log scale: LOG_PRICED_SCALES)
     }
 )
 # metrics that follow how many rows a batch carries, whatever their distribution: the row count,
@@ -79,7 +81,9 @@ LOG_PRICED_DISTANCES = frozenset({"dist_ks", "dist_emd", "dist_js", "dist_kl", "
 # batch whose spread collapsed (the lowest tenth of the delays) passed. Not the normal tail: a foggy
 # day pins the humidity at saturation, 4.8 standard deviations below its log spread's mean, where
 # the normal law priced 1e-4 (bench/README.md, issue 22, the spread on its log scale)
-LOG_PRICED_SCALES = frozenset({"std"})
+# ``collision`` (Simpson's index) is forced onto its log scale too, but with the normal tail (it is in
+# ``CLT_METRICS``), bounded above only (bench/README.md, issue 22, Simpson's index)
+LOG_PRICED_SCALES = frozenset({"std", "collision"})
 GRID_POINTS = 64
 
 
@@ -92,7 +96,7 @@ TAIL_QUANTILES = {"p05": 0.05, "p95": 0.95}
 def single_metrics(profile: ColumnProfile) -> dict[str, float]:
     """The single-distribution metrics of one batch (finite values only): the profile's
     scalars, the ``distinct_exponent`` when it is defined, and, for a numeric column with
-    values, the ``TAIL_QUANTILES`` of its sketch."""
+    values, the ``TAIL_QUANTILES`` of its sketch and its ``collision`` share."""
     out = {k: v for k, v in profile.scalars.items() if math.isfinite(v)}
     exponent = distinct_exponent(profile.rows, out.get("completeness"), out.get("unique_ratio"))
     if exponent is not None:
@@ -103,7 +107,49 @@ def single_metrics(profile: ColumnProfile) -> dict[str, float]:
             value = float(sketch.get_quantile(q))
             if math.isfinite(value):
                 out[name] = value
+        share = collision(sketch)
+        if share is not None:
+            out["collision"] = share
     return out
+
+
+# the fewest values a batch's ``collision`` is read from: on a few values it jumps between 0 and 1
+# (two gusts of the same speed on a calm day read 1 after a month of 0.1 to 0.4)
+MIN_COLLISION_VALUES = 20
+
+
+def collision(sketch: Any, min_values: int = MIN_COLLISION_VALUES) -> float | None:
+    """Simpson's index of a batch's values: the chance that two of its values, drawn without
+    replacement, are equal, ``sum_v c_v (c_v - 1) / (n (n - 1))`` over the counts ``c_v`` of each
+    distinct value, read from the KLL sketch (exact while it holds every value; above, each kept
+    value's weight stands for its count). None with fewer than ``min_values`` values (at least
+    two): a batch without it passes its constraints (``learner.SOMETIMES_UNDEFINED``).
+
+    A batch that repeats some of its values more than usual, as a biased sample drawn with
+    replacement does (the harness's distribution change: the lowest tenth of a day's 72
+    temperatures redrawn 72 times), has a higher index even where its mean, spread and quantiles
+    stay within the day-to-day drift; a tenth redrawn repeats each value about ten times. It sees
+    repeats only: a shift that draws no value twice leaves it where it was. Priced on its log scale
+    (``LOG_PRICED_SCALES``: it moves by factors; a foggy day pins the humidity at saturation and
+    ties its values) with the normal tail (``CLT_METRICS``: a U-statistic; the skewed tail when
+    Shapiro-Wilk rejects the history's normality), bounded above only (``learner.UPPER_ONLY``).
+
+    >>> import datasketches as ds
+    >>> s = ds.kll_doubles_sketch(200)
+    >>> for v in (1.0, 1.0, 2.0, 3.0):
+    ...     s.update(v)
+    >>> round(collision(s, min_values=2), 4)  # one equal pair of the six
+    0.1667
+    >>> collision(s) is None  # four values are too few
+    True
+    """
+    counts: dict[float, float] = {}
+    for value, weight in sketch:
+        counts[float(value)] = counts.get(float(value), 0.0) + float(weight)
+    n = sum(counts.values())
+    if n < max(min_values, 2):
+        return None
+    return float(sum(c * (c - 1.0) for c in counts.values()) / (n * (n - 1.0)))
 
 
 def distinct_exponent(rows: float, completeness: float | None, unique_ratio: float | None) -> float | None:

@@ -15,7 +15,9 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    counts, means, ratios and quantiles, or the skewed tail when Shapiro-Wilk rejects the
    history's normality (``looks_normal``), the extreme value
    tail for min and max, the skewed tail on the log scale for a batch's standard deviation
-   (``LOG_PRICED_SCALES``: the log transform forced on a positive history), Chebyshev
+   (``LOG_PRICED_SCALES``: the log transform forced on a positive history; Simpson's index
+   ``collision`` on its log scale too, with the normal tail, bounded above only: ``UPPER_ONLY``,
+   a batch without it passing: ``SOMETIMES_UNDEFINED``), Chebyshev
    two-sided for the rest; ``bound_for``) or
    ``<= mean + k * std`` (distances to the previous batch: Cantelli one-sided; a numeric
    column's EMD, KS, JS, KL and Cohen's d on their log scale instead, ``_log_distance_fit``) is built,
@@ -109,6 +111,14 @@ SEASONAL_METRICS = frozenset({"row_count"})
 # which removed the harness's calm-day alarm on the same column (bench/README.md, issue 22 third
 # round: outside incidents the false alarms are as before, 4 in 1,890).
 SOMETIMES_MISSING_SHARE = 0.5
+# metrics a batch with values may still lack (``features.collision`` needs ``MIN_COLLISION_VALUES``
+# values): their constraints admit a batch without them, which the volume and completeness judge
+SOMETIMES_UNDEFINED = frozenset({"collision"})
+# single metrics bounded above only (untransformed, or on the log scale): a batch that repeats its
+# values less than ever is no issue (``features.collision``: the only lower-side break on the
+# harness was an ordinary day of pressures, 2013-04-19); priced like the distances' one-sided
+# bounds, at the two-sided tail's level (conservative)
+UPPER_ONLY = frozenset({"collision"})
 # each synthetic issue is covered by up to this many metrics (of different ``cover_group``s) while
 # the budget lasts (select.greedy_select): one draw's catch just past a bound does not carry to the
 # next draw
@@ -219,9 +229,11 @@ def learn_at_targets(
             {n: s.get(metric) for n, s in bad_single.items()},
             bound_for(metric),
             std_floor(metric, values, rows, min_std),
-            two_sided=True,
+            two_sided=metric not in UPPER_ONLY,
             holidays=flags if metric in VOLUME_METRICS else (),
         )
+        if fit is not None and metric in SOMETIMES_UNDEFINED:
+            fit = replace(fit, missing_ok=True)
         if fit is not None:
             fits.append(fit)
     for metric in sorted(set().union(*pairs)) if pairs else []:
@@ -759,7 +771,7 @@ def _add_candidates(
         lower, upper = _domain(
             fit.metric,
             fit.transform,
-            fit.mean - k * fit.std if fit.two_sided else 0.0,
+            fit.mean - k * fit.std if fit.two_sided else (-math.inf if fit.transform.log else 0.0),
             fit.mean + k * fit.std,
         )
         if not _leave_one_out_ok(values, k, fit.two_sided, fit.floor):
