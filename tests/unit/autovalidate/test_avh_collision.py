@@ -54,13 +54,20 @@ def test_collision_is_priced_on_its_log_scale_with_the_normal_tail():
     assert "collision" in LOG_PRICED_SCALES and bound_for("collision") == "normal"
 
 
-def test_a_tenth_redrawn_with_replacement_is_caught_by_its_repeats_and_ordinary_days_pass():
+def _learned(n_days: int):  # type: ignore[no-untyped-def]
+    """A program learned on 30 synthetic days with a tenth of the last redrawn as its corruption;
+    the generator, all ``n_days`` days, the program and its one ``collision`` constraint."""
     rng = np.random.default_rng(2)
-    days = [_day(rng) for _ in range(32)]
+    days = [_day(rng) for _ in range(n_days)]
     history = [numeric_profile(d, "temp") for d in days[:30]]
     corrupted = {"distribution_change:10%:first": numeric_profile(_biased(days[29], 0.1, rng), "temp")}
     program = learn_from_profiles(history, corrupted, fpr=0.001)
     (repeats,) = [c for c in program.constraints if c.metric == "collision"]
+    return rng, days, program, repeats
+
+
+def test_a_tenth_redrawn_with_replacement_is_caught_by_its_repeats_and_ordinary_days_pass():
+    rng, days, program, repeats = _learned(32)
     assert repeats.transform.log and repeats.caught == ("distribution_change:10%:first",)
     for nxt in days[30:]:
         assert not program.judge_profile(numeric_profile(nxt, "temp"))
@@ -69,12 +76,7 @@ def test_a_tenth_redrawn_with_replacement_is_caught_by_its_repeats_and_ordinary_
 
 
 def test_a_batch_with_too_few_values_for_the_index_passes_its_constraint():
-    rng = np.random.default_rng(2)
-    days = [_day(rng) for _ in range(31)]
-    history = [numeric_profile(d, "temp") for d in days[:30]]
-    corrupted = {"distribution_change:10%:first": numeric_profile(_biased(days[29], 0.1, rng), "temp")}
-    program = learn_from_profiles(history, corrupted, fpr=0.001)
-    (repeats,) = [c for c in program.constraints if c.metric == "collision"]
+    rng, days, program, repeats = _learned(31)
     assert repeats.missing_ok
     few = numeric_profile(days[30][: MIN_COLLISION_VALUES - 1], "temp")
     assert "collision" not in program.values_of(few)
@@ -82,12 +84,7 @@ def test_a_batch_with_too_few_values_for_the_index_passes_its_constraint():
 
 
 def test_the_index_is_bounded_above_only():
-    rng = np.random.default_rng(2)
-    days = [_day(rng) for _ in range(31)]
-    history = [numeric_profile(d, "temp") for d in days[:30]]
-    corrupted = {"distribution_change:10%:first": numeric_profile(_biased(days[29], 0.1, rng), "temp")}
-    program = learn_from_profiles(history, corrupted, fpr=0.001)
-    (repeats,) = [c for c in program.constraints if c.metric == "collision"]
+    rng, days, program, repeats = _learned(31)
     assert repeats.lower == -np.inf and repeats.transform.log and not repeats.transform.diff
     # a day read at a finer resolution repeats its values far less than any day of the history
     finer = [float(v) for v in np.round(rng.normal(50, 6, 72), 3)]
