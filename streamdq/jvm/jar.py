@@ -2,7 +2,9 @@
 
 Where it runs: on the driver, before the SparkSession starts (``streamdq.spark.get_spark`` puts
 the jar on ``spark.jars``). ``ensure_jar()`` returns the jar's path, compiling it once with
-``javac`` against pyspark's own jars, or ``None`` with the reason in :func:`last_problem` when it
+``javac`` against pyspark's own jars (and, first on the class path, the stand-ins of
+``streamdq/jvm/stubs`` for Spark classes javac cannot subclass; they are not packaged), or
+``None`` with the reason in :func:`last_problem` when it
 cannot (no JDK, a pyspark whose internals the sources do not compile against, ``STREAMDQ_JVM=off``).
 It never raises: a missing jar only means the slower built-in path.
 
