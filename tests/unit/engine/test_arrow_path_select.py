@@ -202,3 +202,33 @@ def test_with_streamdqs_jar_reused_microbatches_run_the_kept_generated_source(sp
         _run(AnalysisPlan(analyzers), spark.createDataFrame(rows, schema), [F.col("g")]) for rows in batches
     ]
     assert sorted(map(repr, (r for r, _ in seen))) == sorted(map(repr, expected))
+
+
+def test_a_projection_with_a_subquery_generates_its_source_for_every_batch(spark, tmp_path, monkeypatch):
+    """A scalar subquery's result is a literal of the generated source: such a stage is never
+    run from a kept source (each batch's subquery result is its own)."""
+    from streamdq.engine import arrow_path
+    from tests.unit.sources.conftest import require_jvm_decoder
+
+    require_jvm_decoder(spark)
+    stages: list[str] = []
+    collect = arrow_path._collect
+
+    def spy(df: Any, schema: Any) -> Any:
+        table = collect(df, schema)
+        stages.append(df._jdf.queryExecution().executedPlan().getClass().getSimpleName())
+        return table
+
+    monkeypatch.setattr(arrow_path, "_collect", spy)
+    where = "x > (SELECT max(id) - 5 FROM range(3))"  # x > -3
+    # adaptive execution wraps a plan with a subquery (no codegen stage on top): off, the stage
+    # is the projection's own
+    adaptive = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        seen = _stream_batches(spark, tmp_path, AnalysisPlan([Size(where=where)]))
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+    assert stages == ["WholeStageCodegenExec", "WholeStageCodegenExec"]
+    expected = [{(1,): [2.0]}, {(2,): [1.0]}, {(2,): [1.0], (3,): [1.0]}]
+    assert sorted(map(repr, (r for r, _ in seen))) == sorted(map(repr, expected))

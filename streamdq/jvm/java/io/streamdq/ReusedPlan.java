@@ -5,11 +5,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.QueryPlanningTracker;
+import org.apache.spark.sql.catalyst.expressions.codegen.CodeAndComment;
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeAndComment;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.QueryExecution;
@@ -29,13 +29,14 @@ import scala.Tuple2;
  * the optimiser's rule set (~100 rules, run to a fixed point over ~30 expressions, tens of
  * milliseconds on a loaded machine) is skipped. Any other input is optimised by Spark as usual.
  *
- * <p>Given a {@code kept} holder, the generated Java source of the projection's whole-stage
+ * <p>Given a {@code code} holder, the generated Java source of the projection's whole-stage
  * codegen stage is kept too. Spark generates it again for every new query (a walk over every
  * expression, ~25 KB of source for the standard suite's ~30 expressions, then a compile-cache
  * lookup: 6-16 ms a batch), although a batch's physical plan is the same projection over the same
  * attributes; only its input RDD is new. A batch whose stage has the kept projection list over the
  * kept input attributes, with the same stage id, runs the kept source ({@link KeptCodegen}); any
- * other plan generates its own, which is then kept. The kept context also holds the first batch's
+ * other plan generates its own, which is then kept; a stage with a subquery (whose result the
+ * source holds as a literal) always generates its own. The kept context also holds the first batch's
  * SQL metric objects the source refers to (the scan's output rows): later batches add to those,
  * so Spark's SQL UI shows no row count for their scan node; nothing in streamdq reads it.
  */
@@ -113,6 +114,10 @@ public final class ReusedPlan {
       return plan;
     }
     ProjectExec project = (ProjectExec) stage.child();
+    if (!project.subqueriesAll().isEmpty()) {
+      // a subquery's result is a literal of the generated source: it must be generated per query
+      return plan;
+    }
     Object[] shape = {project.projectList(), project.child().output(), stage.codegenStageId()};
     Object[] held = code.get();
     @SuppressWarnings("unchecked")
