@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ import pyarrow.dataset as pads
 from streamdq.state import schemas as S
 from streamdq.state.sql import conj, lit
 from streamdq.state.stored_analyzers import answering_key, stored_in_delta
-from streamdq.state.tables import utc_date
+from streamdq.state.tables import aware_utc, utc_date
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import Metric
@@ -53,16 +53,6 @@ HISTORY_COLUMNS = [
     "analyzer_key",
     "open",
 ]
-
-
-def _aware(ts: datetime | None, what: str) -> datetime | None:
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        raise InvalidArgument(
-            f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)"
-        )
-    return ts.astimezone(UTC)
 
 
 def decode_state(row: dict[str, Any], where: str) -> State:
@@ -98,7 +88,7 @@ def history_filter(
     """The (file-pruning predicates, row filter) of a ``history`` query over the metrics table."""
     if scope is not None and scope not in SCOPES:
         raise InvalidArgument(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
-    start, end = _aware(start, "start"), _aware(end, "end")
+    start, end = aware_utc(start, "start"), aware_utc(end, "end")
     prune = [f"dataset = {lit(dataset)}", f"name = {lit(metric)}"]
     expr = (pads.field("dataset") == dataset) & (pads.field("name") == metric)
     if instance is not None:
@@ -252,7 +242,7 @@ def range_bounds(
 ) -> tuple[Analyzer | None, str, datetime, datetime]:
     """Validate a ``merge_range`` request: (analyzer or None, state key, start UTC, end UTC)."""
     analyzer, state_key = resolve_analyzer(key_or_analyzer)
-    start_utc, end_utc = _aware(start, "start"), _aware(end, "end")
+    start_utc, end_utc = aware_utc(start, "start"), aware_utc(end, "end")
     assert start_utc is not None and end_utc is not None
     if end_utc <= start_utc:
         raise InvalidArgument(f"empty range: end {end_utc.isoformat()} <= start {start_utc.isoformat()}")

@@ -12,14 +12,14 @@ the alerts of the stored reports in that range into one dict per alert
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
 from streamdq.state import schemas as S
 from streamdq.state.sql import conj, lit
-from streamdq.state.tables import utc_date
+from streamdq.state.tables import aware_utc, utc_date
 
 from streamdq.errors import InvalidArgument
 
@@ -29,16 +29,6 @@ TIME_COLUMNS = {
     S.RESULTS: "time",
     S.REPORTS: "processing_time",
 }
-
-
-def _utc(ts: datetime | None, what: str) -> datetime | None:
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        raise InvalidArgument(
-            f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)"
-        )
-    return ts.astimezone(UTC)
 
 
 def read_rows(
@@ -57,7 +47,7 @@ def read_rows(
         raise InvalidArgument(f"cannot range-read table {table!r}; expected one of {sorted(TIME_COLUMNS)}")
     if limit is not None and limit < 1:
         raise InvalidArgument(f"limit must be >= 1, got {limit}")
-    since, until = _utc(since, "since"), _utc(until, "until")
+    since, until = aware_utc(since, "since"), aware_utc(until, "until")
     if since is not None and until is not None and until <= since:
         raise InvalidArgument(f"empty range: until {until.isoformat()} <= since {since.isoformat()}")
     time_col = TIME_COLUMNS[table]

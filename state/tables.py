@@ -31,6 +31,21 @@ def utc_date(ts: datetime) -> date:
     return ts.astimezone(UTC).date()
 
 
+def aware_utc(ts: datetime | None, what: str) -> datetime | None:
+    """``ts`` in UTC (None stays None); a naive ``ts`` is an error naming the argument ``what``.
+
+    >>> aware_utc(None, "since") is None
+    True
+    """
+    if ts is None:
+        return None
+    if ts.tzinfo is None:
+        raise InvalidArgument(
+            f"{what} {ts.isoformat()} must be timezone-aware (e.g. 2026-01-01T00:00:00+00:00)"
+        )
+    return ts.astimezone(UTC)
+
+
 def _point_time(scope: str, window_start: datetime | None, processing_time: datetime) -> datetime:
     return window_start if scope == "window" and window_start is not None else processing_time
 
