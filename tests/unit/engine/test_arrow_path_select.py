@@ -127,19 +127,33 @@ def test_a_streaming_query_keeps_the_layouts_arrow_schema(spark, tmp_path):
 
 def _optimised_per_batch(spark: Any, tmp_path: Any, monkeypatch: Any, plan: AnalysisPlan) -> list[bool]:
     """Whether Spark's optimiser ran for each reused batch's one job."""
+    ran: list[bool] = []
+    # the job has planned (and optimised, or not) its query once collected
+    _after_collect(
+        monkeypatch,
+        lambda df: ran.append(bool(df._jdf.queryExecution().tracker().phases().contains("optimization"))),
+    )
+    assert len(_stream_batches(spark, tmp_path, plan)) == 3
+    return ran
+
+
+def _after_collect(monkeypatch: Any, record: Any) -> None:
+    """Call ``record(df)`` after each reused batch's one job has collected ``df``."""
     from streamdq.engine import arrow_path
 
-    ran: list[bool] = []
     collect = arrow_path._collect
 
     def spy(df: Any, schema: Any) -> Any:
-        table = collect(df, schema)  # the job plans (and optimises, or not) its query
-        ran.append(bool(df._jdf.queryExecution().tracker().phases().contains("optimization")))
+        table = collect(df, schema)
+        record(df)
         return table
 
     monkeypatch.setattr(arrow_path, "_collect", spy)
-    assert len(_stream_batches(spark, tmp_path, plan)) == 3
-    return ran
+
+
+def _stage_name(df: Any) -> str:
+    """The class of the top node of ``df``'s executed plan (its codegen stage)."""
+    return str(df._jdf.queryExecution().executedPlan().getClass().getSimpleName())
 
 
 def test_with_streamdqs_jar_a_reused_microbatch_skips_the_optimiser(spark, tmp_path, monkeypatch):
@@ -173,24 +187,20 @@ def test_with_streamdqs_jar_reused_microbatches_run_the_kept_generated_source(sp
     codegen stage: the reused batches run it (a ``KeptCodegen`` stage; the source is generated
     once), and each batch still gets its own rows' states, a regular expression included."""
     from streamdq.analyzers import PatternMatch
-    from streamdq.engine import arrow_path
     from tests.unit.sources.conftest import require_jvm_decoder
 
     require_jvm_decoder(spark)
     jvm = spark._jvm
     stages: list[str] = []
     kept: list[int] = []
-    collect = arrow_path._collect
 
-    def spy(df: Any, schema: Any) -> Any:
-        table = collect(df, schema)
-        stages.append(df._jdf.queryExecution().executedPlan().getClass().getSimpleName())
+    def record(df: Any) -> None:
+        stages.append(_stage_name(df))
         (program,) = plan._programs.values()
         (layout,) = program.layouts.values()
         kept.append(jvm.System.identityHashCode(layout.codegen.get()[3]))
-        return table
 
-    monkeypatch.setattr(arrow_path, "_collect", spy)
+    _after_collect(monkeypatch, record)
     analyzers = [Size(), Completeness("s"), Maximum("x"), PatternMatch("s", "^[ab]$")]
     plan = AnalysisPlan(analyzers)
     seen = _stream_batches(spark, tmp_path, plan)
@@ -207,19 +217,11 @@ def test_with_streamdqs_jar_reused_microbatches_run_the_kept_generated_source(sp
 def test_a_projection_with_a_subquery_generates_its_source_for_every_batch(spark, tmp_path, monkeypatch):
     """A scalar subquery's result is a literal of the generated source: such a stage is never
     run from a kept source (each batch's subquery result is its own)."""
-    from streamdq.engine import arrow_path
     from tests.unit.sources.conftest import require_jvm_decoder
 
     require_jvm_decoder(spark)
     stages: list[str] = []
-    collect = arrow_path._collect
-
-    def spy(df: Any, schema: Any) -> Any:
-        table = collect(df, schema)
-        stages.append(df._jdf.queryExecution().executedPlan().getClass().getSimpleName())
-        return table
-
-    monkeypatch.setattr(arrow_path, "_collect", spy)
+    _after_collect(monkeypatch, lambda df: stages.append(_stage_name(df)))
     where = "x > (SELECT max(id) - 5 FROM range(3))"  # x > -3
     # adaptive execution wraps a plan with a subquery (no codegen stage on top): off, the stage
     # is the projection's own
