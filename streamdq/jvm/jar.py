@@ -153,8 +153,9 @@ def _build(javac: str, target: Path) -> None:
         classes.mkdir()
         stubs.mkdir()
         spark_jars = str(pyspark_jars_dir() / "*")
-        if stub_sources():
-            _javac(javac, stubs, spark_jars, stub_sources())
+        stand_ins = stub_sources()
+        if stand_ins:
+            _javac(javac, stubs, spark_jars, stand_ins)
         # the stubs come first on the class path: javac sees them instead of Spark's classes
         _javac(javac, classes, os.pathsep.join([str(stubs), spark_jars]), java_sources())
         staged = Path(tmp) / target.name
