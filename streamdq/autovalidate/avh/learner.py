@@ -64,7 +64,7 @@ import numpy as np
 
 from streamdq.autovalidate.avh import bounds, stationarity
 from streamdq.autovalidate.avh.domain import METRIC as DOMAIN_METRIC
-from streamdq.autovalidate.avh.domain import history_domain, off_domain_share
+from streamdq.autovalidate.avh.domain import history_domain
 from streamdq.autovalidate.avh.features import (
     CLT_METRICS,
     EXTREME_METRICS,
@@ -75,15 +75,15 @@ from streamdq.autovalidate.avh.features import (
     single_metrics,
 )
 from streamdq.autovalidate.avh.lattice import METRIC as LATTICE_METRIC
-from streamdq.autovalidate.avh.lattice import history_lattice, off_lattice_share
+from streamdq.autovalidate.avh.lattice import history_lattice
 from streamdq.autovalidate.avh.profile import (
     NUMERIC,
     ColumnProfile,
 )
-from streamdq.autovalidate.avh.program import LearnedConstraint, Program, append_recent
+from streamdq.autovalidate.avh.program import LearnedConstraint, Program, append_recent, off_shares
 from streamdq.autovalidate.avh.select import greedy_select
 from streamdq.autovalidate.avh.support import METRIC as SUPPORT_METRIC
-from streamdq.autovalidate.avh.support import history_support, off_support_share
+from streamdq.autovalidate.avh.support import history_support
 from streamdq.errors import InvalidArgument
 
 MIN_HISTORY = 4
@@ -182,24 +182,18 @@ def learn_at_targets(
         }
     pairs = [pair_metrics(a, b) for a, b in zip(history, history[1:], strict=False)]
     bad_single = {n: single_metrics(p) for n, p in corrupted.items()}
-    if grid is not None:  # every history batch lies on the lattice of the others (history_lattice)
-        singles = [{**s, LATTICE_METRIC: 0.0} for s in singles]
-        for name, p in corrupted.items():
-            share = off_lattice_share(p, grid)
-            if share is not None:
-                bad_single[name][LATTICE_METRIC] = share
-    if limits is not None:  # no history value lies outside the support (history_support)
-        singles = [{**s, SUPPORT_METRIC: 0.0} for s in singles]
-        for name, p in corrupted.items():
-            share = off_support_share(p, limits)
-            if share is not None:
-                bad_single[name][SUPPORT_METRIC] = share
-    if domain is not None:  # no history batch held a value the others lacked (history_domain)
-        singles = [{**s, DOMAIN_METRIC: 0.0} for s in singles]
-        for name, p in corrupted.items():
-            share = off_domain_share(p, domain)
-            if share is not None:
-                bad_single[name][DOMAIN_METRIC] = share
+    # every history batch lies on the lattice of the others (history_lattice), no history value
+    # lies outside the support (history_support), no history batch held a value the others lacked
+    # (history_domain): the history's own shares are 0
+    none_off = {
+        metric: 0.0
+        for metric, kept in ((LATTICE_METRIC, grid), (SUPPORT_METRIC, limits), (DOMAIN_METRIC, domain))
+        if kept is not None
+    }
+    if none_off:
+        singles = [{**s, **none_off} for s in singles]
+    for name, p in corrupted.items():
+        bad_single[name].update(off_shares(p, grid, limits, domain))
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
     rows = float(np.mean([p.rows for p in history]))
     p_missing = all_null_chance(singles, [p.rows for p in history])

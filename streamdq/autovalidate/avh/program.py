@@ -30,7 +30,7 @@ constraints (identity transform, a metric with a Deequ-style constraint), loadab
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -198,6 +198,32 @@ def append_recent(
     return {k: (*recent.get(k, ()), float(v))[-MAX_LAG:] for k, v in metrics.items()}
 
 
+def off_shares(
+    profile: ColumnProfile, lattice: Lattice | None, support: Support | None, domain: Domain | None
+) -> dict[str, float]:
+    """``profile``'s shares of values off what its history kept to: off the ``lattice``
+    (``off_lattice``), outside the ``support`` (``off_support``) and outside the categorical
+    ``domain`` (``off_domain``), in that order; each is left out when the history showed none
+    (None) or the batch has no values it applies to.
+
+    >>> off_shares(ColumnProfile("o", "categorical", 3.0, values={"EWR": 2.0, "UA": 1.0}),
+    ...            None, None, Domain(frozenset({"EWR"})))
+    {'off_domain': 0.3333333333333333}
+    """
+    kept: tuple[tuple[str, Any, Callable[[ColumnProfile, Any], float | None]], ...] = (
+        (LATTICE_METRIC, lattice, off_lattice_share),
+        (SUPPORT_METRIC, support, off_support_share),
+        (DOMAIN_METRIC, domain, off_domain_share),
+    )
+    out: dict[str, float] = {}
+    for metric, limit, share_of in kept:
+        if limit is not None:
+            share = share_of(profile, limit)
+            if share is not None:
+                out[metric] = share
+    return out
+
+
 @dataclass(frozen=True)
 class Program:
     """A learned conjunction of constraints for one column (empty: nothing is checked)."""
@@ -238,18 +264,7 @@ class Program:
     def values_of(self, profile: ColumnProfile) -> dict[str, float]:
         """Every metric of ``profile``: single ones, and pairwise ones against the reference."""
         values = single_metrics(profile)
-        if self.lattice is not None:
-            share = off_lattice_share(profile, self.lattice)
-            if share is not None:
-                values[LATTICE_METRIC] = share
-        if self.support is not None:
-            share = off_support_share(profile, self.support)
-            if share is not None:
-                values[SUPPORT_METRIC] = share
-        if self.domain is not None:
-            share = off_domain_share(profile, self.domain)
-            if share is not None:
-                values[DOMAIN_METRIC] = share
+        values.update(off_shares(profile, self.lattice, self.support, self.domain))
         if self.reference is not None:
             values.update(pair_metrics(self.reference, profile))
         return values
