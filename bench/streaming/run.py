@@ -16,7 +16,8 @@ Parts (``--parts``, default all):
   own trigger cost) and with the hand-written small-batch validator: ONE ``toArrow()`` of the
   decoded frame and the suite's metrics with pyarrow.compute (``arrow_consumer``). Medians of
   ``durationMs.triggerExecution`` over the batches after the first, of ``--overhead-rounds``
-  runs (default 4) of ``--overhead-batches`` batches (default 8) per consumer in ABBA order (A B C, C B A) so that a change of the machine's load during the run
+  runs (default 4) of ``--overhead-batches`` batches (default 8) per consumer in ABBA order
+  (A B C, C B A) so that a change of the machine's load during the run
   hits every consumer alike. Keys ``x_arrow_<size>`` (streamdq / hand-written) and
   ``x_noop_0`` (streamdq / no-op on empty batches). ``--pipelined`` also runs streamdq with its
   judge, commit and emit behind the next trigger (``state.pipelined_commit: true``) in the same
@@ -536,8 +537,9 @@ def main() -> None:
     p.add_argument("--sizes", default="0,500,5000,50000", help="overhead: rows per microbatch")
     p.add_argument("--batch-rows", type=int, default=2000, help="incremental: rows per microbatch")
     p.add_argument("--checkpoints", default="1,10,50,100", help="incremental: batch counts measured")
-    # 4 rounds of 8 batches: 28 steady batches per consumer and size. With 2 rounds of 5 (8
-    # batches) a 500-row ratio moved by +-0.1 between runs on a quiet machine (bench/README.md)
+    # 4 rounds of 8 batches: 28 steady batches per consumer and size (2 rounds of 5 gave 8). Single
+    # runs of the 500-row ratio still move by +-0.1 on a quiet machine, as Spark's own phases drift
+    # (bench/README.md, streaming, eighth session): compare several runs
     p.add_argument("--overhead-batches", type=int, default=8, help="overhead: batches per run")
     p.add_argument("--overhead-rounds", type=int, default=4, help="overhead: runs per consumer, ABBA")
     # sustained throughput: microbatches of 200,000 rows (a stream arriving at 100k rows/s with a
