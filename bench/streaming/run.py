@@ -19,7 +19,9 @@ Parts (``--parts``, default all):
   runs (default 4) of ``--overhead-batches`` batches (default 8) per consumer in ABBA order
   (A B C, C B A) so that a change of the machine's load during the run
   hits every consumer alike. Keys ``x_arrow_<size>`` (streamdq / hand-written) and
-  ``x_noop_0`` (streamdq / no-op on empty batches). ``--pipelined`` also runs streamdq with its
+  ``x_noop_0`` (streamdq / no-op on empty batches), ratios of the medians pooled over all
+  rounds; ``paired_x_arrow_<size>`` and ``paired_x_noop_0`` are the medians of the per-round
+  ratios (``paired_ratio``: each round's two runs meet the same machine). ``--pipelined`` also runs streamdq with its
   judge, commit and emit behind the next trigger (``state.pipelined_commit: true``) in the same
   rounds: ``pipelined_x_arrow_<size>``, ``tail_ms_<size>`` (the median tail, off the trigger's
   path; its ``wait`` is printed), and in the ``files`` and ``kafka`` parts
@@ -308,6 +310,25 @@ def _median_ms(runs: list[dict[str, Any]], key: str = "triggerExecution") -> flo
     return float(statistics.median(p["durationMs"].get(key, 0) for r in runs for p in _steady(r)))
 
 
+def paired_ratio(runs: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> float:
+    """Median over rounds of (this consumer's median steady trigger / the baseline's, same round).
+
+    Each round runs every consumer once, back to back (``_rounds``), so the two runs of a round
+    meet the same machine speed; the pooled ratio of ``_median_ms`` lets a round that ran slow
+    for one consumer and fast for the other move it. Rounds pair by position.
+
+    >>> fast = {"progress": [{"durationMs": {"triggerExecution": t}} for t in (900, 100, 110)]}
+    >>> slow = {"progress": [{"durationMs": {"triggerExecution": t}} for t in (900, 200, 220)]}
+    >>> paired_ratio([slow, fast], [fast, fast])
+    1.5
+    """
+    if len(runs) != len(baseline):
+        raise ValueError(f"paired_ratio: {len(runs)} runs against {len(baseline)} baseline runs")
+    return float(
+        statistics.median(_median_ms([r]) / _median_ms([b]) for r, b in zip(runs, baseline, strict=True))
+    )
+
+
 def _rows_per_s(runs: list[dict[str, Any]]) -> float:
     rows = sum(r["rows"][int(p["batchId"])] for r in runs for p in _steady(r))
     seconds = sum(p["durationMs"]["triggerExecution"] for r in runs for p in _steady(r)) / 1000
@@ -430,15 +451,20 @@ def overhead(spark: Any, args: argparse.Namespace, work: Path, results: dict[str
             )
             results[f"{consumer}_ms_{label}"] = medians[consumer]
         results[f"x_arrow_{label}"] = medians["streamdq"] / medians["arrow"]
+        results[f"paired_x_arrow_{label}"] = paired_ratio(runs["streamdq"], runs["arrow"])
+        paired_noop = paired_ratio(runs["streamdq"], runs["noop"])
         for variant in _variants(args):
             results[f"{variant}_x_arrow_{label}"] = medians[variant] / medians["arrow"]
             if size == 0:
                 results[f"{variant}_x_noop_0"] = medians[variant] / medians["noop"]
         if size == 0:
             results["x_noop_0"] = medians["streamdq"] / medians["noop"]
+            results["paired_x_noop_0"] = paired_noop
         print(
             f"  {label:5s} streamdq / hand-written arrow = {results[f'x_arrow_{label}']:.2f}"
             f"  streamdq / no-op = {medians['streamdq'] / medians['noop']:.2f}"
+            f"  (paired by round: arrow {results[f'paired_x_arrow_{label}']:.2f},"
+            f" no-op {paired_noop:.2f})"
             f"  (load {os.getloadavg()[0]:.1f})",
             flush=True,
         )
