@@ -33,9 +33,11 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    the grid kept in the program) and values past a cap, floor or decade the history never
    crossed (``support.py``: ``off_support``, the limits kept in the program), and values of a
    categorical column outside the closed domain of its history (``domain.py``: ``off_domain``,
-   the values kept in the program). A row count on a fixed schedule whose Poisson floor sets its
-   spread keeps the normal tail (``_floor_sets_scheduled_count``), its lower side the Poisson
-   law's own (``bounds.poisson_lower``); such a count is never differenced (``_on_schedule``).
+   the values kept in the program). A row count whose Poisson floor sets its spread (under-
+   dispersed: on a fixed schedule, or a calendar's count) keeps the normal tail
+   (``_floor_sets_count``), its lower side the Poisson law's own (``bounds.poisson_lower``),
+   its upper side the history's own spread (``count_ceiling``); a count on a fixed schedule is
+   never differenced (``_on_schedule``).
    With holiday flags the selection for days off also gets the upper side of the row count's
    level on the ordinary days (``_off_day_level_fit``). A
    value metric that some history batches lack (the column was all NULL there) is fitted on
@@ -478,7 +480,7 @@ class _Fit:
     # a distance fitted on its log (``_log_distance_fit``): ``values``, ``mean`` and ``std`` are
     # the logs', the constraint is ``distance <= exp(mean + k std)`` on the raw distance
     log_scale: bool = False
-    # a scheduled row count spread by its Poisson floor (``_floor_sets_scheduled_count``, the
+    # a row count spread by its Poisson floor (``_floor_sets_count``, the
     # count moved): its lower side is the Poisson law's own (``bounds.poisson_lower``)
     poisson: bool = False
 
@@ -655,7 +657,7 @@ def _fit_metric(
     if len(values) < MIN_HISTORY - 1 or not all(math.isfinite(v) for v in values):
         return None
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-    floor_sets = _floor_sets_scheduled_count(metric, transform, values, std, floor)
+    floor_sets = _floor_sets_count(metric, transform, values, std, floor)
     if bound == "normal" and not floor_sets and not looks_normal(values):
         bound = "skewed"
     before = series[:-1]  # a corrupted copy of the newest batch follows these
@@ -685,20 +687,43 @@ def _on_schedule(series: Sequence[float], holidays: Sequence[bool] = ()) -> bool
     return schedule_cap(stationarity.Transform().series(series, skip=holidays)) is not None
 
 
-def _floor_sets_scheduled_count(
+def _floor_sets_count(
     metric: str, transform: stationarity.Transform, values: Sequence[float], std: float, floor: float
 ) -> bool:
-    """Whether a row count on a fixed schedule (``schedule_cap``: it sat on its maximum on at
-    least half of the batches; untransformed) is spread by its floor rather than by its history
-    (the Poisson floor above the history's own standard deviation). Such a count keeps the normal
-    tail: Shapiro-Wilk rejects a series sitting on its cap with a few dips, but the spread used is
-    the floor's, whose law (Poisson at 72 rows) is close to normal, not the history's. With the
-    skewed tail a 72-row weather feed admitted ``10 <= row_count`` and every halved day passed;
-    the normal tail admits about 42 at 1e-3, where the year's fewest readings were 57
-    (bench/README.md, ``## autovalidate``, issue 22 fourth round)."""
-    if metric != "row_count" or transform.diff or transform.log or std >= floor:
-        return False
-    return schedule_cap(values) is not None
+    """Whether a row count (untransformed) is spread by its floor rather than by its history (the
+    Poisson floor above the history's own standard deviation: an under-dispersed count, such as
+    one on a fixed schedule, ``schedule_cap``, or a calendar's count of weekly readings in a
+    quarter, 12 to 14). Such a count keeps the normal tail: Shapiro-Wilk rejects a series sitting
+    on its cap with a few dips, but the spread used is the floor's, whose law (Poisson at 72
+    rows) is close to normal, not the history's. With the skewed tail a 72-row weather feed
+    admitted ``10 <= row_count`` and every halved day passed; the normal tail admits about 42 at
+    1e-3, where the year's fewest readings were 57 (bench/README.md, ``## autovalidate``, issue 22
+    fourth round). Its upper side is the history's own (``count_ceiling``)."""
+    return not (metric != "row_count" or transform.diff or transform.log or std >= floor)
+
+
+def count_ceiling(values: Sequence[float]) -> tuple[float, float] | None:
+    """The upper side of an under-dispersed row count (its Poisson floor above its own spread):
+    ``(centre, spread)``, the count bounded above by ``centre + k x spread``. On a fixed schedule
+    (``schedule_cap``) the cap and its slot spread; otherwise the history's mean and its own
+    standard deviation, at least a slot's (about one row, ``row_count_floor`` of a count that
+    never moved). Outages take rows away in bursts, so below, the count keeps the Poisson law
+    (``bounds.poisson_lower``); nothing in such a history went up by more than its spread, and
+    the Poisson floor above (the normal tail on sqrt(13) = 3.6 rows for 13 weekly readings a
+    quarter) let a doubled batch pass (bench/README.md, ``## autovalidate``, issue 22, the upper
+    side of an under-dispersed count). None for fewer than two values.
+
+    >>> centre, spread = count_ceiling([13.0] * 26 + [14.0, 12.0, 14.0, 12.0])
+    >>> round(centre, 2), round(spread, 2)
+    (13.0, 0.96)
+    """
+    if len(values) < 2:
+        return None
+    cap = schedule_cap(values)
+    if cap is not None:
+        return cap
+    top = float(max(values))
+    return float(np.mean(values)), max(float(np.std(values, ddof=1)), row_count_floor([top, top]))
 
 
 def all_null_chance(singles: Sequence[Mapping[str, float]], rows: Sequence[float]) -> float:
@@ -774,8 +799,10 @@ def _add_candidates(
             lower, upper = 0.0, math.exp(min(fit.mean + k * fit.std, 700.0))
         untransformed = not (fit.transform.diff or fit.transform.log)
         cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
+        if cap is None and fit.poisson:  # an under-dispersed count that moved, off any schedule
+            cap = count_ceiling(values)
         if cap is not None:
-            upper = min(upper, cap[0] + k * cap[1])
+            upper = min(upper, max(cap[0] + k * cap[1], max(values)))
         if fit.poisson and fit.two_sided:  # the lower side's half of the level, under its Poisson law
             lower = float(bounds.poisson_lower(fpr * fraction / 2.0, fit.mean, n))
             if not _poisson_leave_one_out_ok(values, fpr * fraction / 2.0):

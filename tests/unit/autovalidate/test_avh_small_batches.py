@@ -12,7 +12,7 @@ import pytest
 
 from streamdq.autovalidate import Program, judge, learn, learn_from_profiles
 from streamdq.autovalidate.avh import bounds, stationarity
-from streamdq.autovalidate.avh.learner import all_null_chance, row_count_floor, schedule_cap
+from streamdq.autovalidate.avh.learner import all_null_chance, count_ceiling, row_count_floor, schedule_cap
 from streamdq.autovalidate.avh.profile import CATEGORICAL, NUMERIC, ColumnProfile
 from streamdq.learning import profile_steps
 
@@ -394,3 +394,32 @@ def test_two_distances_are_one_cover_and_the_row_count_makes_the_second():
     assert "row_count" in chosen and "dist_chi2" in chosen
     assert {cover_group(m) for m in ("dist_chi2", "dist_cosine", "dist_ks")} == {"dist"}
     assert cover_group("dist_pat_l1") == "dist_pat" and cover_group("mean") == "mean"
+
+
+def test_an_under_dispersed_count_off_any_schedule_is_capped_by_its_own_spread():
+    """Weekly readings cut by quarter: 13 a quarter, 12 or 14 on a few (the calendar), never on
+    one cap on half of the batches, so no schedule. The Poisson floor (sqrt 13 = 3.6 rows) set the
+    spread and Shapiro-Wilk gave it the skewed tail (k = 11.2 at 1e-5): ``0 <= row_count <= 53``,
+    and a doubled or a tenth-size quarter passed. The floor sets the spread, so the normal tail and
+    the Poisson law below (a quarter of one reading is flagged); above, the count gets its own
+    spread (at least a slot's, about one row), so a doubled quarter is flagged and one of 15 passes."""
+    rng = np.random.default_rng(13)
+    counts = [13] * 12 + [14] + [13] * 8 + [12, 13, 14] + [13] * 5 + [14]
+    assert schedule_cap([float(c) for c in counts]) is None
+    history = [_hourly(rng, rows) for rows in counts]
+
+    def day(rows: int) -> ColumnProfile:
+        return ColumnProfile(
+            "temp", NUMERIC, rows, {"row_count": float(rows), "completeness": 1.0, "mean": 50.0}
+        )
+
+    program = learn_from_profiles(
+        history, {"volume_change:x2": day(26), "volume_change:x0.1": day(1)}, fpr=0.001
+    )
+    (count,) = [c for c in program.constraints if c.metric == "row_count"]
+    assert count.bound == "normal" and 15 < count.upper < 26 and 1 < count.lower < 12
+    assert program.judge_profile(day(26)) and program.judge_profile(day(1))
+    assert not program.judge_profile(day(15)) and not program.judge_profile(day(12))
+    assert count_ceiling([13.0] * 26 + [14.0, 12.0, 14.0, 12.0]) == (13.0, pytest.approx((13 / 14) ** 0.5))
+    # on a fixed schedule, the cap and its slot spread as before
+    assert count_ceiling([24.0] * 28 + [23.0, 23.0]) == schedule_cap([24.0] * 28 + [23.0, 23.0])
