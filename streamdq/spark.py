@@ -5,8 +5,7 @@ ANSI mode off (so ``CAST('abc' AS DOUBLE)`` is NULL, as the Deequ semantics assu
 session time zone, few shuffle partitions (the aggregated states are tiny), Arrow enabled,
 and the executors' Python set to this interpreter (``PYSPARK_PYTHON``). streamdq's own jar
 (``streamdq.jvm``: the single-pass JSON decoder) is put on ``spark.jars`` when this machine can
-build it (a JDK's ``javac``), after the jars the process was launched with (``--jars``,
-``PYSPARK_SUBMIT_ARGS``: ``with_submitted_jars``); without it the decoders use Spark's built-ins.
+build it (a JDK's ``javac``); without it the decoders use Spark's built-ins.
 
 Start-up (docs/streaming.md, "Start-up"): the first task that needs a Python worker (a Python
 data source such as the generator or the Python Kafka source, a ``mapInArrow``) pays for the
@@ -160,45 +159,15 @@ def get_spark(
     for k, v in {**ROBUST_WORKER_CONF, **STREAMDQ_CONF}.items():
         builder = builder.config(k, v)
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-    memory = os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g")
-    builder = builder.config("spark.driver.memory", memory)
+    builder = builder.config("spark.driver.memory", os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g"))
     jar = _streamdq_jar()
     if jar is not None:
-        builder = builder.config("spark.jars", with_submitted_jars(jar, {"spark.driver.memory": memory}))
+        builder = builder.config("spark.jars", jar)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("STREAMDQ_SPARK_LOG_LEVEL", "ERROR"))
     if _prewarm_wanted(prewarm):
         prewarm_python_workers(spark, prewarm_modules)
     return spark
-
-
-def merge_jars(submitted: str, jar: str) -> str:
-    """``spark.jars`` holding the jars the process was launched with and ``jar``, once each,
-    in that order.
-
-    >>> merge_jars("/opt/a.jar, /opt/b.jar", "/x/streamdq.jar")
-    '/opt/a.jar,/opt/b.jar,/x/streamdq.jar'
-    >>> merge_jars("/x/streamdq.jar", "/x/streamdq.jar")
-    '/x/streamdq.jar'
-    >>> merge_jars("", "/x/streamdq.jar")
-    '/x/streamdq.jar'
-    """
-    jars = [j.strip() for j in submitted.split(",") if j.strip()]
-    return ",".join([*jars, jar] if jar not in jars else jars)
-
-
-def with_submitted_jars(jar: str, launch: dict[str, str]) -> str:
-    """``spark.jars`` for a new session: the jars this process was launched with (``spark-submit
-    --jars``, ``PYSPARK_SUBMIT_ARGS``, spark-defaults.conf) and streamdq's ``jar``.
-
-    A builder's ``spark.jars`` replaces the launch's, so the launch's are read first: this starts
-    the JVM gateway with the ``launch`` settings, as the session's ``SparkContext`` would (under
-    spark-submit it connects to the running one), and reads its settings."""
-    from pyspark import SparkConf, SparkContext
-
-    SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll(list(launch.items())))
-    submitted = SparkConf(_jvm=SparkContext._jvm).get("spark.jars", "") or ""
-    return merge_jars(submitted, jar)
 
 
 def _streamdq_jar() -> str | None:

@@ -27,11 +27,6 @@ def test_the_session_has_the_settings(spark):
     for key, value in ROBUST_WORKER_CONF.items():
         assert conf.get(key) == value, key
     assert spark.sparkContext.master.endswith(f",{LOCAL_TASK_ATTEMPTS}]")
-    from streamdq.jvm.jar import ensure_jar
-
-    jar = ensure_jar()
-    if jar is not None:  # get_spark put streamdq's jar on spark.jars (with_submitted_jars)
-        assert str(jar) in conf.get("spark.jars", "").split(",")
 
 
 def test_every_setting_exists_in_this_spark(spark):
@@ -52,30 +47,3 @@ def test_set_jvm_log_level(spark):
     jvm = spark.sparkContext._jvm
     assert str(jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel().toString()) == "OFF"
     set_jvm_log_level(spark, name, "no such level")  # never raises
-
-
-def test_a_submitted_jar_stays_on_spark_jars_beside_streamdqs(tmp_path):
-    """``spark-submit --jars`` (here through PYSPARK_SUBMIT_ARGS, as ``pyspark`` passes it): a
-    builder's ``spark.jars`` would replace the user's jar; the JVM gateway's settings keep it.
-    A subprocess: it starts its own JVM gateway (no SparkContext)."""
-    import os
-    import subprocess
-    import sys
-    import zipfile
-
-    user_jar = tmp_path / "user-udfs.jar"
-    with zipfile.ZipFile(user_jar, "w") as z:
-        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-    code = (
-        "from streamdq.spark import with_submitted_jars\n"
-        "print('JARS=' + with_submitted_jars('/x/streamdq.jar', {'spark.driver.memory': '1g'}))\n"
-    )
-    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f"--jars {user_jar} pyspark-shell"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180, check=True
-    ).stdout
-    jars = (
-        next(line for line in out.splitlines() if line.startswith("JARS=")).removeprefix("JARS=").split(",")
-    )
-    assert jars[-1] == "/x/streamdq.jar"
-    assert any(j.endswith("user-udfs.jar") for j in jars[:-1]), jars
