@@ -162,12 +162,41 @@ def get_spark(
     builder = builder.config("spark.driver.memory", os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g"))
     jar = _streamdq_jar()
     if jar is not None:
-        builder = builder.config("spark.jars", jar)
+        builder = builder.config("spark.jars", merge_jars(_running_jvm_jars(), jar))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("STREAMDQ_SPARK_LOG_LEVEL", "ERROR"))
     if _prewarm_wanted(prewarm):
         prewarm_python_workers(spark, prewarm_modules)
     return spark
+
+
+def merge_jars(submitted: str, jar: str) -> str:
+    """``spark.jars`` holding the ``submitted`` jars and then ``jar``, each once.
+
+    >>> merge_jars("/opt/a.jar, /opt/b.jar", "/x/streamdq.jar")
+    '/opt/a.jar,/opt/b.jar,/x/streamdq.jar'
+    >>> merge_jars("/x/streamdq.jar", "/x/streamdq.jar")
+    '/x/streamdq.jar'
+    >>> merge_jars("", "/x/streamdq.jar")
+    '/x/streamdq.jar'
+    """
+    jars = [j.strip() for j in submitted.split(",") if j.strip()]
+    return ",".join(jars if jar in jars else [*jars, jar])
+
+
+def _running_jvm_jars() -> str:
+    """``spark.jars`` of the driver JVM when it runs already: launched by ``spark-submit``
+    (``PYSPARK_GATEWAY_PORT``) or by an earlier session of this process. A new session's
+    ``spark.jars`` replaces that JVM's, which would drop the user's ``--jars`` from the executors.
+    "" when the session launches its own JVM: the builder's settings are then its launch
+    settings (a ``--jars`` in ``PYSPARK_SUBMIT_ARGS`` still wins over them there, and streamdq's
+    jar is then not loaded: the built-in decoders run, docs/sources.md)."""
+    from pyspark import SparkConf, SparkContext
+
+    if SparkContext._jvm is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return ""
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM, as the session would
+    return SparkConf(_jvm=SparkContext._jvm).get("spark.jars", "") or ""
 
 
 def _streamdq_jar() -> str | None:

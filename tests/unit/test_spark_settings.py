@@ -47,3 +47,36 @@ def test_set_jvm_log_level(spark):
     jvm = spark.sparkContext._jvm
     assert str(jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel().toString()) == "OFF"
     set_jvm_log_level(spark, name, "no such level")  # never raises
+
+
+def test_a_running_jvms_jars_stay_on_spark_jars_beside_streamdqs(tmp_path):
+    """A driver JVM that runs before the session (spark-submit's, launched here the way
+    ``spark-submit --jars`` does through PYSPARK_SUBMIT_ARGS): get_spark's ``spark.jars`` used to
+    replace the user's jar, which then never reached the executors. A subprocess: its own JVM."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    user_jar = tmp_path / "user-udfs.jar"
+    with zipfile.ZipFile(user_jar, "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    code = (
+        "from pyspark import SparkContext\n"
+        "SparkContext._ensure_initialized()\n"  # the driver JVM, before any session
+        "from streamdq.jvm.jar import ensure_jar\n"
+        "from streamdq.spark import get_spark, stop_spark\n"
+        "spark = get_spark()\n"
+        "print('JARS=' + spark.sparkContext.getConf().get('spark.jars'))\n"
+        "print('OURS=' + str(ensure_jar()))\n"
+        "stop_spark(spark)\n"
+    )
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f"--jars {user_jar} pyspark-shell"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True
+    ).stdout
+    lines = dict(line.split("=", 1) for line in out.splitlines() if line[:5] in ("JARS=", "OURS="))
+    jars = lines["JARS"].split(",")
+    assert any(j.endswith("user-udfs.jar") for j in jars), jars
+    if lines["OURS"] != "None":
+        assert lines["OURS"] in jars
