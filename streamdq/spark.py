@@ -30,6 +30,7 @@ import contextlib
 import importlib
 import os
 import re
+import shlex
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -162,7 +163,8 @@ def get_spark(
     builder = builder.config("spark.driver.memory", os.environ.get("STREAMDQ_DRIVER_MEMORY", "2g"))
     jar = _streamdq_jar()
     if jar is not None:
-        builder = builder.config("spark.jars", merge_jars(_running_jvm_jars(), jar))
+        submitted = _running_jvm_jars() if _jvm_running() else _jars_in_submit_args(jar)
+        builder = builder.config("spark.jars", merge_jars(submitted, jar))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("STREAMDQ_SPARK_LOG_LEVEL", "ERROR"))
     if _prewarm_wanted(prewarm):
@@ -184,19 +186,44 @@ def merge_jars(submitted: str, jar: str) -> str:
     return ",".join(jars if jar in jars else [*jars, jar])
 
 
+def _jvm_running() -> bool:
+    """Whether the driver JVM runs already: launched by ``spark-submit`` (``PYSPARK_GATEWAY_PORT``)
+    or by an earlier session of this process."""
+    from pyspark import SparkContext
+
+    return SparkContext._jvm is not None or "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 def _running_jvm_jars() -> str:
-    """``spark.jars`` of the driver JVM when it runs already: launched by ``spark-submit``
-    (``PYSPARK_GATEWAY_PORT``) or by an earlier session of this process. A new session's
-    ``spark.jars`` replaces that JVM's, which would drop the user's ``--jars`` from the executors.
-    "" when the session launches its own JVM: the builder's settings are then its launch
-    settings (a ``--jars`` in ``PYSPARK_SUBMIT_ARGS`` still wins over them there, and streamdq's
-    jar is then not loaded: the built-in decoders run, docs/sources.md)."""
+    """``spark.jars`` of the running driver JVM (``_jvm_running``). A new session's
+    ``spark.jars`` replaces that JVM's, which would drop the user's ``--jars`` from the
+    executors. streamdq's jar, added then, reaches the executors but not the running driver's
+    class path: the built-in decoders run (docs/sources.md)."""
     from pyspark import SparkConf, SparkContext
 
-    if SparkContext._jvm is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
-        return ""
     SparkContext._ensure_initialized()  # connects to spark-submit's JVM, as the session would
     return SparkConf(_jvm=SparkContext._jvm).get("spark.jars", "") or ""
+
+
+def _jars_in_submit_args(jar: str) -> str:
+    """The ``--jars`` of ``PYSPARK_SUBMIT_ARGS`` (how ``pyspark --jars`` passes them) when this
+    process launches its own JVM, with ``jar`` added to them there ("" without any).
+
+    spark-submit takes a ``--jars`` list over the ``spark.jars`` the session's builder passes
+    as ``--conf``: without ``jar`` in that list the driver could not load streamdq's classes,
+    and the user's jars would be dropped from the session's ``spark.jars``."""
+    args = shlex.split(os.environ.get("PYSPARK_SUBMIT_ARGS", ""))
+    submitted = ""
+    for i, arg in enumerate(args):
+        if arg == "--jars" and i + 1 < len(args):
+            submitted = args[i + 1]
+            args[i + 1] = merge_jars(submitted, jar)
+        elif arg.startswith("--jars="):
+            submitted = arg.removeprefix("--jars=")
+            args[i] = "--jars=" + merge_jars(submitted, jar)
+    if submitted:
+        os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join(args)
+    return submitted
 
 
 def _streamdq_jar() -> str | None:

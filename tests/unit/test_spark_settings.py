@@ -80,3 +80,37 @@ def test_a_running_jvms_jars_stay_on_spark_jars_beside_streamdqs(tmp_path):
     assert any(j.endswith("user-udfs.jar") for j in jars), jars
     if lines["OURS"] != "None":
         assert lines["OURS"] in jars
+
+
+def test_jars_given_to_pyspark_stay_and_streamdqs_jar_loads(tmp_path):
+    """``pyspark --jars`` (PYSPARK_SUBMIT_ARGS) when get_spark launches the JVM: spark-submit
+    takes that list over the builder's ``spark.jars``, which used to leave streamdq's jar off
+    the driver (the JVM decoder unavailable) and the user's jar off the session's settings."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    user_jar = tmp_path / "user-udfs.jar"
+    with zipfile.ZipFile(user_jar, "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    code = (
+        "from connectors.sources.decode_jvm import available\n"
+        "from streamdq.jvm.jar import ensure_jar\n"
+        "from streamdq.spark import get_spark, stop_spark\n"
+        "spark = get_spark()\n"
+        "print('JARS=' + spark.sparkContext.getConf().get('spark.jars'))\n"
+        "print('OURS=' + str(ensure_jar()))\n"
+        "print('LOADS=' + str(available(spark)))\n"
+        "stop_spark(spark)\n"
+    )
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f"--jars {user_jar} pyspark-shell"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True
+    ).stdout
+    lines = dict(line.split("=", 1) for line in out.splitlines() if line[:5] in ("JARS=", "OURS=", "LOADS"))
+    jars = lines["JARS"].split(",")
+    assert any(j.endswith("user-udfs.jar") for j in jars), jars
+    if lines["OURS"] != "None":
+        assert lines["OURS"] in jars
+        assert lines["LOADS"] == "True"
