@@ -13,7 +13,7 @@ also ``streamdq.autovalidate.learn``) is step 1 and then this:
    ladder of FPR levels at or below the target, a constraint ``mean +- k * std`` (single
    metrics: the normal tail, as the Student-t prediction law of the n history values, for
    counts, means, ratios and quantiles, or the skewed tail when Shapiro-Wilk rejects the
-   history's normality (``looks_normal``), the extreme value
+   history's normality (``looks_normal``; not the distinct exponent: ``NORMAL_ALWAYS``), the extreme value
    tail for min and max, the skewed tail on the log scale for a batch's standard deviation
    (``LOG_PRICED_SCALES``: the log transform forced on a positive history; Simpson's index
    ``collision`` on its log scale too, with the normal tail, bounded above only: ``UPPER_ONLY``,
@@ -100,6 +100,13 @@ TIED_SHARE = 0.5
 # a metric meant for the normal tail whose (stationary) history fails Shapiro-Wilk at this level is
 # priced with the skewed tail instead (bounds.py): storm days skew delays, fog skews visibility
 NORMALITY_ALPHA = 0.01
+# metrics that keep the normal tail whatever Shapiro-Wilk says of their history: the distinct exponent,
+# the log of a small count on a column whose values repeat (24 hourly dew points with 4-21 distinct
+# values a day), where the log stretches the few calm days with 4 or 5 distinct values into a left
+# tail that Shapiro-Wilk rejects (the raw counts of the same 30 days it keeps), and the skewed tail
+# then put the lower bound below 0: a batch of one value repeated 24 times passed (bench/README.md,
+# ``## autovalidate``, issue 22, the distinct exponent of repeated values)
+NORMAL_ALWAYS = frozenset({"distinct_exponent"})
 LATTICE_SHARE = 0.2  # at most this share of the history's batches as distinct values: a lattice
 # metrics that may be differenced one period back (stationarity.SEASONAL_LAGS): the volume, which
 # follows the calendar by construction (fewer flights on Saturdays). A column statistic with a
@@ -658,7 +665,7 @@ def _fit_metric(
         return None
     std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
     floor_sets = _floor_sets_count(metric, transform, values, std, floor)
-    if bound == "normal" and not floor_sets and not looks_normal(values):
+    if bound == "normal" and not floor_sets and metric not in NORMAL_ALWAYS and not looks_normal(values):
         bound = "skewed"
     before = series[:-1]  # a corrupted copy of the newest batch follows these
     return _Fit(
