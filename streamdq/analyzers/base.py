@@ -242,6 +242,11 @@ class ScanShareableAnalyzer(Analyzer):
 class GroupingAnalyzer(Analyzer):
     """An analyzer computed from the exact (or bounded-sketch) frequencies of a grouping."""
 
+    # True for the analyzers that ask whether keys are distinct (Uniqueness, Distinctness,
+    # UniqueValueRatio): users point them at key columns, so a large grouping serving one of
+    # them first groups the rows with the smallest key hashes (frequency.query, the prefilter)
+    KEYS_EXPECTED_DISTINCT: ClassVar[bool] = False
+
     @abstractmethod
     def frequency_spec(self) -> FrequencySpec:
         """The grouping this analyzer needs; analyzers with equal specs share one pass."""

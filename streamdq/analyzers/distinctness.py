@@ -34,6 +34,7 @@ class Distinctness(ColumnsGroupingAnalyzer):
     """
 
     NAME = "Distinctness"
+    KEYS_EXPECTED_DISTINCT = True
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         if state.n == 0:

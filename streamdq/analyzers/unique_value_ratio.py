@@ -34,6 +34,7 @@ class UniqueValueRatio(ColumnsGroupingAnalyzer):
     """
 
     NAME = "UniqueValueRatio"
+    KEYS_EXPECTED_DISTINCT = True
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         counts = state.counts()

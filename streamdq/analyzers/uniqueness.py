@@ -40,6 +40,7 @@ class Uniqueness(ColumnsGroupingAnalyzer):
     """
 
     NAME = "Uniqueness"
+    KEYS_EXPECTED_DISTINCT = True
 
     def metric_from_frequencies(self, state: FrequencyState) -> Metric:
         if state.n == 0:

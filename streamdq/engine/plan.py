@@ -396,7 +396,11 @@ class AnalysisPlan:
         for spec, members in sets.items():
             try:
                 state = compute_frequency_state(
-                    df, spec, max_groups=self.max_groups, totals=(totals or {}).get(spec)
+                    df,
+                    spec,
+                    max_groups=self.max_groups,
+                    totals=(totals or {}).get(spec),
+                    prefilter=any(a.KEYS_EXPECTED_DISTINCT for a in members),
                 )
             except Exception as exc:
                 if is_interruption(exc):

@@ -125,6 +125,7 @@ def compute_frequency_state(
     *,
     max_groups: int | None,
     totals: tuple[int, int] | None = None,
+    prefilter: bool = False,
 ) -> FrequencyState:
     """Run the grouped aggregation of ``spec`` over ``df`` and return its state (driver).
 
@@ -138,6 +139,10 @@ def compute_frequency_state(
     ``max(max_groups, k) + k + 7`` rows reach the driver. ``max_groups=None`` keeps every
     group exactly (unbounded: only when explicitly asked for). Empty input: a state with
     ``n == 0``.
+
+    ``prefilter``: the keys are expected distinct (``GroupingAnalyzer.KEYS_EXPECTED_DISTINCT``):
+    with ``totals`` showing many rows kept, a plain grouping first groups only the rows with the
+    smallest key hashes (``_prefiltered_sample``; the same state, or the full query after it).
 
     The query's shuffle has ``grouping_partitions`` partitions (from the cores and, when
     ``totals`` gives it, the number of rows kept), whatever the session's
@@ -154,7 +159,7 @@ def compute_frequency_state(
         arrow_all = collect_grouping(grouped, rows=None, limit=None)
         return state_from_grouped(arrow_all, n_keys=n_keys, histogram=spec.histogram, max_groups=None)
     weighted = spec.sum_of is not None
-    if totals is not None and not weighted and not spec.histogram:
+    if prefilter and totals is not None and not weighted and not spec.histogram:
         prefiltered = _prefiltered_sample(df, spec, max_groups=max_groups, totals=totals)
         if prefiltered is not None:
             return prefiltered
@@ -249,7 +254,8 @@ def _prefiltered_sample(
     ``limit`` groups to aggregate and order. When at least ``limit`` kept groups come back they
     hold the ``limit`` smallest hashes of all groups, so the state is the full query's, byte for
     byte. Fewer (a column whose rows repeat their keys): None, and this job was the cost of
-    trying. Only with ``totals`` (the plan's fused scan counted the rows kept)."""
+    trying, a scan of the input (hence only for keys expected distinct, ``prefilter``). Only
+    with ``totals`` (the plan's fused scan counted the rows kept)."""
     limit = smallest_limit(max_groups)
     threshold = hash_threshold(int(totals[1]), limit)
     if threshold is None:

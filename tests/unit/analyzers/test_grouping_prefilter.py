@@ -1,14 +1,25 @@
-"""A plain grouping of many rows looks first at the keys with the smallest hashes (query.py,
-``_prefiltered_sample``): the same state as the full query, byte for byte, or the full query."""
+"""A plain grouping of many rows whose keys are expected distinct looks first at the keys with
+the smallest hashes (query.py, ``_prefiltered_sample``): the same state as the full query, byte
+for byte, or the full query."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.sql import functions as F
 
-from streamdq.analyzers import FrequencySpec
+from streamdq.analyzers import (
+    CountDistinct,
+    Distinctness,
+    Entropy,
+    FrequencySpec,
+    Size,
+    Uniqueness,
+    UniqueValueRatio,
+)
 from streamdq.analyzers.frequency import query
 from streamdq.analyzers.frequency.query import compute_frequency_state, hash_threshold, smallest_limit
+from streamdq.engine import plan as plan_module
+from streamdq.engine.plan import AnalysisPlan
 
 ROWS = 5000
 MAX_GROUPS = 100  # limit 103: the prefilter runs from 1,648 rows kept
@@ -43,10 +54,12 @@ def _states(df, spec, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(query, "_prefiltered_sample", spy)
-        with_prefilter = compute_frequency_state(df, spec, max_groups=MAX_GROUPS, totals=totals)
+        with_prefilter = compute_frequency_state(
+            df, spec, max_groups=MAX_GROUPS, totals=totals, prefilter=True
+        )
     with monkeypatch.context() as m:
         m.setattr(query, "PREFILTER_MIN", 10**12)
-        full = compute_frequency_state(df, spec, max_groups=MAX_GROUPS, totals=totals)
+        full = compute_frequency_state(df, spec, max_groups=MAX_GROUPS, totals=totals, prefilter=True)
     return with_prefilter, full, served
 
 
@@ -70,11 +83,39 @@ def test_the_prefiltered_state_is_the_full_querys(df, monkeypatch, columns, wher
     assert with_prefilter.is_sketch == (columns != ("few",))
 
 
-def test_histograms_and_small_groupings_never_prefilter(df, monkeypatch):
+def test_histograms_small_groupings_and_keys_not_expected_distinct_never_prefilter(df, monkeypatch):
     calls = []
     monkeypatch.setattr(query, "_prefiltered_sample", lambda *a, **k: calls.append(1))
     histogram = FrequencySpec(("id",), histogram=True)
-    compute_frequency_state(df, histogram, max_groups=MAX_GROUPS, totals=_totals(df, histogram))
-    compute_frequency_state(df, FrequencySpec(("id",)), max_groups=MAX_GROUPS)  # no totals
+    totals = _totals(df, histogram)
+    compute_frequency_state(df, histogram, max_groups=MAX_GROUPS, totals=totals, prefilter=True)
+    compute_frequency_state(df, FrequencySpec(("id",)), max_groups=MAX_GROUPS, prefilter=True)  # no totals
+    plain = FrequencySpec(("id",))
+    compute_frequency_state(df, plain, max_groups=MAX_GROUPS, totals=_totals(df, plain))  # not asked
     assert calls == []
     assert hash_threshold(16 * smallest_limit(MAX_GROUPS) - 1, smallest_limit(MAX_GROUPS)) is None
+
+
+@pytest.mark.parametrize(
+    "analyzers,asked",
+    [
+        ([Uniqueness(("id",))], True),
+        ([Distinctness(("id",)), CountDistinct(("id",))], True),  # one member expects distinct keys
+        ([UniqueValueRatio(("id",))], True),
+        ([CountDistinct(("id",)), Entropy("id")], False),  # a categorical column's usual analyzers
+    ],
+)
+def test_the_plan_prefilters_for_analyzers_that_expect_distinct_keys(df, monkeypatch, analyzers, asked):
+    """A wasted first pass (keys that repeat) costs a scan; the analyzers that ask whether keys
+    are distinct (KEYS_EXPECTED_DISTINCT) are the ones users point at key columns."""
+    seen = []
+    real = query.compute_frequency_state
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("prefilter", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "compute_frequency_state", spy)
+    result = AnalysisPlan([Size(), *analyzers], max_groups=MAX_GROUPS).run(df)
+    assert seen == [asked]
+    assert not result.failures
