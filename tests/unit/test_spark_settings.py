@@ -49,10 +49,10 @@ def test_set_jvm_log_level(spark):
     set_jvm_log_level(spark, name, "no such level")  # never raises
 
 
-def test_a_running_jvms_jars_stay_on_spark_jars_beside_streamdqs(tmp_path):
-    """A driver JVM that runs before the session (spark-submit's, launched here the way
-    ``spark-submit --jars`` does through PYSPARK_SUBMIT_ARGS): get_spark's ``spark.jars`` used to
-    replace the user's jar, which then never reached the executors. A subprocess: its own JVM."""
+def _get_spark_with_a_user_jar(tmp_path, before: str = "") -> dict[str, str]:
+    """Run ``get_spark()`` in a subprocess (its own JVM) launched the way ``pyspark --jars
+    user-udfs.jar`` launches one (PYSPARK_SUBMIT_ARGS), after the ``before`` code; its printed
+    session jars (JARS), streamdq's jar (OURS) and whether the JVM decoder loads (LOADS)."""
     import os
     import subprocess
     import sys
@@ -61,40 +61,7 @@ def test_a_running_jvms_jars_stay_on_spark_jars_beside_streamdqs(tmp_path):
     user_jar = tmp_path / "user-udfs.jar"
     with zipfile.ZipFile(user_jar, "w") as z:
         z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-    code = (
-        "from pyspark import SparkContext\n"
-        "SparkContext._ensure_initialized()\n"  # the driver JVM, before any session
-        "from streamdq.jvm.jar import ensure_jar\n"
-        "from streamdq.spark import get_spark, stop_spark\n"
-        "spark = get_spark()\n"
-        "print('JARS=' + spark.sparkContext.getConf().get('spark.jars'))\n"
-        "print('OURS=' + str(ensure_jar()))\n"
-        "stop_spark(spark)\n"
-    )
-    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f"--jars {user_jar} pyspark-shell"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True
-    ).stdout
-    lines = dict(line.split("=", 1) for line in out.splitlines() if line[:5] in ("JARS=", "OURS="))
-    jars = lines["JARS"].split(",")
-    assert any(j.endswith("user-udfs.jar") for j in jars), jars
-    if lines["OURS"] != "None":
-        assert lines["OURS"] in jars
-
-
-def test_jars_given_to_pyspark_stay_and_streamdqs_jar_loads(tmp_path):
-    """``pyspark --jars`` (PYSPARK_SUBMIT_ARGS) when get_spark launches the JVM: spark-submit
-    takes that list over the builder's ``spark.jars``, which used to leave streamdq's jar off
-    the driver (the JVM decoder unavailable) and the user's jar off the session's settings."""
-    import os
-    import subprocess
-    import sys
-    import zipfile
-
-    user_jar = tmp_path / "user-udfs.jar"
-    with zipfile.ZipFile(user_jar, "w") as z:
-        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-    code = (
+    code = before + (
         "from connectors.sources.decode_jvm import available\n"
         "from streamdq.jvm.jar import ensure_jar\n"
         "from streamdq.spark import get_spark, stop_spark\n"
@@ -108,7 +75,29 @@ def test_jars_given_to_pyspark_stay_and_streamdqs_jar_loads(tmp_path):
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True
     ).stdout
-    lines = dict(line.split("=", 1) for line in out.splitlines() if line[:5] in ("JARS=", "OURS=", "LOADS"))
+    return dict(
+        line.split("=", 1) for line in out.splitlines() if line.split("=")[0] in ("JARS", "OURS", "LOADS")
+    )
+
+
+def test_a_running_jvms_jars_stay_on_spark_jars_beside_streamdqs(tmp_path):
+    """A driver JVM that runs before the session (spark-submit's, launched here the way
+    ``spark-submit --jars`` does through PYSPARK_SUBMIT_ARGS): get_spark's ``spark.jars`` used to
+    replace the user's jar, which then never reached the executors."""
+    lines = _get_spark_with_a_user_jar(
+        tmp_path, before="from pyspark import SparkContext\nSparkContext._ensure_initialized()\n"
+    )
+    jars = lines["JARS"].split(",")
+    assert any(j.endswith("user-udfs.jar") for j in jars), jars
+    if lines["OURS"] != "None":
+        assert lines["OURS"] in jars
+
+
+def test_jars_given_to_pyspark_stay_and_streamdqs_jar_loads(tmp_path):
+    """``pyspark --jars`` (PYSPARK_SUBMIT_ARGS) when get_spark launches the JVM: spark-submit
+    takes that list over the builder's ``spark.jars``, which used to leave streamdq's jar off
+    the driver (the JVM decoder unavailable) and the user's jar off the session's settings."""
+    lines = _get_spark_with_a_user_jar(tmp_path)
     jars = lines["JARS"].split(",")
     assert any(j.endswith("user-udfs.jar") for j in jars), jars
     if lines["OURS"] != "None":
