@@ -260,13 +260,13 @@ def _prefiltered_sample(
     threshold = hash_threshold(int(totals[1]), limit)
     if threshold is None:
         return None
-    columns = spec.resolve_columns(df.columns)
-    below = key_hash([col(c) for c in columns]) < F.lit(threshold)
+    _, keys = key_projection(df, spec)  # the keys the query groups by and hashes
+    below = key_hash(keys) < F.lit(threshold)
     query = bounded_query(
         df.where(kept_rows(df, spec) & below), spec, max_groups=max_groups, with_totals=False
     )
     arrow = collect_grouping(query, rows=PREFILTER_SHARE * limit, limit=limit)
-    rows = keep_in_scope(arrow.filter(pc.equal(arrow["_part"], 0)), n_keys=len(columns), drop_all_null=True)
+    rows = keep_in_scope(arrow.filter(pc.equal(arrow["_part"], 0)), n_keys=len(keys), drop_all_null=True)
     if rows.num_rows < limit:
         return None
     sample = _bottom_k(rows, sample_size(max_groups))
