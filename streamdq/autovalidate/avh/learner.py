@@ -706,7 +706,7 @@ def _floor_sets_count(
     admitted ``10 <= row_count`` and every halved day passed; the normal tail admits about 42 at
     1e-3, where the year's fewest readings were 57 (bench/README.md, ``## autovalidate``, issue 22
     fourth round). Its upper side is the history's own (``count_ceiling``)."""
-    return not (metric != "row_count" or transform.diff or transform.log or std >= floor)
+    return metric == "row_count" and not (transform.diff or transform.log) and std < floor
 
 
 def count_ceiling(values: Sequence[float]) -> tuple[float, float] | None:
@@ -805,9 +805,10 @@ def _add_candidates(
         if fit.log_scale:
             lower, upper = 0.0, math.exp(min(fit.mean + k * fit.std, 700.0))
         untransformed = not (fit.transform.diff or fit.transform.log)
-        cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
-        if cap is None and fit.poisson:  # an under-dispersed count that moved, off any schedule
+        if fit.poisson:  # an under-dispersed count that moved: its schedule's cap, or its own spread
             cap = count_ceiling(values)
+        else:
+            cap = schedule_cap(values) if fit.metric == "row_count" and untransformed else None
         if cap is not None:
             upper = min(upper, max(cap[0] + k * cap[1], max(values)))
         if fit.poisson and fit.two_sided:  # the lower side's half of the level, under its Poisson law
