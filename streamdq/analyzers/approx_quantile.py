@@ -38,7 +38,7 @@ from pyspark.sql.types import StructType
 
 from streamdq.analyzers.base import ScanShareableAnalyzer, conditional
 from streamdq.analyzers.metric import Metric, Quantiles
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.numeric import numeric_precondition, sketch_value
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import KllState
 from streamdq.analyzers.state import State
@@ -101,7 +101,7 @@ def _spec_without_default_error(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _kll_aggregation(schema: StructType, column: str, k: int, where: str | None) -> RowAggregate:
-    return of("kll", conditional(finite_value(schema, column), where), k)
+    return of("kll", conditional(sketch_value(schema, column), where), k)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pyspark.sql.types import StructType
 from streamdq.analyzers.approx_quantile import KllAnalyzer, k_problem
 from streamdq.analyzers.base import conditional
 from streamdq.analyzers.metric import Metric
-from streamdq.analyzers.numeric import finite_value, numeric_precondition
+from streamdq.analyzers.numeric import numeric_precondition, sketch_value
 from streamdq.analyzers.row_aggregate import RowAggregate, of
 from streamdq.analyzers.sketch_states import KllState
 
@@ -79,7 +79,7 @@ class InterquartileRange(KllAnalyzer):
         )
 
     def row_aggregations(self, schema: StructType) -> list[RowAggregate]:
-        return [of("kll", conditional(finite_value(schema, self.column), self.where), self.k)]
+        return [of("kll", conditional(sketch_value(schema, self.column), self.where), self.k)]
 
     def sketch_metric(self, state: KllState) -> Metric:
         iqr = interpolated_quantile(state, 0.75) - interpolated_quantile(state, 0.25)

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from streamdq.analyzers import (
     ApproxQuantile,
     Correlation,
+    InterquartileRange,
     Kurtosis,
     Maximum,
     Mean,
@@ -66,6 +67,10 @@ VALUE_ANALYZERS = [
     RatioOfSums("x", "y"),
     RatioOfSums("y", "x"),
     ApproxQuantile("x", 0.5),
+    ApproxQuantile("x", 0.0),  # -Infinity in the sketch would be the minimum
+    ApproxQuantile("x", 1.0),  # +Infinity (or NaN) in the sketch would be the maximum
+    ApproxQuantile("f", 1.0, where="i > 1"),
+    InterquartileRange("x"),
     Sum("f"),
     Maximum("f"),
     Minimum("f", where="i > 1"),
@@ -92,6 +97,19 @@ def test_value_analyzers_treat_non_finite_as_null(spark):
         assert _same(got.value, want.value), (analyzer, got.value, want.value)
     s, mx, mn = metrics_of(hostile, Sum("x"), Maximum("x"), Minimum("x"))
     assert (s.value, mx.value, mn.value) == (14.0, 9.0, 1.0)
+
+
+def test_the_sketch_input_is_arithmetic_not_a_case_when(spark):
+    """A KLL sketch reads ``x + x * 0.0`` (NaN for a non-finite value, which the sketch skips),
+    not ``finite_value``'s CASE WHEN: Spark evaluates a sketch aggregate's input row by row
+    without generated code, where the CASE WHEN cost up to 1.3 s per 10M rows (bench/engine)."""
+    schema = spark.createDataFrame([], SCHEMA).schema
+    for analyzer in (ApproxQuantile("x", 0.5), InterquartileRange("f")):
+        (aggregate,) = analyzer.row_aggregations(schema)
+        assert aggregate.kind == "kll"
+        assert "CASE WHEN" not in str(aggregate.inputs[0]), aggregate.inputs[0]
+    (integral,) = ApproxQuantile("i", 0.5).row_aggregations(schema)
+    assert str(integral.inputs[0]) == "Column<'CAST(i AS DOUBLE)'>"
 
 
 def test_non_finite_count_per_column(spark):
