@@ -49,9 +49,11 @@ TOP_EXTRA = 3  # rows fetched beyond k: up to two groups out of scope, and the (
 EXACT_EXTRA = 3  # rows fetched beyond max_groups: up to two groups out of scope, and one more
 # A plain grouping of at least PREFILTER_MIN x limit rows kept first looks only at the keys whose
 # hash is below ``hash_threshold``: about PREFILTER_SHARE x limit of them when every row has its
-# own key (``_prefiltered_sample``)
+# own key (``_prefiltered_sample``). Two, not more: fewer keys to group and order (0.43 s against
+# 0.59 s with four, 10M distinct ids), and 2 x 100,003 expected keys stay ~450 standard
+# deviations above the limit; keys that repeat twice on average fall back to the full query
 PREFILTER_MIN = 16
-PREFILTER_SHARE = 4
+PREFILTER_SHARE = 2
 
 
 def smallest_limit(max_groups: int) -> int:
@@ -231,7 +233,7 @@ def hash_threshold(rows: int, limit: int) -> int | None:
     Hashes are uniform over the signed 64-bit range, so with one key per row about
     ``PREFILTER_SHARE x limit`` keys fall below it.
 
-    >>> hash_threshold(16_000_000, 100_003) == -(2**63) + 2**64 * 4 * 100_003 // 16_000_000
+    >>> hash_threshold(16_000_000, 100_003) == -(2**63) + 2**64 * 2 * 100_003 // 16_000_000
     True
     >>> hash_threshold(1_000_000, 100_003) is None
     True
