@@ -93,7 +93,14 @@ def test_histograms_small_groupings_and_keys_not_expected_distinct_never_prefilt
     plain = FrequencySpec(("id",))
     compute_frequency_state(df, plain, max_groups=MAX_GROUPS, totals=_totals(df, plain))  # not asked
     assert calls == []
-    assert hash_threshold(16 * smallest_limit(MAX_GROUPS) - 1, smallest_limit(MAX_GROUPS)) is None
+    assert (
+        hash_threshold(query.PREFILTER_MIN * smallest_limit(MAX_GROUPS) - 1, smallest_limit(MAX_GROUPS))
+        is None
+    )
+    assert (
+        hash_threshold(query.PREFILTER_MIN * smallest_limit(MAX_GROUPS), smallest_limit(MAX_GROUPS))
+        is not None
+    )
 
 
 @pytest.mark.parametrize(
