@@ -28,7 +28,9 @@ sys.path.insert(0, str(HERE))
 import run as bench  # noqa: E402
 from data import generate  # noqa: E402
 
-_SUBPACKAGES = "analyzers|checks|engine|spark|report|cli|detectors|autovalidate|alerts"
+#: every ``streamdq.X`` reference is renamed but the two top-level packages the project maps
+#: into ``streamdq`` (``state``, ``connectors``: not under ``streamdq/``, so not exported)
+_RENAMED = re.compile(r"\bstreamdq\.(?!(?:state|connectors)\b)")
 
 
 def export_old(ref: str, into: Path) -> None:
@@ -37,10 +39,10 @@ def export_old(ref: str, into: Path) -> None:
     archive = subprocess.run(["git", "archive", ref, "streamdq"], cwd=repo, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     (into / "streamdq").rename(into / "streamdq_old")
-    pattern = re.compile(rf"\bstreamdq\.({_SUBPACKAGES})\b")
     for path in (into / "streamdq_old").rglob("*.py"):
-        text = pattern.sub(r"streamdq_old.\1", path.read_text())
-        text = re.sub(r"^from streamdq import", "from streamdq_old import", text, flags=re.M)
+        text = _RENAMED.sub("streamdq_old.", path.read_text())
+        text = re.sub(r"^(\s*)from streamdq import", r"\1from streamdq_old import", text, flags=re.M)
+        text = re.sub(r"^(\s*)import streamdq$", r"\1import streamdq_old as streamdq", text, flags=re.M)
         path.write_text(text)
 
 
