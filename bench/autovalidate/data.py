@@ -27,13 +27,15 @@ Held-out feeds (``HELD_OUT``: no learner change was chosen looking at them; run 
   cycle, 176 quarters, 2 traces.
 
 A *trace* is 60 consecutive executions of one column (AVH Sec. 5.1); a source of 365 daily batches
-yields ``365 // 60 = 6`` disjoint traces per column. The batches keep all of the source's columns, in
+yields ``365 // 60 = 6`` disjoint traces per column. ``windowed(source, width)`` makes each run of
+``width`` consecutive batches one unit (windows as the unit of judgement, ``run.py --unit-rows``). The batches keep all of the source's columns, in
 file order, so that ``schema_change`` can take values from a real neighbouring column.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +58,9 @@ class Source:
         """What really happened in ``column`` on ``date``, if the data record a known incident."""
         why, columns = self.incidents.get(date, ("", ()))
         return why if why and (not columns or column in columns) else None
+
+    # the batches' dates of each unit of a ``windowed`` source (empty: each batch is its own unit)
+    unit_dates: tuple[tuple[str, ...], ...] = ()
 
     def traces(self, length: int = 60) -> list[tuple[int, list[pd.DataFrame]]]:
         """Disjoint runs of ``length`` consecutive batches: ``[(first batch index, batches), ...]``."""
@@ -221,6 +226,60 @@ def co2() -> Source:
     batches = tuple(g.reset_index(drop=True) for _, g in frame.groupby(quarters, sort=True))
     dates = tuple(str(q.start_time.date()) for q in sorted(set(quarters)))
     return Source(name="co2", batches=batches, dates=dates, numeric=("co2",), categorical=())
+
+
+def median_rows(source: Source) -> float:
+    """The median number of rows of ``source``'s batches."""
+    return float(pd.Series([len(b) for b in source.batches]).median())
+
+
+def unit_width(source: Source, unit_rows: int) -> int:
+    """How many consecutive batches make one unit of at least ``unit_rows`` rows at the source's median
+    batch size (1: the batch itself; ``unit_rows <= 0`` too)."""
+    if unit_rows <= 0:
+        return 1
+    return max(1, math.ceil(unit_rows / max(median_rows(source), 1.0)))
+
+
+def windowed(source: Source, width: int) -> Source:
+    """``source`` with each run of ``width`` consecutive batches concatenated into one unit, in order
+    (tumbling windows; a last run shorter than ``width`` is dropped, so every unit spans the same
+    number of executions). A unit's date is its first batch's; it carries an incident of the column
+    when any of its batches does (the reasons joined; the columns of an incident on every column
+    win). ``width`` 1 returns ``source`` itself.
+
+    >>> days = tuple(pd.DataFrame({"x": [float(i)] * 2}) for i in range(5))
+    >>> src = Source("s", days, ("x",), (), dates=("d0", "d1", "d2", "d3", "d4"), incidents={"d1": ("gap", ())})
+    >>> units = windowed(src, 2)
+    >>> [len(b) for b in units.batches], units.dates, units.incident("d0", "x"), units.unit_dates[1]
+    ([4, 4], ('d0', 'd2'), 'gap', ('d2', 'd3'))
+    """
+    if width <= 1:
+        return source
+    count = len(source.batches) // width
+    batches, dates, unit_dates = [], [], []
+    incidents: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for u in range(count):
+        span = range(u * width, (u + 1) * width)
+        batches.append(pd.concat([source.batches[i] for i in span], ignore_index=True))
+        days = tuple(source.dates[i] for i in span) if source.dates else ()
+        date = days[0] if days else f"unit {u}"
+        dates.append(date)
+        unit_dates.append(days)
+        found = [source.incidents[d] for d in days if d in source.incidents]
+        if found:
+            every = any(not cols for _, cols in found)
+            cols = () if every else tuple(sorted({c for _, cs in found for c in cs}))
+            incidents[date] = ("; ".join(why for why, _ in found), cols)
+    return Source(
+        name=source.name,
+        batches=tuple(batches),
+        numeric=source.numeric,
+        categorical=source.categorical,
+        dates=tuple(dates),
+        incidents=incidents,
+        unit_dates=tuple(unit_dates),
+    )
 
 
 # new sources go last: a source's place here seeds its corruptions

@@ -456,6 +456,16 @@ def _run_sources(
         # the full run (and reads the same cached profiles)
         source_idx = list(data.SOURCES).index(source_name)
         source = data.SOURCES[source_name]()
+        width = data.unit_width(source, args.unit_rows)
+        days_of, median = source.dates, data.median_rows(source)
+        source = data.windowed(source, width)
+        if width > 1:
+            print(
+                f"# {source_name}: units of {width} consecutive batches (median batch "
+                f"{median:g} rows, --unit-rows {args.unit_rows}): "
+                f"{len(source.batches)} units, {len(source.batches) // TRACE} trace(s) of {TRACE}",
+                flush=True,
+            )
         catalogue_columns = [(c, "numeric") for c in source.numeric] + [
             (c, "categorical") for c in source.categorical
         ]
@@ -467,7 +477,13 @@ def _run_sources(
         ]
         traced = source.traces(TRACE)[args.first_trace :]
         calendar = source_calendar(source, args.holidays)
-        holidays = calendar.flags(source.dates) if calendar else ()
+        holidays: tuple[bool, ...] = ()
+        if calendar:
+            by_day = dict(zip(days_of, calendar.flags(days_of), strict=True))
+            # a unit is off when any of its batches is: its volume is not the ordinary one
+            holidays = tuple(
+                any(by_day[d] for d in days) for days in (source.unit_dates or [(d,) for d in source.dates])
+            )
         for start, trace in traced[: args.traces or None]:
             trace_holidays = holidays[start : start + TRACE]
             cache.clear()
@@ -494,7 +510,8 @@ def _run_sources(
                         fprs,
                         args.chunk,
                         cache=args.profile_cache,
-                        cache_key=f"{source_name}-{start}-{column}-{kind}",
+                        cache_key=f"{source_name}-{start}-{column}-{kind}"
+                        + (f"-w{width}" if width > 1 else ""),
                         dates=source.dates[start : start + TRACE],
                         incident_of=functools.partial(source.incident, column=column),
                         score_all="zscore_all" in args.methods,
@@ -838,6 +855,14 @@ def main() -> None:
         default=0,
         help="skip this many traces first (e.g. 2: the held-out traces 3-6)",
     )
+    parser.add_argument(
+        "--unit-rows",
+        type=int,
+        default=0,
+        help="windows as the unit: each source's consecutive batches are joined into tumbling units of "
+        "ceil(N / its median batch rows) batches, which are learned from and judged (0, the default: "
+        "each batch is a unit, the paper's protocol)",
+    )
     parser.add_argument("--steps", type=int, default=TRACE - HISTORY, help="sliding steps per trace (max 30)")
     parser.add_argument("--kinds", default="numeric,categorical", help="column kinds to trace")
     parser.add_argument("--columns", type=int, default=99, help="columns per kind and source")
@@ -890,7 +915,8 @@ def main() -> None:
     args.steps = max(1, min(args.steps, TRACE - HISTORY))
     print(
         f"# sources={args.sources} traces={args.traces or 'all'} first_trace={args.first_trace} steps={args.steps} columns/kind={args.columns} "
-        f"methods={args.methods} fpr={args.fpr} holidays={args.holidays}",
+        f"methods={args.methods} fpr={args.fpr} holidays={args.holidays}"
+        + (f" unit_rows={args.unit_rows}" if args.unit_rows else ""),
         flush=True,
     )
     tallies, records = run(args)
