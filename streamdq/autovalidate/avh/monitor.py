@@ -16,6 +16,15 @@ violates the program is kept out of it, so a lasting incident is not learned as 
 does not become the reference of the next window's distances: the window after an incident is
 compared with the last window that passed, not with the incident).
 
+With ``unit_windows: N`` (default 1) the unit of learning and judging is N consecutive closed
+windows, their states merged (``State.merge``, the same states a range query merges): where
+windows are small, one value in a window of 24 rows is inside any bound a false-positive budget
+allows, and over a unit of N windows it is not. The job's windows, and every hand-written check
+on them, are unchanged; the auto-validated checks report once per unit, with the unit's window
+(the first window's start to the last one's end). The states of a unit still open are persisted
+with the monitor state, so a restart resumes the unit where it stood. A unit is a day off when
+any of its windows starts on one.
+
 With ``holidays:`` (a ``calendar.HolidayCalendar``), a window whose start falls on a day off
 is flagged: its volume constraints (``features.VOLUME_METRICS``: row count, sum, distinct
 counts) are not judged, nor those of a later window whose difference reads it; such a window is
@@ -38,10 +47,12 @@ Config::
       level: warning                      # level of the learned checks
       seed: 0
       holidays: {country: US, subdiv: NY} # days off: volume is not judged (calendar.py)
+      unit_windows: 1                     # closed windows merged into one judged unit
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -51,7 +62,7 @@ from typing import Any
 
 from streamdq.analyzers.base import Analyzer
 from streamdq.analyzers.metric import COLUMN, Metric
-from streamdq.analyzers.state import State
+from streamdq.analyzers.state import State, decode_state
 from streamdq.autovalidate.avh.calendar import HolidayCalendar, calendar_from_config
 from streamdq.autovalidate.avh.learner import MIN_HISTORY, learn_from_profiles
 from streamdq.autovalidate.avh.profile import (
@@ -94,7 +105,10 @@ class AutoValidateMonitor:
         max_sample_rows: int = 5000,
         calendar: HolidayCalendar | None = None,
         analysis: SegmentedAnalysis | None = None,
+        unit_windows: int = 1,
     ) -> None:
+        if unit_windows < 1:
+            raise InvalidArgument(f"unit_windows must be at least 1, got {unit_windows}")
         self.dataset = dataset
         self.columns = dict(columns)
         self.history = history
@@ -114,6 +128,13 @@ class AutoValidateMonitor:
         self.since_learn: dict[str, int] = {c: 0 for c in self.columns}
         self.last_seq: int | None = None
         self._warned_no_analysis = False
+        self.unit_windows = unit_windows
+        # the unit still open (unit_windows > 1): its windows' states merged, by state key; how
+        # many windows it holds; its first window; whether any of them started on a day off
+        self.pending: dict[str, State] = {}
+        self.pending_windows = 0
+        self.pending_start: Window | None = None
+        self.pending_day_off: str | None = None
 
     def use_analysis(self, analysis: SegmentedAnalysis) -> None:
         """Take the engine's segmented analysis (``streamdq.monitors.UsesAnalysis``; the engine's
@@ -135,8 +156,13 @@ class AutoValidateMonitor:
         if self.last_seq is not None and seq <= self.last_seq:
             return MonitorOutput()
         self.last_seq = seq
-        results = []
         day_off = self._day_off(window)
+        if self.unit_windows > 1:
+            unit = self._gather(window, states, day_off)
+            if unit is None:
+                return MonitorOutput()
+            window, states, day_off = unit
+        results = []
         for column in self.columns:
             kind = self._kind(column, metrics)
             if kind is None:
@@ -178,7 +204,7 @@ class AutoValidateMonitor:
         return MonitorOutput(check_results=tuple(results))
 
     def dump_state(self) -> bytes:
-        doc = {
+        doc: dict[str, Any] = {
             "version": STATE_VERSION,
             "last_seq": self.last_seq,
             "kinds": self.kinds,
@@ -187,6 +213,13 @@ class AutoValidateMonitor:
             "holidays": self.holidays,
             "programs": {c: p.to_dict() for c, p in self.programs.items()},
         }
+        if self.pending_windows:
+            doc["unit"] = {
+                "windows": self.pending_windows,
+                "start": self.pending_start.to_dict() if self.pending_start else None,
+                "day_off": self.pending_day_off,
+                "states": {k: base64.b64encode(s.to_bytes()).decode() for k, s in self.pending.items()},
+            }
         return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
     def load_state(self, blob: bytes) -> None:
@@ -202,8 +235,35 @@ class AutoValidateMonitor:
             # a state written before calendars: none of its windows was flagged
             self.holidays[c] = flags if len(flags) == len(ps) else [False] * len(ps)
         self.programs = {c: Program.from_dict(p) for c, p in doc.get("programs", {}).items()}
+        unit = doc.get("unit") or {}
+        self.pending_windows = int(unit.get("windows", 0))
+        self.pending_start = Window.from_dict(unit.get("start"))
+        self.pending_day_off = unit.get("day_off")
+        self.pending = {k: decode_state(base64.b64decode(b)) for k, b in unit.get("states", {}).items()}
 
     # -- internals ---------------------------------------------------------------------
+    def _gather(
+        self, window: Window, states: Mapping[str, State], day_off: str | None
+    ) -> tuple[Window, dict[str, State], str | None] | None:
+        """Merge one closed window into the open unit; the unit (its window, merged states, day
+        off) once it holds ``unit_windows`` windows, else None."""
+        keys = {a.state_key() for a in self.analyzers()}
+        for key, state in states.items():
+            if key in keys:
+                held = self.pending.get(key)
+                self.pending[key] = state if held is None else held.merge(state)
+        if self.pending_windows == 0:
+            self.pending_start = window
+        self.pending_day_off = self.pending_day_off or day_off
+        self.pending_windows += 1
+        if self.pending_windows < self.unit_windows:
+            return None
+        first = self.pending_start or window
+        unit_window = Window(first.start, window.end) if first is not None and window is not None else window
+        unit = (unit_window, self.pending, self.pending_day_off)
+        self.pending, self.pending_windows, self.pending_start, self.pending_day_off = {}, 0, None, None
+        return unit
+
     def _day_off(self, window: Window | None) -> str | None:
         """The name of the holiday the window starts on, or None (no calendar, no window)."""
         if self.calendar is None or window is None:
@@ -313,6 +373,7 @@ class AutoValidateSettings:
     seed: int = 0
     max_sample_rows: int = 5000
     calendar: HolidayCalendar | None = None
+    unit_windows: int = 1
 
 
 def _columns(path: str, cols: Any) -> tuple[tuple[str, str | None], ...]:
@@ -368,14 +429,14 @@ AUTO_VALIDATE_TABLE = Table(
             fix="list the columns to learn, e.g. columns: [amount, country] or {amount: numeric}",
             doc="the columns whose profiles are learned",
         ),
-        _integer("history", 30, MIN_HISTORY, "past windows a program is learned from"),
+        _integer("history", 30, MIN_HISTORY, "past units (windows; unit_windows) a program is learned from"),
         Key(
             "min_history",
             optional(integer(low=MIN_HISTORY)),
             default=None,
             fix="set min_history: 10",
             shown="min(10, history)",
-            doc="windows seen before the first program",
+            doc="units seen before the first program",
         ),
         Key(
             "fpr",
@@ -383,7 +444,7 @@ AUTO_VALIDATE_TABLE = Table(
             default=0.001,
             doc="the false-positive rate a program is bought at",
         ),
-        _integer("relearn_every", 10, 1, "windows between two learnings"),
+        _integer("relearn_every", 10, 1, "units between two learnings"),
         Key(
             "level",
             custom(_level, "warning | error"),
@@ -391,13 +452,14 @@ AUTO_VALIDATE_TABLE = Table(
             doc="the level of its check results",
         ),
         _integer("seed", 0, 0, "seed of the corruption samples"),
-        _integer("max_sample_rows", 5000, 100, "rows sampled per window for learning"),
+        _integer("max_sample_rows", 5000, 100, "rows sampled per unit for learning"),
         Key(
             "holidays",
             optional(custom(lambda path, raw: calendar_from_config(raw, path), "country | mapping")),
             default=None,
             doc="days off, judged apart (docs/autovalidate.md)",
         ),
+        _integer("unit_windows", 1, 1, "closed windows merged into one learned and judged unit"),
     ),
     known_label="use one of",
     rules=(_min_history,),
@@ -438,6 +500,7 @@ def auto_validate_monitor(
         max_sample_rows=settings.max_sample_rows,
         calendar=settings.calendar,
         analysis=analysis,
+        unit_windows=settings.unit_windows,
     )
 
 
