@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,6 +281,19 @@ def windowed(source: Source, width: int) -> Source:
         incidents=incidents,
         unit_dates=tuple(unit_dates),
     )
+
+
+def unit_flags(source: Source, off: Mapping[str, bool]) -> tuple[bool, ...]:
+    """Per unit of ``source``, whether it is off: any of its batches' days is (``off``: ISO day ->
+    off, e.g. from ``HolidayCalendar.flags``). A unit off the ordinary volume is judged as a day off
+    is. An unwindowed source: each batch's own flag.
+
+    >>> days = tuple(pd.DataFrame({"x": [1.0]}) for _ in range(4))
+    >>> units = windowed(Source("s", days, ("x",), (), dates=("a", "b", "c", "d")), 2)
+    >>> unit_flags(units, {"a": False, "b": True, "c": False, "d": False})
+    (True, False)
+    """
+    return tuple(any(off[d] for d in days) for days in (source.unit_dates or [(d,) for d in source.dates]))
 
 
 # new sources go last: a source's place here seeds its corruptions

@@ -41,6 +41,13 @@ Volume metrics are not judged on those days or on a batch differenced against on
 learned without them. ``--holidays none`` turns calendars off; a YAML calendar applies to every
 source. The baselines get no calendar (none of them has one).
 
+Windows as the unit (``--unit-rows N``): each source's consecutive batches are joined into tumbling
+units of ``ceil(N / median batch rows)`` batches (``data.windowed``), and the protocol runs on units
+as on batches: 30 units of history, the next unit real (precision) and with one issue injected into
+the whole unit (an issue that lasted the unit; recall). A unit is off (calendar) when any of its
+days is, and carries an incident when any of its batches does. This is what ``auto_validate:
+{unit_windows: W}`` judges in the streaming job; a source with fewer than 60 units gives no trace.
+
 Held-out feeds: ``--sources weather_ewr,co2`` (``data.HELD_OUT``: one airport's hourly weather,
 24 rows a day, on the columns ``weather`` does not trace; weekly CO2 readings cut by quarter)
 were not looked at while choosing any learner change; report them apart.
@@ -50,6 +57,7 @@ were not looked at while choosing any learner change; report them apart.
                                                 deequ_default,streamdq_suggest,zscore,zscore_all]
                                      [--fpr 0.001] [--also-fpr 0.01,0.05] [--profile-cache DIR] [--json F]
                                      [--by-corruption] [--by-column] [--holidays source|none|YAML]
+                                     [--unit-rows N]
 
 The last line is ``RESULT autovalidate precision_avh=... recall_avh=... recall_online_normal=... ...``.
 """
@@ -479,11 +487,7 @@ def _run_sources(
         calendar = source_calendar(source, args.holidays)
         holidays: tuple[bool, ...] = ()
         if calendar:
-            by_day = dict(zip(days_of, calendar.flags(days_of), strict=True))
-            # a unit is off when any of its batches is: its volume is not the ordinary one
-            holidays = tuple(
-                any(by_day[d] for d in days) for days in (source.unit_dates or [(d,) for d in source.dates])
-            )
+            holidays = data.unit_flags(source, dict(zip(days_of, calendar.flags(days_of), strict=True)))
         for start, trace in traced[: args.traces or None]:
             trace_holidays = holidays[start : start + TRACE]
             cache.clear()

@@ -81,3 +81,26 @@ def test_new_held_out_feeds_come_last_so_earlier_seeds_keep_their_tests():
         "sst",
     ]
     assert nino.dates[0] == "1950-01-01" and len(nino.traces(60)) == 1
+
+
+def test_windows_as_the_unit_join_consecutive_batches_and_carry_their_incidents_and_days_off():
+    """``--unit-rows``: tumbling units of whole batches, the last partial run dropped; a unit has an
+    incident of a column when any of its batches has one, and is off when any of its days is."""
+    days = tuple(
+        pd.DataFrame({"temp": [float(i), float(i) + 0.5], "origin": ["EWR", "LGA"]}) for i in range(7)
+    )
+    dates = tuple(f"2013-03-0{i + 1}" for i in range(7))
+    incidents = {"2013-03-02": ("gap", ("origin",)), "2013-03-04": ("storm", ())}
+    source = data.Source("w", days, ("temp",), ("origin",), dates=dates, incidents=incidents)
+    assert data.unit_width(source, 0) == 1 and data.unit_width(source, 5) == 3
+    assert data.windowed(source, 1) is source
+    units = data.windowed(source, 3)
+    assert [len(b) for b in units.batches] == [6, 6]  # the seventh day is dropped
+    assert units.batches[1]["temp"].tolist() == [3.0, 3.5, 4.0, 4.5, 5.0, 5.5]
+    assert units.dates == ("2013-03-01", "2013-03-04")
+    assert units.unit_dates == (dates[:3], dates[3:6])
+    assert units.incident("2013-03-01", "origin") == "gap" and units.incident("2013-03-01", "temp") is None
+    assert units.incident("2013-03-04", "temp") == "storm"
+    off = dict.fromkeys(dates, False) | {"2013-03-03": True}
+    assert data.unit_flags(units, off) == (True, False)
+    assert data.unit_flags(source, off) == (False, False, True, False, False, False, False)
