@@ -13,7 +13,10 @@
   last N batches and prints their violations. With ``--holidays US-NY`` (a country, optionally
   ``-SUBDIV``; the ``--batch-by`` values must be dates or timestamps) the batches that fall on a
   day off are flagged as ``auto_validate.holidays`` does in the streaming job: their volume is
-  not judged, and volume bounds are learned without them.
+  not judged, and volume bounds are learned without them. With ``--unit-batches N`` the unit
+  learned from and judged is N consecutive batches together (``auto_validate.unit_windows``),
+  counted back from the newest batch; the oldest batches that fill no unit are left out (a note
+  says so), ``--holdout`` counts units, and a unit is a day off when any of its batches is.
 
 Exit codes: 0 ok (``learn`` with holdout: 0 also when violations are found; they are
 printed), 2 bad arguments, unreadable data or no stored program.
@@ -62,9 +65,35 @@ def register(sub: Any) -> None:
         help="days off, as auto_validate.holidays in YAML: COUNTRY[-SUBDIV] (e.g. US-NY) or a mapping "
         "such as '{country: US, days_after: 1}'; volume is not judged on them",
     )
+    learn.add_argument(
+        "--unit-batches",
+        type=int,
+        default=1,
+        help="learn from and judge units of N consecutive batches (small batches; default 1)",
+    )
     learn.add_argument("--dataset", default="dataset")
     learn.add_argument("--out", help="write the programs' YAML review documents here")
     learn.set_defaults(func=run_learn)
+
+
+UNIT_COLUMN = "__streamdq_unit"
+
+
+def _with_units(df: Any, batch_by: str, units: list[list[Any]]) -> tuple[Any, Any]:
+    """``df`` with ``UNIT_COLUMN``: the index of the unit its ``batch_by`` value belongs to (a
+    broadcast join with the batch -> unit table, NULL-safe), and that column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    from streamdq.analyzers.base import col
+
+    field = df.schema[batch_by]
+    schema = StructType(
+        [StructField("__streamdq_batch", field.dataType), StructField(UNIT_COLUMN, IntegerType())]
+    )
+    table = df.sparkSession.createDataFrame([(b, u) for u, unit in enumerate(units) for b in unit], schema)
+    joined = df.join(F.broadcast(table), col(batch_by).eqNullSafe(table["__streamdq_batch"]), "inner")
+    return joined.drop("__streamdq_batch"), F.col(UNIT_COLUMN)
 
 
 def stored_programs(state: str, dataset: str, storage_options: dict[str, str] | None = None) -> list[Any]:
@@ -120,6 +149,12 @@ def run_learn(args: argparse.Namespace) -> int:
     if not 0 < args.fpr < 1:
         print(f"streamdq autovalidate learn: --fpr must be in (0, 1), got {args.fpr}", file=sys.stderr)
         return 2
+    if args.unit_batches < 1:
+        print(
+            f"streamdq autovalidate learn: --unit-batches must be at least 1, got {args.unit_batches}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         df = read_data(get_spark(), args.data, args.input_format)
     except ConfigError as exc:
@@ -133,13 +168,26 @@ def run_learn(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    keys = [r[0] for r in df.select(col(args.batch_by)).distinct().orderBy(col(args.batch_by)).collect()]
-    n_history = len(keys) - max(args.holdout, 0)
+    batches = [r[0] for r in df.select(col(args.batch_by)).distinct().orderBy(col(args.batch_by)).collect()]
+    # the batches of each unit, counted back from the newest; the oldest that fill no unit are left out
+    width = args.unit_batches
+    left_out = len(batches) % width
+    units = [batches[i : i + width] for i in range(left_out, len(batches), width)]
+    n_history = len(units) - max(args.holdout, 0)
     if n_history <= 0:
         print(
-            f"streamdq autovalidate learn: no batch left to learn from ({len(keys)} batches)", file=sys.stderr
+            f"streamdq autovalidate learn: no batch left to learn from ({len(batches)} batches"
+            + (f", {len(units)} units of {width}" if width > 1 else "")
+            + ")",
+            file=sys.stderr,
         )
         return 2
+    if width > 1 and left_out:
+        print(
+            f"note: the oldest {left_out} batch(es) of {args.batch_by} fill no unit of {width} and are "
+            f"left out ({', '.join(str(b) for b in batches[:left_out])})"
+        )
+    keys = [unit[0] for unit in units]  # a unit is named by its first batch
     flags: tuple[bool, ...] = ()
     if args.holidays:
         import yaml
@@ -147,24 +195,34 @@ def run_learn(args: argparse.Namespace) -> int:
         from streamdq.autovalidate.avh.calendar import calendar_from_config
 
         try:
-            flags = calendar_from_config(yaml.safe_load(args.holidays), "--holidays").flags(keys)
+            off = calendar_from_config(yaml.safe_load(args.holidays), "--holidays").flags(batches)
+            by_batch = dict(zip(batches, off, strict=True))
+            flags = tuple(any(by_batch[b] for b in unit) for unit in units)  # off when any batch is
         except (ConfigError, yaml.YAMLError) as exc:
             print(f"streamdq autovalidate learn: {exc}", file=sys.stderr)
             return 2
         except (TypeError, ValueError):
             print(
                 f"streamdq autovalidate learn: --holidays needs --batch-by values that are dates "
-                f"or timestamps; {args.batch_by!r} has {keys[0]!r}",
+                f"or timestamps; {args.batch_by!r} has {batches[0]!r}",
                 file=sys.stderr,
             )
             return 2
-    # the newest history batch, collected once: every column's corruptions start from it
-    newest = df.filter(col(args.batch_by).eqNullSafe(F.lit(keys[n_history - 1]))).toPandas()
+    segment = col(args.batch_by)
+    if width > 1:  # each row's unit: the index of its batch's unit (rows left out get none)
+        df, segment = _with_units(df, args.batch_by, units)
+    # the newest history unit, collected once: every column's corruptions start from it
+    newest = (
+        df.filter(segment.eqNullSafe(F.lit(n_history - 1 if width > 1 else keys[n_history - 1])))
+        .select(*[c for c in df.columns if c != UNIT_COLUMN])
+        .toPandas()
+    )
     programs = []
     for column in args.column:
         kind = kind_of(df, column)
-        # every batch's profile in one engine run over the table, segmented by --batch-by
-        profiles = profile_segments(df, col(args.batch_by), keys, column, kind)
+        # every unit's profile in one engine run over the table, segmented by --batch-by (or unit)
+        segments = list(range(len(units))) if width > 1 else keys
+        profiles = profile_segments(df, segment, segments, column, kind)
         corrupted = corrupted_frames(newest, column, kind, args.seed)
         bad = profile_frames(list(corrupted.values()), column, kind)
         program = learn_from_profiles(
@@ -183,7 +241,8 @@ def run_learn(args: argparse.Namespace) -> int:
             verdict = "passes" if not violations else f"{len(violations)} violation(s)"
             if muted:
                 verdict += f" (day off: {', '.join(c.transformed_name() for c in muted)} not judged)"
-            print(f"  batch {args.batch_by}={key}: {verdict}")
+            name = f"{key}..{units[n_history + i][-1]}" if width > 1 else key
+            print(f"  {'unit' if width > 1 else 'batch'} {args.batch_by}={name}: {verdict}")
             for v in violations:
                 print(f"    {v.message}")
     if args.out:

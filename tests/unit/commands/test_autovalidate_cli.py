@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -71,3 +73,31 @@ def test_learn_offline_with_a_holiday_calendar_does_not_judge_volume_on_a_day_of
     assert "--holidays.country" in capsys.readouterr().err
     assert main([*args, "--holidays", "{country: US, days_after: 9}"]) == 2  # the config's YAML form
     assert "--holidays.days_after" in capsys.readouterr().err
+
+
+def test_learn_offline_in_units_of_batches(tmp_path, capsys, spark):
+    """``--unit-batches 3``: 16 days make 5 units counted back from the newest (the oldest day is
+    left out, a note says so); ``--holdout`` counts units; the held-out unit, one of whose days
+    changed its unit, is judged as a whole."""
+    rng = np.random.default_rng(7)
+    frames = []
+    for day in range(16):
+        amount = rng.normal(20, 2, 60)
+        if day == 14:
+            amount = amount * 1000
+        frames.append(pd.DataFrame({"day": day, "amount": amount}))
+    data = tmp_path / "t.parquet"
+    pd.concat(frames).to_parquet(data)
+    args = ["autovalidate", "learn", "--data", str(data), "--batch-by", "day", "--column", "amount"]
+    assert main([*args, "--unit-batches", "3", "--holdout", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "the oldest 1 batch(es) of day fill no unit of 3 and are left out (0)" in text
+    assert "learned from 4 batches" in text
+    # a unit holds 3 x 60 rows: its row count is learned at that scale, above any one day's 60
+    bound = re.search(r"([\d.]+) <= row_count\(amount\) <= ([\d.]+)", text)
+    assert bound is not None and 60 < float(bound.group(1)) < 180 < float(bound.group(2))
+    assert "unit day=13..15: " in text and "breaks the learned" in text
+    assert main([*args, "--unit-batches", "0"]) == 2
+    assert "--unit-batches must be at least 1" in capsys.readouterr().err
+    assert main([*args, "--unit-batches", "8", "--holdout", "2"]) == 2
+    assert "no batch left to learn from (16 batches, 2 units of 8)" in capsys.readouterr().err
