@@ -170,3 +170,34 @@ def test_run_config_rejects_bad_monitor_keys_at_load_naming_the_file(tmp_path):
         load_run_config(str(run))
     cfg = load_run_config({**base, "auto_validate": {"columns": ["a"]}, "quality_score": {}})
     assert [m.key for m in build_monitors(cfg)] == ["auto_validate", "quality_score"]
+
+
+def test_units_of_windows_merge_the_engines_states_through_the_handler(spark, tmp_path):
+    """``unit_windows: 2`` in the streaming handler: each unit's profile is built from the real
+    engine states of its two windows merged (moments, HLL, KLL, frequencies), and equals the profile
+    of the two windows' rows computed in one engine run (the sketches within their error)."""
+    import pandas as pd
+    from streamdq.state.delta_store import DeltaStateStore
+
+    from streamdq.learning import profile_frames
+
+    rng = np.random.default_rng(12)
+    monitor = auto_validate_monitor_from_config(
+        {"columns": {"amount": "numeric", "country": "categorical"}, "unit_windows": 2, "min_history": 4},
+        "orders",
+        analysis=analyze_segments,
+    )
+    handler = _handler(DeltaStateStore(str(tmp_path / "state")), monitor)
+    batches = [_rows(rng, minute, n=120) for minute in range(5)]  # batch i closes window i - 1
+    for minute, rows in enumerate(batches):
+        handler.handle(spark.createDataFrame(rows, SCHEMA), minute)
+    assert monitor.pending_windows == 0 and [p.rows for p in monitor.profiles["amount"]] == [240, 240]
+    frames = [pd.DataFrame(batches[0] + batches[1], columns=["ts", "amount", "country"])]
+    (numeric,) = profile_frames([f[["amount"]] for f in frames], "amount", "numeric")
+    (categorical,) = profile_frames([f[["country"]] for f in frames], "country", "categorical")
+    merged = monitor.profiles["amount"][0]
+    for name in ("row_count", "completeness", "mean", "min", "max", "sum", "std", "zero_ratio"):
+        assert merged.scalars[name] == pytest.approx(numeric.scalars[name], rel=1e-9), name
+    for name in ("distinct_count", "median"):  # HLL union and KLL merge: within the sketches' error
+        assert merged.scalars[name] == pytest.approx(numeric.scalars[name], rel=0.03), name
+    assert monitor.profiles["country"][0] == categorical

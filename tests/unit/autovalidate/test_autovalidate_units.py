@@ -4,7 +4,7 @@ Spark: the states are built here as the engine would hand them over)."""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pytest
@@ -16,12 +16,9 @@ from streamdq.autovalidate.avh.monitor import AutoValidateMonitor, auto_validate
 from streamdq.autovalidate.avh.profile import CATEGORICAL, MAX_KEYS, NULL_KEY, column_analyzers
 from streamdq.errors import ConfigError
 from streamdq.report import Window
-
 from tests.unit.autovalidate.avh_profiles import categorical_profile
 
-T0 = datetime(
-    2025, 12, 31, 23, 57, tzinfo=timezone.utc
-)  # the fourth window (minute 3) starts on New Year's Day
+T0 = datetime(2025, 12, 31, 23, 57, tzinfo=UTC)  # minute-long windows from 31 December, 23:57 UTC
 
 
 def _states(values: list[str | None]) -> dict:
@@ -92,7 +89,7 @@ def test_a_unit_is_a_day_off_when_any_of_its_windows_starts_on_one():
     monitor = auto_validate_monitor_from_config(
         {"columns": {"c": "categorical"}, "unit_windows": 3, "holidays": "US", "min_history": 4}, "d"
     )
-    start = datetime(2025, 12, 30, 12, tzinfo=timezone.utc)
+    start = datetime(2025, 12, 30, 12, tzinfo=UTC)
     half_days = [
         Window(start + timedelta(hours=12 * i), start + timedelta(hours=12 * (i + 1))) for i in range(6)
     ]
