@@ -18,8 +18,9 @@ compared with the last window that passed, not with the incident).
 
 With ``unit_windows: N`` (default 1) the unit of learning and judging is N consecutive closed
 windows, their states merged (``State.merge``, the same states a range query merges): where
-windows are small, one value in a window of 24 rows is inside any bound a false-positive budget
-allows, and over a unit of N windows it is not. The job's windows, and every hand-written check
+windows are small, an issue touching 1% of the rows is one value in a window of 24, inside any
+bound a false-positive budget allows, and several values over a unit of N windows, which need
+not be (false alarms rise too: docs/autovalidate.md). The job's windows, and every hand-written check
 on them, are unchanged; the auto-validated checks report once per unit, with the unit's window
 (the first window's start to the last one's end). The states of a unit still open are persisted
 with the monitor state, so a restart resumes the unit where it stood. A unit is a day off when
