@@ -946,7 +946,8 @@ def main() -> None:
             payload[f"{m}/{k}"] = {"clean_scores": r.clean, "test_scores": dict(r.tests)}
         Path(args.json).write_text(json.dumps(payload, indent=1, sort_keys=True))
     print()
-    print("RESULT autovalidate " + " ".join(f"{k}={_fmt(v).strip()}" for k, v in result.items()))
+    units = f"unit_rows={args.unit_rows} " if args.unit_rows else ""  # figures over units, not batches
+    print("RESULT autovalidate " + units + " ".join(f"{k}={_fmt(v).strip()}" for k, v in result.items()))
 
 
 if __name__ == "__main__":
