@@ -109,7 +109,7 @@ def station_gaps(frame: pd.DataFrame) -> dict[str, tuple[str, tuple[str, ...]]]:
     ``origin`` column's composition (a third per station on every other day). Derived from the
     whole year's data by that rule alone, whatever any method flags."""
     counts = frame.groupby(["year", "month", "day", "origin"]).size().unstack(fill_value=0)
-    out = {}
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
     for (y, m, d), row in counts.iterrows():
         if row.nunique() > 1:
             readings = ", ".join(f"{station} {int(n)}" for station, n in row.items())

@@ -309,8 +309,11 @@ def source_calendar(source: data.Source | None, choice: str) -> HolidayCalendar 
     if choice.lower() == "none":
         return None
     if choice.lower() == "source":
-        raw = data.CALENDARS.get(source.name) if source is not None else None
-        return calendar_from_config(yaml.safe_load(raw), f"data.CALENDARS[{source.name!r}]") if raw else None
+        if source is None or source.name not in data.CALENDARS:
+            return None
+        return calendar_from_config(
+            yaml.safe_load(data.CALENDARS[source.name]), f"data.CALENDARS[{source.name!r}]"
+        )
     return calendar_from_config(yaml.safe_load(choice), "--holidays")
 
 
@@ -406,7 +409,7 @@ def eval_seed(source_idx: int, day: int, column_idx: int, corruption_idx: int) -
     return EVAL_SEED_BASE + ((source_idx * 400 + day) * 16 + column_idx) * 64 + corruption_idx
 
 
-def run(args: argparse.Namespace) -> dict[tuple[str, str], Tally]:
+def run(args: argparse.Namespace) -> tuple[dict[tuple[str, str], Tally], dict[tuple[str, str], ScoreRecord]]:
     methods: dict[str, Callable[[baselines.FitContext], Judge | None]] = {}
     scorers: dict[str, Callable[[baselines.FitContext], baselines.Scorer]] = {}
     use_avh = False
@@ -531,10 +534,10 @@ def _run_sources(
                         for k in steps:
                             clean_flag, flags, _ = verdicts[k]
                             tallies[(name, kind)].fits += 1
-                            day = source.dates[start + k]
-                            incident = bool(source.incident(day, column))
+                            date = source.dates[start + k]
+                            incident = bool(source.incident(date, column))
                             for t in (tallies[(name, kind)], tallies[(name, column_key)]):
-                                t.count_clean(clean_flag, incident, day)
+                                t.count_clean(clean_flag, incident, date)
                                 for (corruption, _), flag in zip(tests[k], flags, strict=True):
                                     t.recall_tests[corruption.name] += 1
                                     t.caught[corruption.name] += flag
@@ -562,10 +565,10 @@ def _run_sources(
                         by_column = tallies[(name, column_key)]
                         t0 = time.perf_counter()
                         flagged = bool(judge(nxt))
-                        day = source.dates[start + k]
-                        incident = bool(source.incident(day, column))
-                        tally.count_clean(flagged, incident, day)
-                        by_column.count_clean(flagged, incident, day)
+                        date = source.dates[start + k]
+                        incident = bool(source.incident(date, column))
+                        tally.count_clean(flagged, incident, date)
+                        by_column.count_clean(flagged, incident, date)
                         for corruption, batch in tests[k]:
                             flagged = bool(judge(batch))
                             for t in (tally, by_column):
