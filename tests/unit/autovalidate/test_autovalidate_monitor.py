@@ -182,15 +182,29 @@ def test_units_of_windows_merge_the_engines_states_through_the_handler(spark, tm
     from streamdq.learning import profile_frames
 
     rng = np.random.default_rng(12)
-    monitor = auto_validate_monitor_from_config(
-        {"columns": {"amount": "numeric", "country": "categorical"}, "unit_windows": 2, "min_history": 4},
-        "orders",
-        analysis=analyze_segments,
-    )
-    handler = _handler(DeltaStateStore(str(tmp_path / "state")), monitor)
+
+    def monitor_():
+        return auto_validate_monitor_from_config(
+            {"columns": {"amount": "numeric", "country": "categorical"}, "unit_windows": 2, "min_history": 4},
+            "orders",
+            analysis=analyze_segments,
+        )
+
+    state = str(tmp_path / "state")
+    monitor = monitor_()
+    handler = _handler(DeltaStateStore(state), monitor)
     batches = [_rows(rng, minute, n=120) for minute in range(5)]  # batch i closes window i - 1
-    for minute, rows in enumerate(batches):
+    for minute, rows in enumerate(batches[:4]):
         handler.handle(spark.createDataFrame(rows, SCHEMA), minute)
+    # windows 0-1 make a unit, window 2 waits in the next one: a restarted job reloads it
+    assert monitor.pending_windows == 1 and len(monitor.profiles["amount"]) == 1
+    restarted = monitor_()
+    _handler(DeltaStateStore(state), restarted).restore()
+    assert restarted.pending_windows == 1 and set(restarted.pending) == set(monitor.pending)
+    for a in monitor.analyzers():  # the same states (an HLL sketch may come back re-serialized)
+        key = a.state_key()
+        assert a.metric(restarted.pending[key]).value == a.metric(monitor.pending[key]).value, key
+    handler.handle(spark.createDataFrame(batches[4], SCHEMA), 4)
     assert monitor.pending_windows == 0 and [p.rows for p in monitor.profiles["amount"]] == [240, 240]
     frames = [pd.DataFrame(batches[0] + batches[1], columns=["ts", "amount", "country"])]
     (numeric,) = profile_frames([f[["amount"]] for f in frames], "amount", "numeric")
