@@ -27,9 +27,10 @@ Held-out feeds (``HELD_OUT``: no learner change was chosen looking at them; run 
   cycle, 176 quarters, 2 traces.
 
 A *trace* is 60 consecutive executions of one column (AVH Sec. 5.1); a source of 365 daily batches
-yields ``365 // 60 = 6`` disjoint traces per column. ``windowed(source, width)`` makes each run of
-``width`` consecutive batches one unit (windows as the unit of judgement, ``run.py --unit-rows``). The batches keep all of the source's columns, in
+yields ``365 // 60 = 6`` disjoint traces per column. The batches keep all of the source's columns, in
 file order, so that ``schema_change`` can take values from a real neighbouring column.
+``windowed(source, width)`` makes each run of ``width`` consecutive batches one unit (windows as the
+unit of judgement, ``run.py --unit-rows``).
 """
 
 from __future__ import annotations
