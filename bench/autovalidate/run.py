@@ -8,8 +8,9 @@ H_K = C_{K-29} .. C_K (30 batches) and judges:
   a false positive);
 - C_{K+1} with one synthetic issue injected into the column, for every issue type and magnitude of
   ``streamdq.autovalidate.avh.corruptions.corruptions_for(kind)`` (Appendix B): *recall tests*. A
-  corruption that leaves the batch unchanged (e.g. upper-casing an all-upper-case column) is not a
-  test and is counted as skipped.
+  corruption that leaves the column's values unchanged (e.g. upper-casing an all-upper-case
+  column), or only reorders them (a schema change on a frame with no other column shuffles it), is
+  not a test and is counted as skipped: every method judges a batch's values, not their order.
 
 Seeds. ``learn`` gets seed = the day index of C_K plus 1000 x the source index (its place in
 ``data.SOURCES``, whatever ``--sources`` selects; < 6,000, below the evaluation seeds); the
@@ -614,10 +615,32 @@ def _tests(
     for i, corruption in enumerate(catalogue):
         rng = np.random.default_rng(eval_seed(source_idx, day, column_idx, i))
         batch = apply(nxt, column, corruption, rng)
-        if batch.equals(nxt):
+        if batch.equals(nxt) or same_values(nxt[column], batch[column]):
             continue
         out.append((corruption, batch[[column]]))
     return out
+
+
+def same_values(before: pd.Series, after: pd.Series) -> bool:
+    """Whether ``after`` holds the very values of ``before`` (missing ones included), perhaps in
+    another order: a corruption that only reorders a column is no issue a method judging its
+    values could see (``corruptions.py``: a schema change on a frame with no other column).
+
+    >>> same_values(pd.Series([3.0, None, 1.0]), pd.Series([1.0, 3.0, None]))
+    True
+    >>> same_values(pd.Series([3.0, 1.0]), pd.Series([1.0, 1.0]))
+    False
+    >>> same_values(pd.Series(["a", "b"]), pd.Series(["b", "a", "a"]))
+    False
+    """
+    if len(before) != len(after) or before.dtype != after.dtype:
+        return False
+    try:
+        a = before.sort_values(na_position="last", ignore_index=True)
+        b = after.sort_values(na_position="last", ignore_index=True)
+    except TypeError:  # values of mixed types do not sort: compare them in order only
+        return False
+    return bool(a.equals(b))
 
 
 def _fmt(x: float) -> str:
