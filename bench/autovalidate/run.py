@@ -34,10 +34,11 @@ printed beside AVH's: the comparison at equal precision.
 
 Calendar. AVH runs with the holiday calendar a user would configure for each feed
 (``data.CALENDARS``, ``--holidays source``): for the flights, whose volume people make,
-``auto_validate: {holidays: {country: US, subdiv: NY, days_before: 1, days_after: 1}}``, the
-public holidays of New York and the day on either side of each (the eve and the bridge day move
-the volume too: the Sunday before Memorial and Labor Day, the Friday after 4 July and after
-Thanksgiving, Christmas Eve); none for the weather stations, which read every hour of every day.
+``auto_validate: {holidays: {country: US, days_before: 1, days_after: 1}}``, the federal
+holidays and the day on either side of each (the eve and the bridge day move the volume too: the
+Sunday before Memorial and Labor Day, the Friday after 4 July and after Thanksgiving, Christmas
+Eve; New York's own observances, in ``US-NY``, move no flights); none for the weather stations,
+which read every hour of every day.
 Volume metrics are not judged on those days or on a batch differenced against one, and are
 learned without them. ``--holidays none`` turns calendars off; a YAML calendar applies to every
 source. The baselines get no calendar (none of them has one).

@@ -17,6 +17,11 @@
   learned from and judged is N consecutive batches together (``auto_validate.unit_windows``),
   counted back from the newest batch; the oldest batches that fill no unit are left out (a note
   says so), ``--holdout`` counts units, and a unit is a day off when any of its batches is.
+* ``streamdq autovalidate holidays (--holidays CALENDAR | --config RUN.yaml) [--from DATE]
+  [--to DATE]`` lists the days a calendar marks off (default: this year), each with the day
+  off it belongs to (``Lincoln's Birthday - 1 day``): the days on which the volume is not
+  judged. A subdivision's calendar holds its own observances (``US-NY``: Lincoln's Birthday,
+  Susan B. Anthony Day), which may not move a feed's volume; check the list before trusting it.
 
 Exit codes: 0 ok (``learn`` with holdout: 0 also when violations are found; they are
 printed), 2 bad arguments, unreadable data or no stored program.
@@ -74,6 +79,13 @@ def register(sub: Any) -> None:
     learn.add_argument("--dataset", default="dataset")
     learn.add_argument("--out", help="write the programs' YAML review documents here")
     learn.set_defaults(func=run_learn)
+    days = avsub.add_parser("holidays", help="list the days off a holiday calendar marks")
+    where = days.add_mutually_exclusive_group(required=True)
+    where.add_argument("--holidays", help="a calendar as auto_validate.holidays in YAML (e.g. US-NY)")
+    where.add_argument("--config", help="a run config whose auto_validate.holidays to list")
+    days.add_argument("--from", dest="start", help="first day, YYYY-MM-DD (default: January 1 of this year)")
+    days.add_argument("--to", dest="end", help="last day, YYYY-MM-DD (default: December 31 of --from's year)")
+    days.set_defaults(func=run_holidays)
 
 
 UNIT_COLUMN = "__streamdq_unit"
@@ -134,6 +146,55 @@ def _render(programs: list[Any], fmt: str, dataset: str) -> str:
     if fmt == "yaml":
         return "---\n".join(p.to_yaml(dataset) for p in programs)
     return "\n\n".join(p.show() for p in programs)
+
+
+def run_holidays(args: argparse.Namespace) -> int:
+    """Print each day off between ``--from`` and ``--to`` with its reason, then their count."""
+    import datetime as dt
+
+    import yaml
+
+    from streamdq.autovalidate.avh.calendar import calendar_from_config
+
+    try:
+        start = dt.date.fromisoformat(args.start) if args.start else dt.date(dt.date.today().year, 1, 1)
+        end = dt.date.fromisoformat(args.end) if args.end else dt.date(start.year, 12, 31)
+    except ValueError as exc:
+        print(f"streamdq autovalidate holidays: --from/--to: {exc}", file=sys.stderr)
+        return 2
+    if end < start:
+        print(f"streamdq autovalidate holidays: --to {end} is before --from {start}", file=sys.stderr)
+        return 2
+    try:
+        if args.config:
+            from streamdq.engine.config import load_run_config
+
+            raw = (load_run_config(args.config).auto_validate or {}).get("holidays")
+            if raw is None:
+                print(
+                    f"streamdq autovalidate holidays: {args.config} sets no auto_validate.holidays",
+                    file=sys.stderr,
+                )
+                return 2
+            calendar = calendar_from_config(raw, f"{args.config}: auto_validate.holidays")
+        else:
+            calendar = calendar_from_config(yaml.safe_load(args.holidays), "--holidays")
+    except (ConfigError, yaml.YAMLError) as exc:
+        print(f"streamdq autovalidate holidays: {exc}", file=sys.stderr)
+        return 2
+    off = 0
+    day = start
+    while day <= end:
+        why = calendar.holiday(day)
+        if why is not None:
+            off += 1
+            print(f"{day} {day:%a}  {why}")
+        day += dt.timedelta(days=1)
+    print(
+        f"{off} day(s) off from {start} to {end}: their volume is not judged, nor a later batch's "
+        "whose difference reads one (docs/autovalidate.md, Holidays)"
+    )
+    return 0
 
 
 def run_learn(args: argparse.Namespace) -> int:

@@ -50,14 +50,16 @@ def test_the_tally_counts_alarm_days_once_across_columns_and_kinds():
 
 
 def test_each_source_gets_the_calendar_its_feed_would_be_configured_with():
-    """Flights (a New York feed people make): New York's holidays with a day either side; weather
-    stations: none; ``--holidays none`` or a YAML calendar override every source."""
+    """Flights (national travel people make): the federal holidays with a day either side, not New
+    York's own observances; weather stations: none; ``--holidays none`` or a YAML calendar
+    override every source."""
     run = load_bench_module("autovalidate/run.py", "bench_autovalidate_run")
     flights = data.Source("flights", (), (), ())
     weather = data.Source("weather", (), (), ())
-    ny = run.source_calendar(flights, "source")
-    assert ny is not None and ny.holiday("2013-11-29") == "Thanksgiving Day + 1 day"
-    assert ny.is_holiday("2013-12-24") and not ny.is_holiday("2013-11-30")
+    us = run.source_calendar(flights, "source")
+    assert us is not None and us.holiday("2013-11-29") == "Thanksgiving Day + 1 day"
+    assert us.is_holiday("2013-12-24") and not us.is_holiday("2013-11-30")
+    assert [d for d in range(10, 21) if us.is_holiday(f"2013-02-{d}")] == [17, 18, 19]  # Washington's
     assert run.source_calendar(weather, "source") is None
     assert run.source_calendar(flights, "none") is None
     only_us = run.source_calendar(weather, "US")

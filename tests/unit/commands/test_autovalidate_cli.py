@@ -101,3 +101,43 @@ def test_learn_offline_in_units_of_batches(tmp_path, capsys, spark):
     assert "--unit-batches must be at least 1" in capsys.readouterr().err
     assert main([*args, "--unit-batches", "8", "--holdout", "2"]) == 2
     assert "no batch left to learn from (16 batches, 2 units of 8)" in capsys.readouterr().err
+
+
+def test_holidays_lists_the_days_a_calendar_mutes_with_their_reason(capsys):
+    """``US-NY`` widened by a day holds New York's own observances (nine February days in 2013);
+    the federal calendar holds only Washington's Birthday there."""
+    args = ["autovalidate", "holidays", "--from", "2013-02-01", "--to", "2013-02-28"]
+    assert main([*args, "--holidays", "{country: US, subdiv: NY, days_before: 1, days_after: 1}"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line[:10] for line in out[:-1]] == [f"2013-02-{d}" for d in range(11, 20)]
+    assert "2013-02-15 Fri  Susan B. Anthony Day" in out
+    assert "2013-02-11 Mon  Lincoln's Birthday - 1 day" in out
+    assert out[-1].startswith("9 day(s) off from 2013-02-01 to 2013-02-28")
+    assert main([*args, "--holidays", "US"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "2013-02-18 Mon  Washington's Birthday",
+        out[-1],
+    ] and out[-1].startswith("1 day(s) off")
+
+
+def test_holidays_reads_a_run_config_and_names_its_mistakes(tmp_path, capsys):
+    run = tmp_path / "run.yaml"
+    base = "dataset: d\nsource: {type: generator}\ncheckpoint: chk\n"
+    run.write_text(base + "auto_validate: {columns: [a], holidays: {country: US, dates: [2013-03-05]}}\n")
+    args = ["autovalidate", "holidays", "--config", str(run), "--from", "2013-03-01", "--to", "2013-03-31"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "2013-03-05 Tue  listed date"
+    run.write_text(base + "auto_validate: {columns: [a]}\n")
+    assert main(args) == 2
+    assert "sets no auto_validate.holidays" in capsys.readouterr().err
+    run.write_text(base + "auto_validate: {columns: [a], holidays: {country: XX}}\n")
+    assert main(args) == 2
+    assert re.search(r"run\.yaml.*auto_validate\.holidays\.country", capsys.readouterr().err)
+    assert (
+        main(["autovalidate", "holidays", "--holidays", "US", "--from", "2013-03-01", "--to", "2013-02-01"])
+        == 2
+    )
+    assert "before --from" in capsys.readouterr().err
+    assert main(["autovalidate", "holidays", "--holidays", "US", "--from", "March"]) == 2
+    assert "--from/--to" in capsys.readouterr().err
