@@ -17,10 +17,12 @@ judge a DataFrame, ``streamdq.learning.judge(program, batch)`` (also ``streamdq.
 profiles it through the engine first. With a holiday calendar (``calendar.py``) the caller
 says whether a batch falls on a day off (``holiday=True``): constraints on volume metrics
 (``features.VOLUME_METRICS``) are then not judged, nor on a batch whose difference reads a
-holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``); such a batch is
+holiday batch (``recent_holidays``, kept like ``recent_values``: ``muted``); a day off is
 judged by ``off_day_constraints`` (learned with a calendar: the selection without volume
 metrics, under the same budget, but with the upper side of the row count's level on the
-ordinary days: a day off carries no more rows than they can) instead (``judged``).
+ordinary days: a day off carries no more rows than they can) instead, and an ordinary batch
+whose differences read one by that selection or by the constraints less the muted ones,
+whichever covers more synthetic issues (``judged``).
 ``to_dict``/``from_dict`` round-trip through JSON (the state store keeps programs that way) and ``to_yaml()`` exports a review
 document whose ``checks:`` section holds the constraints that are ordinary streamdq
 constraints (identity transform, a metric with a Deequ-style constraint), loadable with
@@ -30,7 +32,7 @@ constraints (identity transform, a metric with a Deequ-style constraint), loadab
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -224,6 +226,11 @@ def off_shares(
     return out
 
 
+def _covered(constraints: Sequence[LearnedConstraint]) -> int:
+    """How many distinct synthetic issues ``constraints`` catch together."""
+    return len({name for c in constraints for name in c.caught})
+
+
 @dataclass(frozen=True)
 class Program:
     """A learned conjunction of constraints for one column (empty: nothing is checked)."""
@@ -302,15 +309,25 @@ class Program:
         return tuple(out)
 
     def judged(self, *, holiday: bool = False) -> tuple[LearnedConstraint, ...]:
-        """The constraints that judge the next batch: all of them when none is ``muted``, else the
-        ``off_day_constraints`` (or, learned without a calendar, the others)."""
+        """The constraints that judge the next batch: all of them when none is ``muted``; on a day
+        off (``holiday``) the ``off_day_constraints``; on an ordinary batch whose differences read
+        a day off, of the ``off_day_constraints`` and the constraints less the muted ones, the one
+        that covers more of the learning's synthetic issues (``caught``; a tie keeps the off-day
+        selection). Both are within the budget: the first was selected under it, the second is a
+        part of a selection that was. The second keeps what the first cannot: the weekly row
+        count of the day after a holiday, whose day-over-day constraints read the holiday. Learned
+        without a calendar (no off-day selection): the constraints less the muted ones."""
         muted = self.muted(holiday=holiday)
         if not muted:
             return self.constraints
-        if self.off_day_constraints is not None:
-            return self.off_day_constraints
         skipped = {id(c) for c in muted}
-        return tuple(c for c in self.constraints if id(c) not in skipped)
+        rest = tuple(c for c in self.constraints if id(c) not in skipped)
+        off_day = self.off_day_constraints
+        if off_day is None:
+            return rest
+        if holiday or _covered(rest) <= _covered(off_day):
+            return off_day
+        return rest
 
     def judge_profile(self, profile: ColumnProfile, *, holiday: bool = False) -> list[Violation]:
         """The ``judged`` constraints ``profile`` breaks (empty: it passes)."""

@@ -491,6 +491,52 @@ def test_a_day_off_is_judged_by_the_selection_without_volume_metrics():
     )
 
 
+def test_the_day_after_a_day_off_keeps_the_weekly_row_count_when_it_covers_more():
+    """The day after a holiday: its day-over-day distinct count reads the holiday and is muted,
+    its weekly row count reads an ordinary day. Of the off-day selection and the constraints less
+    the muted one, the better cover judges it; a day off itself keeps the off-day selection."""
+    from streamdq.autovalidate.avh.program import LearnedConstraint
+    from streamdq.autovalidate.avh.stationarity import Transform
+
+    def constraint(
+        metric: str, lag: int, caught: tuple[str, ...], lower: float, upper: float
+    ) -> LearnedConstraint:
+        return LearnedConstraint(
+            "x", metric, lower, upper, "normal", 5.0, 1e-4, Transform(diff=lag > 0, lag=max(lag, 1)), caught
+        )
+
+    mean = constraint("mean", 0, ("unit_change:x10",), 40.0, 60.0)
+    weekly = constraint("row_count", 7, ("volume_change:x0.5", "volume_change:x0.1"), -200.0, 200.0)
+    daily_distinct = constraint("distinct_count", 1, ("schema_change:10%",), -50.0, 50.0)
+    level = constraint("row_count", 0, ("volume_change:x10",), 0.0, 2000.0)
+    history = tuple([900.0] * 14)
+    program = Program(
+        "x",
+        NUMERIC,
+        0.001,
+        (mean, weekly, daily_distinct),
+        recent_values={
+            "row_count": history,
+            "distinct_count": tuple([300.0] * 14),
+            "mean": tuple([50.0] * 14),
+        },
+        history=30,
+        recent_holidays=tuple([False] * 13 + [True]),  # yesterday was a day off
+        off_day_constraints=(mean, level),
+    )
+    assert program.muted() == (daily_distinct,)
+    assert program.judged() == (mean, weekly)  # 3 issues covered against the off-day selection's 2
+    assert program.judged(holiday=True) == (mean, level)
+    halved = ColumnProfile("x", NUMERIC, 450.0, {"row_count": 450.0, "distinct_count": 200.0, "mean": 50.0})
+    assert [v.constraint.metric for v in program.judge_profile(halved)] == ["row_count"]
+    assert program.judge_profile(halved, holiday=True) == []
+    # an off-day selection that covers as much or more keeps judging such a day
+    wider = replace(program, off_day_constraints=(mean, level, constraint("std", 0, ("a", "b"), 0.0, 9.0)))
+    assert wider.judged() == wider.off_day_constraints
+    # learned without a calendar: the muted constraint is just skipped
+    assert replace(program, off_day_constraints=None).judged() == (mean, weekly)
+
+
 def test_a_day_off_keeps_the_row_count_level_of_the_ordinary_days_above():
     """On a day off the ordinary volume constraints (the weekly difference) are muted; without any
     volume constraint a tenfold day passed on every day off and on each day whose weekly
