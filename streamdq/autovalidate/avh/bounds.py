@@ -65,47 +65,39 @@ Bound = Literal["chebyshev", "cantelli", "normal", "extreme", "skewed", "binomia
 JEFFREYS = 0.5  # Beta(1/2, 1/2): the Jeffreys prior of an event rate
 
 
-def _rare_event_law(units: float, seen: float, prior: float, events: float = 0.0) -> Any:
+def _rare_event_law(units: float, seen: float, prior: float) -> Any:
     from scipy.stats import betabinom
 
     n, m = max(1, round(units)), max(1, round(seen))
-    x = min(max(round(events), 0), m)
-    return betabinom(n, x + prior, m - x + prior)
+    return betabinom(n, prior, m + prior)
 
 
-def binomial_count(
-    fpr: float, units: float, seen: float, prior: float = JEFFREYS, events: float = 0.0
-) -> int:
+def binomial_count(fpr: float, units: float, seen: float, prior: float = JEFFREYS) -> int:
     """The smallest event count ``c`` with P(count > c) <= ``fpr`` in a batch of ``units`` units
-    after ``events`` events (default zero) in ``seen`` units (the predictive beta-binomial law of
-    the module docstring, Beta(``prior``, ``prior``) before the history: Beta(events + prior,
-    seen - events + prior) after it). ``units``, ``seen`` and ``events`` are rounded to whole
-    units (at least 1 unit). 0 means any event breaks the constraint.
+    after zero events in ``seen`` units (the predictive beta-binomial law of the module
+    docstring, Beta(``prior``, ``prior``) before the history). ``units`` and ``seen`` are rounded
+    to whole units (at least 1). 0 means any event breaks the constraint.
 
     >>> binomial_count(0.001, 72, 2160), binomial_count(0.05, 72, 2160)
     (1, 0)
-    >>> binomial_count(0.001, 900, 27000), binomial_count(0.001, 900, 27000, events=3)
-    (1, 2)
     """
     if not 0.0 < fpr < 1.0:
         raise InvalidArgument(f"fpr must be in (0, 1), got {fpr}")
-    law = _rare_event_law(units, seen, prior, events)
+    law = _rare_event_law(units, seen, prior)
     count = max(int(law.isf(fpr)) - 1, 0)
     while float(law.sf(count)) > fpr:
         count += 1
     return count
 
 
-def binomial_fpr(
-    count: int, units: float, seen: float, prior: float = JEFFREYS, events: float = 0.0
-) -> float:
+def binomial_fpr(count: int, units: float, seen: float, prior: float = JEFFREYS) -> float:
     """P(count > ``count``) under the predictive law of ``binomial_count``: the FPR of admitting
     at most ``count`` events.
 
     >>> round(binomial_fpr(0, 72, 2160), 4)
     0.0163
     """
-    return float(_rare_event_law(units, seen, prior, events).sf(count))
+    return float(_rare_event_law(units, seen, prior).sf(count))
 
 
 def poisson_lower(fpr: float, mean: float, batches: int, prior: float = JEFFREYS) -> int:

@@ -89,44 +89,6 @@ def history_domain(history: Sequence[ColumnProfile], max_values: int = MAX_VALUE
     return Domain(frozenset(seen_in))
 
 
-def open_domain(
-    history: Sequence[ColumnProfile], max_values: int = MAX_VALUES
-) -> tuple[Domain, tuple[float, ...]] | None:
-    """The domain of a history that is not closed: every value it saw, with each batch's share of
-    values no other batch of the history held (its novelty, leave-one-out, as ``off_domain`` reads
-    the next batch against the whole history); None under the conditions of ``history_domain``
-    but closedness (a closed history has every novelty 0: ``history_domain``).
-
-    A slowly growing code list (the destinations of a month's flights: a route flown once in it)
-    has small novelties; 1% of a batch's values taken from another column are 1% of novel
-    values. The learner fits the novelty like any share (no rare-event law: the history has
-    events).
-
-    >>> from streamdq.autovalidate.avh.profile import ColumnProfile
-    >>> day = lambda *v: ColumnProfile("d", "categorical", 4.0, values={x: 1.0 for x in v})
-    >>> domain, novelty = open_domain([day("ATL", "BOS", "ORD", "SFO")] * 4 + [day("ATL", "BOS", "ORD", "PDX")])
-    >>> sorted(domain.values), novelty
-    (['ATL', 'BOS', 'ORD', 'PDX', 'SFO'], (0.0, 0.0, 0.0, 0.0, 0.25))
-    """
-    tables = [_table(p) for p in history]
-    if any(t is None for t in tables):
-        return None
-    if sum(1 for t in tables if t) < MIN_BATCHES:
-        return None
-    seen_in: dict[str, int] = {}
-    for t in tables:
-        for v in t or {}:
-            seen_in[v] = seen_in.get(v, 0) + 1
-    if len(seen_in) > max_values:
-        return None
-    novelty = []
-    for t in tables:
-        total = sum((t or {}).values())
-        novel = sum(c for v, c in (t or {}).items() if seen_in[v] == 1)
-        novelty.append(novel / total if total > 0 else 0.0)
-    return Domain(frozenset(seen_in)), tuple(novelty)
-
-
 def off_domain_share(profile: ColumnProfile, domain: Domain) -> float | None:
     """The share of a batch's non-null values outside ``domain``; None without values or without
     an exact value table."""

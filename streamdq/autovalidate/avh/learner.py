@@ -66,7 +66,7 @@ import numpy as np
 
 from streamdq.autovalidate.avh import bounds, stationarity
 from streamdq.autovalidate.avh.domain import METRIC as DOMAIN_METRIC
-from streamdq.autovalidate.avh.domain import history_domain, open_domain
+from streamdq.autovalidate.avh.domain import history_domain
 from streamdq.autovalidate.avh.features import (
     CLT_METRICS,
     EXTREME_METRICS,
@@ -176,8 +176,6 @@ def learn_at_targets(
     grid = history_lattice(history) if len(history) >= MIN_HISTORY else None
     limits = history_support(history) if len(history) >= MIN_HISTORY else None
     domain = history_domain(history) if len(history) >= MIN_HISTORY else None
-    # a history that is not closed: its novelties (open_domain) are the history's own shares
-    opened = open_domain(history) if domain is None and len(history) >= MIN_HISTORY else None
     if len(history) < MIN_HISTORY:
         return {
             fpr: Program(
@@ -203,9 +201,6 @@ def learn_at_targets(
     }
     if none_off:
         singles = [{**s, **none_off} for s in singles]
-    if opened is not None:
-        domain, novelty = opened
-        singles = [{**s, DOMAIN_METRIC: share} for s, share in zip(singles, novelty, strict=True)]
     for name, p in corrupted.items():
         bad_single[name].update(off_shares(p, grid, limits, domain))
     bad_pair = {n: pair_metrics(history[-2], p) for n, p in corrupted.items()}
@@ -487,8 +482,6 @@ class _Fit:
     boundary: float = 0.0
     units: float = 0.0
     seen: float = 0.0
-    # events the history saw (a novelty share of an open domain: ``domain.open_domain``); else 0
-    events: float = 0.0
     # learned from the batches that have the metric; a batch without it passes
     missing_ok: bool = False
     # a distance fitted on its log (``_log_distance_fit``): ``values``, ``mean`` and ``std`` are
@@ -507,20 +500,13 @@ def _rare_event_fit(
     corrupted: Mapping[str, float | None],
 ) -> _Fit | None:
     """The binomial fit of a ``RARE_EVENT_METRICS`` share whose every history value is exactly 0
-    or exactly 1, or of the novelty share of an open domain (``off_domain`` above 0 on some
-    history batches: ``domain.open_domain``), whose law counts the history's novel values as
-    events; None otherwise, or when the batches hold no units."""
+    or exactly 1 (None otherwise, or when the batches hold no units)."""
     if metric not in RARE_EVENT_METRICS or not values:
         return None
+    boundary = values[0]
+    if boundary not in (0.0, 1.0) or any(v != boundary for v in values):
+        return None
     units = rare_event_units(metric, singles, [p.rows for p in history])
-    events = 0.0
-    if metric == DOMAIN_METRIC and min(values) == 0.0 and max(values) > 0.0:
-        boundary = 0.0
-        events = float(sum(v * u for v, u in zip(values, units, strict=True)))
-    else:
-        boundary = values[0]
-        if boundary not in (0.0, 1.0) or any(v != boundary for v in values):
-            return None
     mean_units = float(np.mean(units))
     if mean_units < 1.0:
         return None
@@ -539,7 +525,6 @@ def _rare_event_fit(
         boundary=boundary,
         units=mean_units,
         seen=float(sum(units)),
-        events=events,
     )
 
 
@@ -865,7 +850,7 @@ def _add_rare_event_candidates(
     """A rare-event share's candidates: at each ladder level, the boundary plus or minus the
     share of ``bounds.binomial_count`` events (and half a unit, so the count itself is admitted)."""
     for fraction in FPR_LADDER:
-        count = bounds.binomial_count(fpr * fraction, fit.units, fit.seen, events=fit.events)
+        count = bounds.binomial_count(fpr * fraction, fit.units, fit.seen)
         width = (count + 0.5) / fit.units
         lower, upper = max(fit.boundary - width, 0.0), min(fit.boundary + width, 1.0)
         missing_ok, missing_cost = _missing_terms(fit.metric, fpr * fraction, p_missing)
@@ -877,7 +862,7 @@ def _add_rare_event_candidates(
             upper=upper,
             bound="binomial",
             k=width / fit.std,
-            fpr=bounds.binomial_fpr(count, fit.units, fit.seen, events=fit.events) + missing_cost,
+            fpr=bounds.binomial_fpr(count, fit.units, fit.seen) + missing_cost,
             transform=fit.transform,
             caught=tuple(sorted(caught)),
             history_mean=fit.mean,
