@@ -26,7 +26,6 @@ def test_same_values_ignores_order_and_nothing_else():
 
 def test_a_schema_change_that_can_only_shuffle_a_lone_column_is_not_a_test():
     catalogue = corruptions_for("numeric")
-    names = [c.name for c in catalogue]
     lone = pd.DataFrame({"x": np.arange(20, dtype=float) * 1.5})
     tests = [c.name for c, _ in run._tests(lone, "x", catalogue, 0, 3, 0)]
     assert not any(n.startswith("schema_change") for n in tests)
@@ -34,4 +33,3 @@ def test_a_schema_change_that_can_only_shuffle_a_lone_column_is_not_a_test():
     with_neighbour = lone.assign(y=np.arange(20, dtype=float) + 100.0)
     tests = [c.name for c, _ in run._tests(with_neighbour, "x", catalogue, 0, 3, 0)]
     assert "schema_change:100%" in tests  # values taken from y: a real test
-    assert len(tests) <= len(names)

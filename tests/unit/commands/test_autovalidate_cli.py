@@ -115,10 +115,8 @@ def test_holidays_lists_the_days_a_calendar_mutes_with_their_reason(capsys):
     assert out[-1].startswith("9 day(s) off from 2013-02-01 to 2013-02-28")
     assert main([*args, "--holidays", "US"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == [
-        "2013-02-18 Mon  Washington's Birthday",
-        out[-1],
-    ] and out[-1].startswith("1 day(s) off")
+    assert out[:-1] == ["2013-02-18 Mon  Washington's Birthday"]
+    assert out[-1].startswith("1 day(s) off from 2013-02-01 to 2013-02-28")
 
 
 def test_holidays_reads_a_run_config_and_names_its_mistakes(tmp_path, capsys):
