@@ -269,12 +269,13 @@ def run_learn(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    segment = col(args.batch_by)
+    segment, segments = col(args.batch_by), keys
     if width > 1:  # each row's unit: the index of its batch's unit (rows left out get none)
         df, segment = _with_units(df, args.batch_by, units)
+        segments = list(range(len(units)))
     # the newest history unit, collected once: every column's corruptions start from it
     newest = (
-        df.filter(segment.eqNullSafe(F.lit(n_history - 1 if width > 1 else keys[n_history - 1])))
+        df.filter(segment.eqNullSafe(F.lit(segments[n_history - 1])))
         .select(*[c for c in df.columns if c != UNIT_COLUMN])
         .toPandas()
     )
@@ -282,7 +283,6 @@ def run_learn(args: argparse.Namespace) -> int:
     for column in args.column:
         kind = kind_of(df, column)
         # every unit's profile in one engine run over the table, segmented by --batch-by (or unit)
-        segments = list(range(len(units))) if width > 1 else keys
         profiles = profile_segments(df, segment, segments, column, kind)
         corrupted = corrupted_frames(newest, column, kind, args.seed)
         bad = profile_frames(list(corrupted.values()), column, kind)
